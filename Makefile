@@ -1,0 +1,43 @@
+# The two commands a user needs (see README.md):
+#   make demo   install what is missing, build, run experiments/quickstart.yaml, print the ranking
+#   make test   install what is missing, build, run every test through ctest
+BUILD     ?= build
+BUILD_TYPE ?= Release
+JOBS      ?= $(shell nproc)
+DEMO_DB   ?= results/quickstart.db
+ORCH_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/orch
+export ORCH_CACHE
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+
+.PHONY: all setup configure build test demo clean
+
+all: build
+
+# setup.sh is idempotent; it prints TORCH_PREFIX=... last, which configure reads.
+setup:
+	@mkdir -p $(BUILD)
+	@bash scripts/setup.sh | tee $(BUILD)/setup.log | grep -v '^TORCH_PREFIX='
+
+configure: setup
+	@prefix=$$(sed -n 's/^TORCH_PREFIX=//p' $(BUILD)/setup.log); \
+	if [ ! -f $(BUILD)/build.ninja ]; then \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	    -DCMAKE_PREFIX_PATH="$$prefix" --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
+	fi
+	@test -f $(BUILD)/build.ninja || { echo "make: CMake configuration failed" >&2; exit 1; }
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+demo: build
+	@mkdir -p $(dir $(DEMO_DB))
+	./$(BUILD)/orch --db $(DEMO_DB) run experiments/quickstart.yaml
+	@echo
+	./$(BUILD)/orch --db $(DEMO_DB) rank --experiment quickstart
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Prepares what the air-gapped GPU machine lacks (see shared/DEVICE.md): it has LibTorch,
+# CUDA, yaml-cpp, Boost and libjpeg-turbo, but no sqlite3.h, CLI11, nlohmann-json, fmt,
+# xxhash or Catch2 v2. Their Debian packages are downloaded here and unpacked into a private
+# prefix, third_party/gpu-bundle/prefix (git-ignored), which the device tool carries over and
+# scripts/gpu-build.sh puts first on CMAKE_PREFIX_PATH. Nothing is installed into /.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=third_party/gpu-bundle
+pkgs=(libsqlite3-dev libsqlite3-0 libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9 libxxhash-dev catch2)
+if [ -f "$out/prefix/.complete" ]; then
+  echo "gpu-bundle: $out/prefix already complete"
+  exit 0
+fi
+rm -rf "$out"
+mkdir -p "$out/debs" "$out/prefix"
+(cd "$out/debs" && apt-get download "${pkgs[@]}" >/dev/null)
+for deb in "$out"/debs/*.deb; do dpkg -x "$deb" "$out/prefix"; done
+# Documentation is dead weight for the 64 MiB the device tool carries.
+rm -rf "$out/prefix/usr/share/doc" "$out/prefix/usr/share/man" "$out/debs"
+touch "$out/prefix/.complete"
+du -sh "$out/prefix"

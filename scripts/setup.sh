@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what orch needs to build and test, and only what is missing (idempotent: a second
+# run installs nothing and says so).
+#   - Debian packages (compiler tools, yaml-cpp, SQLite, Boost, Catch2, ...) through apt-get;
+#   - LibTorch from the torch==2.11.0 wheel (the GPU machine's exact version), in a Python venv
+#     kept in a per-user cache outside the checkout ($ORCH_CACHE, default ~/.cache/orch), so a
+#     fresh clone or a CI run reuses it instead of downloading ~3 GB again.
+# Prints the torch CMake prefix on its last line as "TORCH_PREFIX=...".
+set -euo pipefail
+
+TORCH_VERSION=2.11.0
+ORCH_CACHE=${ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/orch}
+VENV=$ORCH_CACHE/venv-torch-$TORCH_VERSION
+
+DEBIAN_PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config
+  libyaml-cpp-dev libsqlite3-dev sqlite3 libboost-dev catch2 libcli11-dev nlohmann-json3-dev
+  libfmt-dev libxxhash-dev libjpeg62-turbo-dev python3-venv
+)
+
+say() { echo "setup: $*"; }
+
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  say "all ${#DEBIAN_PACKAGES[@]} Debian packages already installed"
+else
+  say "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# A machine without a Python that can make venvs (pyenv's can; Debian's needs python3-venv,
+# installed above) gets its venv from whichever python3 is first on PATH.
+have_torch() {
+  [ -x "$VENV/bin/python" ] &&
+    "$VENV/bin/python" -c "import torch,sys; sys.exit(0 if torch.__version__.split('+')[0]=='$TORCH_VERSION' else 1)" 2>/dev/null
+}
+if have_torch; then
+  say "torch $TORCH_VERSION already in $VENV"
+else
+  say "installing torch==$TORCH_VERSION into $VENV (once per machine; ~3 GB)"
+  mkdir -p "$ORCH_CACHE"
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "torch==$TORCH_VERSION" numpy
+  have_torch || { echo "setup: torch did not install correctly" >&2; exit 1; }
+fi
+
+# ccache keeps its cache in the per-user cache too; big enough for LibTorch objects.
+if command -v ccache >/dev/null; then ccache --max-size=5G >/dev/null; fi
+
+echo "TORCH_PREFIX=$("$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)"
