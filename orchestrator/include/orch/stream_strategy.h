@@ -1,0 +1,52 @@
+// Stream-strategy plugins: the shape of the training loop. Where batches are copied to the
+// device, which stream computes, whether a step is captured into a CUDA graph.
+#pragma once
+
+#include <torch/types.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "orch/data_loader.h"
+#include "orch/torch_sdk.h"
+
+namespace orch {
+
+/// What the host hands a strategy: the pieces of one step, already wired to the model,
+/// precision mode and optimizer. The strategy decides when and on which stream they run.
+struct StepFunctions {
+  /// The loader's next batch, wherever the loader delivers it (host or device).
+  std::function<Batch()> next_batch;
+  /// Moves a batch to the run's device and memory format; `non_blocking` for pinned sources.
+  std::function<Batch(const Batch&, bool non_blocking)> to_device;
+  /// Reset gradients, forward, backward and optimizer step on the current stream, for a batch
+  /// already on the device. Returns the (device) loss; never synchronises.
+  std::function<torch::Tensor(const Batch&)> train_step;
+};
+
+struct StrategyContext {
+  torch::Device device = torch::kCPU;
+};
+
+/// The result of one step as the strategy saw it.
+struct StepResult {
+  torch::Tensor loss;           ///< device scalar; read by the host only after the timed loop
+  double data_wait_ms = 0.0;    ///< host time spent waiting for the loader
+};
+
+class BOOST_SYMBOL_VISIBLE StreamStrategy {
+ public:
+  virtual ~StreamStrategy() = default;
+  virtual StepResult step(StepFunctions& fns) = 0;
+  virtual std::map<std::string, double> counters() const { return {}; }
+};
+
+class BOOST_SYMBOL_VISIBLE StreamStrategyPlugin : public Plugin {
+ public:
+  virtual std::unique_ptr<StreamStrategy> create(const Params& params,
+                                                 const StrategyContext& ctx) const = 0;
+};
+
+}  // namespace orch
