@@ -1,0 +1,62 @@
+// The `synthetic` data loader: random images and labels made once, on the run's device, and
+// served in a cycle. No decode, no copy: the upper bound every real loader is compared with.
+#include <orch/data_loader.h>
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace orch::synthetic {
+namespace {
+
+class SyntheticLoader final : public DataLoader {
+ public:
+  SyntheticLoader(const Params& p, const LoaderContext& ctx)
+      : channels_(p.get_int("channels")),
+        size_(p.get_int("image_size")),
+        classes_(p.get_int("classes")) {
+    // A generator of our own makes the data a function of the seed alone, whatever the
+    // device; the tensors are then moved to the run's device once.
+    auto gen = at::detail::createCPUGenerator(static_cast<std::uint64_t>(ctx.seed));
+    const auto n = p.get_int("batches");
+    batches_.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto images = at::randn({ctx.batch_size, channels_, size_, size_}, gen, torch::kFloat32);
+      if (ctx.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
+      auto labels = at::randint(classes_, {ctx.batch_size}, gen, torch::kInt64);
+      batches_.push_back({images.to(ctx.device), labels.to(ctx.device)});
+    }
+  }
+  std::vector<std::int64_t> sample_shape() const override { return {channels_, size_, size_}; }
+  std::int64_t num_classes() const override { return classes_; }
+  Batch next() override {
+    const Batch& b = batches_[next_++ % batches_.size()];
+    return b;
+  }
+
+ private:
+  std::int64_t channels_, size_, classes_;
+  std::vector<Batch> batches_;
+  std::size_t next_ = 0;
+};
+
+class SyntheticPlugin final : public DataLoaderPlugin {
+ public:
+  PluginInfo info() const override {
+    return {"synthetic", PluginKind::kDataLoader, "1.0.0",
+            "random ImageNet-shaped batches made once on the device (no input cost)",
+            {{"image_size", ParamType::kInt, std::int64_t{224}, {}, 8, 1024,
+              "height and width of each image"},
+             {"channels", ParamType::kInt, std::int64_t{3}, {}, 1, 16, "channels per image"},
+             {"classes", ParamType::kInt, std::int64_t{1000}, {}, 1, {}, "number of classes"},
+             {"batches", ParamType::kInt, std::int64_t{4}, {}, 1, 1024,
+              "distinct batches generated, then served in a cycle"}}};
+  }
+  std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
+    return std::make_unique<SyntheticLoader>(p, ctx);
+  }
+};
+
+}  // namespace
+}  // namespace orch::synthetic
+
+ORCH_PLUGIN(orch::synthetic::SyntheticPlugin)

@@ -1,0 +1,41 @@
+// The `resnet` model plugin: exposes orch::resnet::ResNet through the model SDK.
+#include <orch/model.h>
+
+#include "resnet.h"
+
+namespace orch::resnet {
+namespace {
+
+class ResNetModel final : public Model {
+ public:
+  explicit ResNetModel(const ResNetOptions& o) : net_(o) {}
+  torch::nn::Module& module() override { return *net_; }
+  torch::Tensor forward(const torch::Tensor& images) override { return net_->forward(images); }
+
+ private:
+  ResNet net_;
+};
+
+class ResNetPlugin final : public ModelPlugin {
+ public:
+  PluginInfo info() const override {
+    return {"resnet", PluginKind::kModel, "1.0.0",
+            "torchvision's ResNet (v1.5), same architecture and parameter names",
+            {{"depth", ParamType::kInt, std::int64_t{50},
+              {std::int64_t{18}, std::int64_t{34}, std::int64_t{50}, std::int64_t{101},
+               std::int64_t{152}},
+              {}, {}, "number of layers"}}};
+  }
+  std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
+    ResNetOptions o;
+    o.depth = p.get_int("depth");
+    o.num_classes = ctx.num_classes;
+    if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
+    return std::make_unique<ResNetModel>(o);
+  }
+};
+
+}  // namespace
+}  // namespace orch::resnet
+
+ORCH_PLUGIN(orch::resnet::ResNetPlugin)

@@ -1,0 +1,129 @@
+// ResNet blocks and network, following torchvision/models/resnet.py line by line.
+#include "resnet.h"
+
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/init.h>
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+namespace orch::resnet {
+namespace {
+
+namespace nn = torch::nn;
+
+nn::Conv2d conv3x3(std::int64_t in, std::int64_t out, std::int64_t stride) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
+}
+
+nn::Conv2d conv1x1(std::int64_t in, std::int64_t out, std::int64_t stride = 1) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false));
+}
+
+// Blocks per stage, as in torchvision.
+std::array<std::int64_t, 4> stage_blocks(std::int64_t depth) {
+  switch (depth) {
+    case 18: return {2, 2, 2, 2};
+    case 34: return {3, 4, 6, 3};
+    case 50: return {3, 4, 6, 3};
+    case 101: return {3, 4, 23, 3};
+    case 152: return {3, 8, 36, 3};
+  }
+  throw std::invalid_argument("resnet depth " + std::to_string(depth) +
+                              " is not one of 18, 34, 50, 101, 152");
+}
+
+}  // namespace
+
+BasicBlockImpl::BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
+                               nn::Sequential ds) {
+  conv1 = register_module("conv1", conv3x3(inplanes, planes, stride));
+  bn1 = register_module("bn1", nn::BatchNorm2d(planes));
+  conv2 = register_module("conv2", conv3x3(planes, planes, 1));
+  bn2 = register_module("bn2", nn::BatchNorm2d(planes));
+  if (ds) downsample = register_module("downsample", ds);
+}
+
+torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
+  auto out = bn1(conv1(x)).relu_();
+  out = bn2(conv2(out));
+  out += downsample ? downsample->forward(x) : x;
+  return out.relu_();
+}
+
+BottleneckImpl::BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
+                               nn::Sequential ds) {
+  conv1 = register_module("conv1", conv1x1(inplanes, planes));
+  bn1 = register_module("bn1", nn::BatchNorm2d(planes));
+  conv2 = register_module("conv2", conv3x3(planes, planes, stride));
+  bn2 = register_module("bn2", nn::BatchNorm2d(planes));
+  conv3 = register_module("conv3", conv1x1(planes, planes * kExpansion));
+  bn3 = register_module("bn3", nn::BatchNorm2d(planes * kExpansion));
+  if (ds) downsample = register_module("downsample", ds);
+}
+
+torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
+  auto out = bn1(conv1(x)).relu_();
+  out = bn2(conv2(out)).relu_();
+  out = bn3(conv3(out));
+  out += downsample ? downsample->forward(x) : x;
+  return out.relu_();
+}
+
+ResNetImpl::ResNetImpl(const ResNetOptions& o) {
+  const auto blocks = stage_blocks(o.depth);
+  conv1 = register_module(
+      "conv1", nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
+  bn1 = register_module("bn1", nn::BatchNorm2d(64));
+  maxpool = register_module("maxpool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)));
+  const bool basic = o.depth < 50;
+  auto layer = [&](std::int64_t planes, std::int64_t n, std::int64_t stride) {
+    return basic ? make_layer<BasicBlock>(planes, n, stride)
+                 : make_layer<Bottleneck>(planes, n, stride);
+  };
+  layer1 = register_module("layer1", layer(64, blocks[0], 1));
+  layer2 = register_module("layer2", layer(128, blocks[1], 2));
+  layer3 = register_module("layer3", layer(256, blocks[2], 2));
+  layer4 = register_module("layer4", layer(512, blocks[3], 2));
+  avgpool = register_module("avgpool", nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({1, 1})));
+  const std::int64_t expansion = basic ? BasicBlockImpl::kExpansion : BottleneckImpl::kExpansion;
+  fc = register_module("fc", nn::Linear(512 * expansion, o.num_classes));
+
+  // torchvision's initialisation: Kaiming (fan_out, relu) for convolutions, BN to identity.
+  for (auto& m : modules(/*include_self=*/false)) {
+    if (auto* conv = m->as<nn::Conv2d>()) {
+      nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
+    } else if (auto* bn = m->as<nn::BatchNorm2d>()) {
+      nn::init::ones_(bn->weight);
+      nn::init::zeros_(bn->bias);
+    }
+  }
+}
+
+template <class Block>
+nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
+                                      std::int64_t stride) {
+  constexpr std::int64_t expansion = Block::Impl::kExpansion;
+  nn::Sequential downsample{nullptr};
+  if (stride != 1 || inplanes_ != planes * expansion) {
+    downsample = nn::Sequential(conv1x1(inplanes_, planes * expansion, stride),
+                                nn::BatchNorm2d(planes * expansion));
+  }
+  nn::Sequential layer;
+  layer->push_back(Block(inplanes_, planes, stride, downsample));
+  inplanes_ = planes * expansion;
+  for (std::int64_t i = 1; i < blocks; ++i) {
+    layer->push_back(Block(inplanes_, planes, 1, nn::Sequential{nullptr}));
+  }
+  return layer;
+}
+
+torch::Tensor ResNetImpl::forward(torch::Tensor x) {
+  x = maxpool(bn1(conv1(x)).relu_());
+  x = layer4->forward(layer3->forward(layer2->forward(layer1->forward(x))));
+  x = torch::flatten(avgpool(x), 1);
+  return fc(x);
+}
+
+}  // namespace orch::resnet

@@ -1,0 +1,67 @@
+// torchvision's ResNet in LibTorch: the same architecture (v1.5: stride on the 3x3 conv) and the
+// same parameter names, so parameter counts and weights compare one to one with Python
+// (ResNet50: 25,557,032 parameters at 1000 classes).
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/pooling.h>
+
+#include <cstdint>
+
+namespace orch::resnet {
+
+/// Two 3x3 convolutions; ResNet18 and ResNet34.
+struct BasicBlockImpl : torch::nn::Module {
+  static constexpr std::int64_t kExpansion = 1;
+  BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
+                 torch::nn::Sequential downsample);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  torch::nn::Sequential downsample{nullptr};
+};
+TORCH_MODULE(BasicBlock);
+
+/// 1x1 reduce, 3x3 (carrying the stride), 1x1 expand; ResNet50 and deeper.
+struct BottleneckImpl : torch::nn::Module {
+  static constexpr std::int64_t kExpansion = 4;
+  BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
+                 torch::nn::Sequential downsample);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
+  torch::nn::Sequential downsample{nullptr};
+};
+TORCH_MODULE(Bottleneck);
+
+struct ResNetOptions {
+  std::int64_t depth = 50;          ///< 18, 34, 50, 101 or 152
+  std::int64_t num_classes = 1000;  ///< width of the final fully connected layer
+  std::int64_t in_channels = 3;     ///< channels of the input images
+};
+
+struct ResNetImpl : torch::nn::Module {
+  explicit ResNetImpl(const ResNetOptions& options);
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Conv2d conv1{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr};
+  torch::nn::MaxPool2d maxpool{nullptr};
+  torch::nn::Sequential layer1{nullptr}, layer2{nullptr}, layer3{nullptr}, layer4{nullptr};
+  torch::nn::AdaptiveAvgPool2d avgpool{nullptr};
+  torch::nn::Linear fc{nullptr};
+
+ private:
+  template <class Block>
+  torch::nn::Sequential make_layer(std::int64_t planes, std::int64_t blocks, std::int64_t stride);
+  std::int64_t inplanes_ = 64;
+};
+TORCH_MODULE(ResNet);
+
+}  // namespace orch::resnet
