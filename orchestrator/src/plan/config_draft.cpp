@@ -1,0 +1,246 @@
+// Applying written values to a Draft and resolving it (see config_draft.h).
+#include "plan/config_draft.h"
+
+#include <cmath>
+
+#include "plan/did_you_mean.h"
+#include "plan/plan_error.h"
+#include "plan/scalars.h"
+
+namespace orch {
+
+namespace {
+
+using nlohmann::json;
+
+json parse_group(const KeySpec& key, const YNode& node, const std::string& key_path) {
+  if (!node.is_mapping()) {
+    throw PlanError(node.mark, key_path, "expected a mapping, got " + describe(node),
+                    join(key.field_names()));
+  }
+  json out = json::object();
+  for (const YEntry& e : node.entries) {
+    const FieldSpec* f = key.find_field(e.key);
+    if (!f) {
+      throw PlanError(e.key_mark, key_path + "." + e.key,
+                      unknown_with_suggestion("key", e.key, key.field_names()),
+                      join(key.field_names()));
+    }
+    out[e.key] = f->normalise(e.value, key_path + "." + e.key);
+  }
+  return out;
+}
+
+json group_defaults(const KeySpec& key) {
+  json out = json::object();
+  for (const FieldSpec& f : key.fields) out[f.name] = f.default_value;
+  return out;
+}
+
+const PluginInfo& current_plugin(const Draft& draft, const KeySpec& key,
+                                 const SchemaCatalog& catalog, const SourceMark& at,
+                                 const std::string& key_path) {
+  auto it = draft.choices.find(key.name);
+  if (it != draft.choices.end()) return *it->second.info;
+  return require_plugin(catalog, key.role, key.default_plugin, at, key_path, true);
+}
+
+std::string render_json(const json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
+  if (j.is_number_integer()) return std::to_string(j.get<std::int64_t>());
+  if (j.is_number_float()) return to_string(Value{j.get<double>()});
+  return j.dump();
+}
+
+std::string render_duration(double seconds) {
+  if (std::floor(seconds) == seconds) {
+    auto s = static_cast<std::int64_t>(seconds);
+    if (s % 3600 == 0) return std::to_string(s / 3600) + "h";
+    if (s % 60 == 0) return std::to_string(s / 60) + "m";
+    return std::to_string(s) + "s";
+  }
+  return to_string(Value{seconds}) + "s";
+}
+
+}  // namespace
+
+void apply_setting(Draft& draft, const SettingPath& path, const YNode& value,
+                   const std::string& key_path, const SchemaCatalog& catalog) {
+  const KeySpec& key = *path.key;
+  switch (key.kind) {
+    case KeyKind::kPlugin:
+      if (path.sub.empty()) {
+        draft.choices[key.name] =
+            parse_plugin_choice(value, key.role, key.default_plugin, key_path, catalog);
+      } else {
+        const PluginInfo& info = current_plugin(draft, key, catalog, value.mark, key_path);
+        const ParamSpec& spec = require_param(info, path.sub, value.mark, key_path);
+        Value v = parse_param_value(spec, value, key_path);
+        DraftChoice& choice = draft.choices[key.name];
+        if (!choice.info) choice = DraftChoice{info.name, &info, {}};
+        choice.explicit_params[path.sub] = std::move(v);
+      }
+      return;
+    case KeyKind::kScalar:
+      draft.values[key.name] = key.scalar.normalise(value, key_path);
+      return;
+    case KeyKind::kGroup:
+      if (path.sub.empty()) {
+        draft.values[key.name] = parse_group(key, value, key_path);
+      } else {
+        json& group = draft.values[key.name];
+        if (!group.is_object()) group = json::object();
+        group[path.sub] = key.find_field(path.sub)->normalise(value, key_path);
+      }
+      return;
+  }
+}
+
+void apply_base(Draft& draft, const YNode& base, const SchemaCatalog& catalog) {
+  for (const YEntry& e : base.entries) {
+    const std::string key_path = "base." + e.key;
+    const KeySpec* key = find_experiment_key(e.key);
+    if (!key) {
+      std::string msg = unknown_with_suggestion("key", e.key, experiment_key_names());
+      if (e.key.find('.') != std::string::npos) {
+        msg += "; dotted paths are for matrix axes and overrides, write nested mappings in base";
+      }
+      throw PlanError(e.key_mark, key_path, msg, join(experiment_key_names()));
+    }
+    SettingPath path{e.key, key, ""};
+    apply_setting(draft, path, e.value, key_path, catalog);
+  }
+}
+
+json canonical_setting(const SettingPath& path, const YNode& value, const std::string& key_path,
+                       const SchemaCatalog& catalog) {
+  const KeySpec& key = *path.key;
+  switch (key.kind) {
+    case KeyKind::kPlugin: {
+      if (!path.sub.empty()) return generic_json(value);
+      DraftChoice c = parse_plugin_choice(value, key.role, key.default_plugin, key_path, catalog);
+      return choice_json(c.plugin, resolve_params(*c.info, c.explicit_params));
+    }
+    case KeyKind::kScalar:
+      return key.scalar.normalise(value, key_path);
+    case KeyKind::kGroup:
+      if (!path.sub.empty()) return key.find_field(path.sub)->normalise(value, key_path);
+      {
+        json g = group_defaults(key);
+        g.update(parse_group(key, value, key_path));
+        return g;
+      }
+  }
+  return nullptr;
+}
+
+RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where) {
+  RunSpec run;
+  json config = json::object();
+  for (const KeySpec& key : experiment_keys()) {
+    switch (key.kind) {
+      case KeyKind::kPlugin: {
+        PluginChoice choice;
+        auto it = draft.choices.find(key.name);
+        if (it != draft.choices.end()) {
+          choice.plugin = it->second.plugin;
+          choice.params = resolve_params(*it->second.info, it->second.explicit_params);
+        } else {
+          const PluginInfo& info = require_plugin(catalog, key.role, key.default_plugin, where,
+                                                  "base." + key.name, true);
+          choice.plugin = info.name;
+          choice.params = resolve_params(info, {});
+        }
+        config[key.name] = choice_json(choice.plugin, choice.params);
+        switch (key.role) {
+          case PluginKind::kModel:
+            run.model = std::move(choice);
+            break;
+          case PluginKind::kDataLoader:
+            run.data = std::move(choice);
+            break;
+          case PluginKind::kPrecision:
+            run.precision = std::move(choice);
+            break;
+          case PluginKind::kStreamStrategy:
+            run.stream = std::move(choice);
+            break;
+        }
+        break;
+      }
+      case KeyKind::kScalar:
+        config[key.name] =
+            draft.values.contains(key.name) ? draft.values.at(key.name) : key.scalar.default_value;
+        break;
+      case KeyKind::kGroup: {
+        json g = group_defaults(key);
+        if (draft.values.contains(key.name)) g.update(draft.values.at(key.name));
+        config[key.name] = g;
+        break;
+      }
+    }
+  }
+  const json& bs = config["batch_size"];
+  if (bs.is_number_integer()) run.batch_size = bs.get<std::int64_t>();
+  run.memory_format = config["memory_format"].get<std::string>();
+  run.cudnn_benchmark = config["cudnn_benchmark"].get<std::string>();
+  run.optimizer.name = config["optimizer"]["name"].get<std::string>();
+  run.optimizer.lr = config["optimizer"]["lr"].get<double>();
+  run.optimizer.momentum = config["optimizer"]["momentum"].get<double>();
+  run.optimizer.weight_decay = config["optimizer"]["weight_decay"].get<double>();
+  run.warmup_steps = config["steps"]["warmup"].get<std::int64_t>();
+  run.measure_steps = config["steps"]["measure"].get<std::int64_t>();
+  run.timeout_s = config["timeout"].get<double>();
+  run.device = config["device"].get<std::string>();
+  run.seed = config["seed"].get<std::int64_t>();
+  run.config = std::move(config);
+  return run;
+}
+
+std::int64_t repeat_count(const Draft& draft) {
+  if (draft.values.contains("repeat")) return draft.values.at("repeat").get<std::int64_t>();
+  return find_experiment_key("repeat")->scalar.default_value.get<std::int64_t>();
+}
+
+std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path) {
+  const KeySpec& key = *path.key;
+  const json& resolved = run.config.at(key.name);
+  switch (key.kind) {
+    case KeyKind::kPlugin: {
+      if (!path.sub.empty()) {
+        // Empty where the chosen plugin lacks the parameter (an include set it elsewhere).
+        const json& params = resolved.at("params");
+        return params.contains(path.sub) ? render_json(params.at(path.sub)) : "";
+      }
+      std::string out = resolved.at("plugin").get<std::string>();
+      auto it = draft.choices.find(key.name);
+      if (it == draft.choices.end()) return out;
+      // Explicit parameters in the order the plugin declares them.
+      for (const ParamSpec& spec : it->second.info->params) {
+        auto p = it->second.explicit_params.find(spec.name);
+        if (p != it->second.explicit_params.end()) out += "-" + to_string(p->second);
+      }
+      return out;
+    }
+    case KeyKind::kScalar:
+      if (key.name == "timeout") return render_duration(resolved.get<double>());
+      return render_json(resolved);
+    case KeyKind::kGroup: {
+      if (!path.sub.empty()) return render_json(resolved.at(path.sub));
+      std::string out;
+      if (draft.values.contains(key.name)) {
+        for (const FieldSpec& f : key.fields) {
+          const json& g = draft.values.at(key.name);
+          if (!g.contains(f.name)) continue;
+          if (!out.empty()) out += ",";
+          out += f.name + "=" + render_json(g.at(f.name));
+        }
+      }
+      return out.empty() ? "defaults" : out;
+    }
+  }
+  return "";
+}
+
+}  // namespace orch

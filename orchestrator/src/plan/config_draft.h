@@ -1,0 +1,52 @@
+// One configuration under construction: base, then overrides, then matrix values are applied
+// to a Draft, which is then resolved (defaults filled in) into a RunSpec.
+//
+// A Draft keeps only what was written, because run names show explicitly set plugin
+// parameters and because "omitted" and "written as the default" must resolve identically.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "plan/experiment_schema.h"
+#include "plan/plugin_params.h"
+#include "plan/run_spec.h"
+#include "plan/yaml_tree.h"
+
+namespace orch {
+
+struct Draft {
+  std::map<std::string, DraftChoice> choices;        ///< plugin roles set so far, by key
+  nlohmann::json values = nlohmann::json::object();  ///< scalars; groups as explicit fields
+};
+
+/// Sets `path` to the written `value`, checking it. A whole plugin role or group is replaced
+/// (unwritten parameters/fields go back to their defaults); a dotted path sets one parameter
+/// of the plugin chosen at this point, or one field of a group.
+void apply_setting(Draft& draft, const SettingPath& path, const YNode& value,
+                   const std::string& key_path, const SchemaCatalog& catalog);
+
+/// Applies every entry of the `base` mapping (keys are whole experiment keys).
+void apply_base(Draft& draft, const YNode& base, const SchemaCatalog& catalog);
+
+/// The value as matrix expansion compares it: plugin choices and groups with their defaults
+/// filled in (so `amp`, `{plugin: amp}` and `{plugin: amp, dtype: bf16}` are equal when bf16
+/// is amp's default), scalars normalised (`on` == `true`, `30m` == 1800), and a plugin
+/// parameter given by a dotted path as plain YAML data (its plugin is not known yet).
+nlohmann::json canonical_setting(const SettingPath& path, const YNode& value,
+                                 const std::string& key_path, const SchemaCatalog& catalog);
+
+/// Fills every configuration field of a RunSpec (not name, hash, repeat index, experiment or
+/// swept) and RunSpec::config. `where` is blamed if a default plugin is missing.
+RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where);
+
+/// The number of repeats the draft asks for.
+std::int64_t repeat_count(const Draft& draft);
+
+/// The value at `path` for tables and run names: a plugin role as its name plus explicitly set
+/// parameters ("amp-bf16"), a group as its explicit fields ("lr=0.01"), anything else as its
+/// resolved value ("channels_last", "256", "30m").
+std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path);
+
+}  // namespace orch

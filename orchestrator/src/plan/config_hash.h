@@ -1,0 +1,18 @@
+// The configuration hash: what identifies "the same configuration" across runs, files and
+// machines, so results can be compared and re-runs found in the store.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace orch {
+
+/// RunSpec::config minus what does not change what is measured (`repeat`, `timeout`).
+nlohmann::json hash_input(const nlohmann::json& config);
+
+/// 32 lowercase hex digits of XXH3-128 over hash_input(config).dump(). nlohmann::json keeps
+/// object keys sorted, and the config is fully resolved (defaults filled, values normalised),
+/// so key order, formatting and omitted-vs-explicit defaults in the YAML cannot change it.
+std::string config_hash(const nlohmann::json& config);
+
+}  // namespace orch

@@ -1,0 +1,253 @@
+// The experiment file's own keys and their normalisers (see experiment_schema.h).
+#include "plan/experiment_schema.h"
+
+#include <cmath>
+#include <regex>
+
+#include "plan/did_you_mean.h"
+#include "plan/plan_error.h"
+#include "plan/scalars.h"
+
+namespace orch {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const YNode& n, const std::string& key_path, const std::string& expected,
+                      const std::string& allowed) {
+  throw PlanError(n.mark, key_path, "expected " + expected + ", got " + describe(n), allowed);
+}
+
+std::int64_t int_at_least(const YNode& n, const std::string& key_path, std::int64_t min,
+                          const std::string& allowed) {
+  auto v = scalar_int(n);
+  if (!v) bad(n, key_path, "an int", allowed);
+  if (*v < min) {
+    throw PlanError(n.mark, key_path,
+                    std::to_string(*v) + " is below the minimum " + std::to_string(min), allowed);
+  }
+  return *v;
+}
+
+double number_at_least(const YNode& n, const std::string& key_path, double min, bool inclusive,
+                       const std::string& allowed) {
+  auto v = scalar_float(n);
+  if (!v) bad(n, key_path, "a number", allowed);
+  if (*v < min || (!inclusive && *v == min)) {
+    throw PlanError(n.mark, key_path, to_string(Value{*v}) + " is out of range", allowed);
+  }
+  return *v;
+}
+
+std::string one_of(const YNode& n, const std::string& key_path,
+                   const std::vector<std::string>& words) {
+  auto s = scalar_string(n);
+  if (s) {
+    for (const std::string& w : words) {
+      if (*s == w) return w;
+    }
+    throw PlanError(n.mark, key_path, unknown_with_suggestion("value", *s, words), join(words));
+  }
+  bad(n, key_path, "one of " + join(words, " | "), join(words));
+}
+
+json norm_batch_size(const YNode& n, const std::string& key_path) {
+  const std::string allowed = "a positive int, or auto";
+  if (n.is_scalar() && n.text == "auto") return "auto";
+  auto v = scalar_int(n);
+  if (!v) bad(n, key_path, "a positive int or 'auto'", allowed);
+  if (*v < 1) throw PlanError(n.mark, key_path, "batch size must be positive", allowed);
+  return *v;
+}
+
+json norm_memory_format(const YNode& n, const std::string& key_path) {
+  return one_of(n, key_path, {"contiguous", "channels_last"});
+}
+
+json norm_cudnn_benchmark(const YNode& n, const std::string& key_path) {
+  // YAML 1.1 reads `on`/`off` as booleans; both spellings mean the same here.
+  if (auto b = scalar_bool(n)) return *b ? "on" : "off";
+  return one_of(n, key_path, {"on", "off", "auto"});
+}
+
+json norm_repeat(const YNode& n, const std::string& key_path) {
+  return int_at_least(n, key_path, 1, "int >= 1");
+}
+
+json norm_timeout(const YNode& n, const std::string& key_path) {
+  const std::string allowed = "seconds as a number, or a duration like 90s, 30m, 2h";
+  if (auto v = scalar_float(n)) {
+    if (*v <= 0) throw PlanError(n.mark, key_path, "the timeout must be positive", allowed);
+    return *v;
+  }
+  static const std::regex kDuration(R"(([0-9]+(\.[0-9]+)?)\s*([smh]))");
+  std::smatch m;
+  if (n.is_scalar() && std::regex_match(n.text, m, kDuration)) {
+    double v = std::stod(m[1].str());
+    double unit = m[3] == "h" ? 3600 : m[3] == "m" ? 60 : 1;
+    if (v <= 0) throw PlanError(n.mark, key_path, "the timeout must be positive", allowed);
+    return v * unit;
+  }
+  bad(n, key_path, "a duration", allowed);
+}
+
+json norm_device(const YNode& n, const std::string& key_path) {
+  const std::string allowed = "auto, cpu, cuda, cuda:N";
+  static const std::regex kDevice(R"(auto|cpu|cuda|cuda:[0-9]+)");
+  if (n.is_scalar() && std::regex_match(n.text, kDevice)) return n.text;
+  if (n.is_scalar()) throw PlanError(n.mark, key_path, "unknown device '" + n.text + "'", allowed);
+  bad(n, key_path, "a device", allowed);
+}
+
+json norm_seed(const YNode& n, const std::string& key_path) {
+  return int_at_least(n, key_path, 0, "int >= 0");
+}
+
+json norm_optimizer_name(const YNode& n, const std::string& key_path) {
+  return one_of(n, key_path, {"sgd"});
+}
+json norm_lr(const YNode& n, const std::string& key_path) {
+  return number_at_least(n, key_path, 0, false, "a number > 0");
+}
+json norm_non_negative(const YNode& n, const std::string& key_path) {
+  return number_at_least(n, key_path, 0, true, "a number >= 0");
+}
+json norm_warmup(const YNode& n, const std::string& key_path) {
+  return int_at_least(n, key_path, 0, "int >= 0");
+}
+json norm_measure(const YNode& n, const std::string& key_path) {
+  return int_at_least(n, key_path, 1, "int >= 1");
+}
+
+KeySpec plugin_key(std::string name, PluginKind role, std::string default_plugin) {
+  KeySpec k;
+  k.name = std::move(name);
+  k.kind = KeyKind::kPlugin;
+  k.role = role;
+  k.default_plugin = std::move(default_plugin);
+  return k;
+}
+
+KeySpec scalar_key(std::string name, Normaliser f, json def, std::string allowed,
+                   bool sweepable = true) {
+  KeySpec k;
+  k.name = name;
+  k.kind = KeyKind::kScalar;
+  k.scalar = FieldSpec{std::move(name), f, std::move(def), std::move(allowed)};
+  k.sweepable = sweepable;
+  return k;
+}
+
+KeySpec group_key(std::string name, std::vector<FieldSpec> fields) {
+  KeySpec k;
+  k.name = std::move(name);
+  k.kind = KeyKind::kGroup;
+  k.fields = std::move(fields);
+  return k;
+}
+
+std::vector<KeySpec> make_keys() {
+  return {
+      plugin_key("model", PluginKind::kModel, "resnet"),
+      plugin_key("data", PluginKind::kDataLoader, "synthetic"),
+      plugin_key("precision", PluginKind::kPrecision, "fp32"),
+      plugin_key("stream", PluginKind::kStreamStrategy, "default"),
+      scalar_key("batch_size", norm_batch_size, 64, "a positive int, or auto"),
+      scalar_key("memory_format", norm_memory_format, "contiguous", "contiguous, channels_last"),
+      scalar_key("cudnn_benchmark", norm_cudnn_benchmark, "auto", "on, off, auto"),
+      group_key("optimizer", {{"name", norm_optimizer_name, "sgd", "sgd"},
+                              {"lr", norm_lr, 0.1, "a number > 0"},
+                              {"momentum", norm_non_negative, 0.9, "a number >= 0"},
+                              {"weight_decay", norm_non_negative, 1e-4, "a number >= 0"}}),
+      group_key("steps", {{"warmup", norm_warmup, 10, "int >= 0"},
+                          {"measure", norm_measure, 50, "int >= 1"}}),
+      // Repeats are runs of one configuration, and the timeout does not change what is
+      // measured (neither is hashed), so neither can vary between configurations.
+      scalar_key("repeat", norm_repeat, 1, "int >= 1", false),
+      scalar_key("timeout", norm_timeout, 1800.0,
+                 "seconds as a number, or a duration like 90s, 30m, 2h", false),
+      scalar_key("device", norm_device, "auto", "auto, cpu, cuda, cuda:N"),
+      scalar_key("seed", norm_seed, 0, "int >= 0"),
+  };
+}
+
+}  // namespace
+
+const FieldSpec* KeySpec::find_field(std::string_view field) const {
+  for (const FieldSpec& f : fields) {
+    if (f.name == field) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> KeySpec::field_names() const {
+  std::vector<std::string> names;
+  for (const FieldSpec& f : fields) names.push_back(f.name);
+  return names;
+}
+
+const std::vector<KeySpec>& experiment_keys() {
+  static const std::vector<KeySpec> kKeys = make_keys();
+  return kKeys;
+}
+
+const KeySpec* find_experiment_key(std::string_view name) {
+  for (const KeySpec& k : experiment_keys()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> experiment_key_names() {
+  std::vector<std::string> names;
+  for (const KeySpec& k : experiment_keys()) names.push_back(k.name);
+  return names;
+}
+
+SettingPath parse_setting_path(const std::string& text, const SourceMark& at,
+                               const std::string& key_path, bool varying) {
+  SettingPath out;
+  out.text = text;
+  std::string head = text, rest;
+  if (auto dot = text.find('.'); dot != std::string::npos) {
+    head = text.substr(0, dot);
+    rest = text.substr(dot + 1);
+    if (head.empty() || rest.empty()) {
+      throw PlanError(at, key_path, "'" + text + "' is not a valid key path",
+                      "key or key.sub, e.g. precision.dtype");
+    }
+  }
+  out.key = find_experiment_key(head);
+  if (!out.key) {
+    throw PlanError(at, key_path, unknown_with_suggestion("key", head, experiment_key_names()),
+                    join(experiment_key_names()));
+  }
+  if (varying && !out.key->sweepable) {
+    throw PlanError(at, key_path,
+                    "'" + head + "' cannot vary between configurations; set it in base");
+  }
+  if (rest.empty()) return out;
+  if (rest.find('.') != std::string::npos) {
+    throw PlanError(at, key_path, "'" + text + "' is nested too deeply",
+                    "key or key.sub, e.g. precision.dtype");
+  }
+  switch (out.key->kind) {
+    case KeyKind::kScalar:
+      throw PlanError(at, key_path, "'" + head + "' is a single value and has no '" + rest + "'");
+    case KeyKind::kGroup:
+      if (!out.key->find_field(rest)) {
+        throw PlanError(
+            at, key_path,
+            unknown_with_suggestion("key", rest, out.key->field_names()) + " in '" + head + "'",
+            join(out.key->field_names()));
+      }
+      break;
+    case KeyKind::kPlugin:
+      break;  // checked against the plugin chosen when the value is applied
+  }
+  out.sub = rest;
+  return out;
+}
+
+}  // namespace orch

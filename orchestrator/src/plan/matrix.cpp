@@ -1,0 +1,185 @@
+// GitHub Actions matrix semantics (see matrix.h).
+#include "plan/matrix.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "plan/did_you_mean.h"
+#include "plan/scalars.h"
+
+namespace orch {
+
+namespace {
+
+SourceMark mark_of(const MatrixCell& c, const SourceMark& fallback) {
+  return c.node ? c.node->mark : fallback;
+}
+
+// Enumerating more than this many raw combinations is refused outright, whatever the limit.
+constexpr std::size_t kMaxEnumerated = 1000000;
+
+}  // namespace
+
+std::string written_form(const MatrixCell& cell) {
+  if (cell.node && cell.node->is_scalar()) return cell.node->text;
+  const nlohmann::json j = cell.node ? generic_json(*cell.node) : cell.value;
+  return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+const MatrixCell* MatrixCombination::find(const std::string& path) const {
+  for (const auto& [p, c] : values) {
+    if (p == path) return c;
+  }
+  return nullptr;
+}
+
+MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
+  std::vector<std::string> axis_names;
+  for (const MatrixAxis& axis : spec.axes) {
+    if (axis.values.empty()) {
+      throw PlanError(axis.mark, "matrix." + axis.path,
+                      "an axis needs at least one value; this list is empty");
+    }
+    for (std::size_t i = 0; i < axis.values.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (axis.values[i].value == axis.values[j].value) {
+          throw PlanError(mark_of(axis.values[i], axis.mark), axis.values[i].key_path,
+                          "the same value as " + axis.values[j].key_path +
+                              " (both give the same configuration)");
+        }
+      }
+    }
+    axis_names.push_back(axis.path);
+  }
+  auto axis_index = [&](const std::string& path) -> int {
+    for (std::size_t i = 0; i < spec.axes.size(); ++i) {
+      if (spec.axes[i].path == path) return static_cast<int>(i);
+    }
+    return -1;
+  };
+
+  // Exclude entries: each key resolved to an axis up front.
+  struct Exclude {
+    std::vector<std::pair<int, const MatrixCell*>> pairs;
+    bool lenient = false;  // a key is pinned by an override, so matching nothing is expected
+    std::size_t removed = 0;
+  };
+  std::vector<Exclude> excludes;
+  for (const MatrixEntry& e : spec.exclude) {
+    if (e.pairs.empty()) {
+      throw PlanError(e.mark, e.key_path, "an empty exclude entry would remove everything");
+    }
+    Exclude x;
+    for (const MatrixPair& p : e.pairs) {
+      int a = axis_index(p.path);
+      if (a < 0) {
+        throw PlanError(p.key_mark, e.key_path + "." + p.path,
+                        "'" + p.path + "' is not a matrix axis, so this exclude matches nothing",
+                        join(axis_names));
+      }
+      x.lenient = x.lenient || spec.axes[a].pinned;
+      x.pairs.emplace_back(a, &p.cell);
+    }
+    excludes.push_back(std::move(x));
+  }
+  for (const MatrixEntry& e : spec.include) {
+    if (e.pairs.empty()) throw PlanError(e.mark, e.key_path, "an include entry cannot be empty");
+  }
+
+  MatrixExpansion out;
+  // The original combinations: the cartesian product, first axis slowest, minus excludes.
+  if (!spec.axes.empty()) {
+    std::size_t product = 1;
+    for (const MatrixAxis& axis : spec.axes) {
+      if (product > std::numeric_limits<std::size_t>::max() / axis.values.size()) {
+        product = std::numeric_limits<std::size_t>::max();
+        break;
+      }
+      product *= axis.values.size();
+    }
+    if (product > std::max(kMaxEnumerated, limit)) {
+      out.count = product;
+      out.over_limit = true;
+      out.counted_before_exclude = true;
+      return out;
+    }
+    std::vector<std::size_t> idx(spec.axes.size(), 0);
+    for (std::size_t n = 0; n < product; ++n) {
+      bool excluded = false;
+      for (Exclude& x : excludes) {
+        bool all = std::all_of(x.pairs.begin(), x.pairs.end(), [&](const auto& p) {
+          return spec.axes[p.first].values[idx[p.first]].value == p.second->value;
+        });
+        if (all) {
+          ++x.removed;
+          excluded = true;  // keep checking so every exclude's use is counted
+        }
+      }
+      if (!excluded) {
+        if (++out.count <= limit) {
+          MatrixCombination c;
+          for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+            c.values.emplace_back(spec.axes[a].path, &spec.axes[a].values[idx[a]]);
+          }
+          out.combinations.push_back(std::move(c));
+        }
+      }
+      for (std::size_t a = spec.axes.size(); a-- > 0;) {
+        if (++idx[a] < spec.axes[a].values.size()) break;
+        idx[a] = 0;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < excludes.size(); ++i) {
+    if (excludes[i].removed == 0 && !excludes[i].lenient) {
+      const MatrixEntry& e = spec.exclude[i];
+      std::string what;
+      for (const MatrixPair& p : e.pairs) {
+        what += (what.empty() ? "" : ", ") + p.path + ": " + written_form(p.cell);
+      }
+      throw PlanError(e.mark, e.key_path,
+                      "this exclude entry (" + what + ") matches nothing in the matrix");
+    }
+  }
+  if (out.count > limit) {
+    // Includes only ever add, so the plan is too big whatever they do.
+    out.over_limit = true;
+    return out;
+  }
+  if (!spec.axes.empty() && out.count == 0 && spec.include.empty()) {
+    throw PlanError(spec.mark, "matrix", "exclude removes every combination");
+  }
+
+  const std::size_t originals = out.combinations.size();
+  for (const MatrixEntry& e : spec.include) {
+    bool added = false;
+    for (std::size_t i = 0; i < originals; ++i) {
+      MatrixCombination& c = out.combinations[i];
+      bool fits = std::all_of(e.pairs.begin(), e.pairs.end(), [&](const MatrixPair& p) {
+        int a = axis_index(p.path);
+        return a < 0 || c.values[a].second->value == p.cell.value;
+      });
+      if (!fits) continue;
+      added = true;
+      for (const MatrixPair& p : e.pairs) {
+        if (axis_index(p.path) >= 0) continue;
+        auto it = std::find_if(c.values.begin(), c.values.end(),
+                               [&](const auto& v) { return v.first == p.path; });
+        if (it != c.values.end()) {
+          it->second = &p.cell;  // an earlier include's value: may be overwritten
+        } else {
+          c.values.emplace_back(p.path, &p.cell);
+        }
+      }
+    }
+    if (!added) {
+      MatrixCombination c;
+      for (const MatrixPair& p : e.pairs) c.values.emplace_back(p.path, &p.cell);
+      if (++out.count <= limit) out.combinations.push_back(std::move(c));
+    }
+  }
+  out.over_limit = out.count > limit;
+  return out;
+}
+
+}  // namespace orch

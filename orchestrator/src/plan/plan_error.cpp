@@ -1,0 +1,49 @@
+// PlanError construction and its one-line rendering.
+#include "plan/plan_error.h"
+
+#include <utility>
+
+namespace orch {
+
+const std::string& SourceMark::file_name() const {
+  static const std::string kEmpty;
+  return file ? *file : kEmpty;
+}
+
+std::string format_plan_error(const std::string& file, int line, int col,
+                              const std::string& key_path, const std::string& message,
+                              const std::string& allowed) {
+  std::string out;
+  if (!file.empty()) out += file;
+  if (line > 0) {
+    if (!out.empty()) out += ':';
+    out += std::to_string(line) + ':' + std::to_string(col);
+  }
+  if (!key_path.empty()) {
+    if (!out.empty()) out += ": ";
+    out += key_path;
+  }
+  if (!message.empty()) {
+    if (!out.empty()) out += ": ";
+    out += message;
+  }
+  if (!allowed.empty()) out += " (allowed: " + allowed + ")";
+  return out;
+}
+
+PlanError::PlanError(std::string file_, int line_, int col_, std::string key_path_,
+                     std::string message_, std::string allowed_)
+    : std::runtime_error(format_plan_error(file_, line_, col_, key_path_, message_, allowed_)),
+      file(std::move(file_)),
+      line(line_),
+      col(col_),
+      key_path(std::move(key_path_)),
+      message(std::move(message_)),
+      allowed(std::move(allowed_)) {}
+
+PlanError::PlanError(const SourceMark& at, std::string key_path_, std::string message_,
+                     std::string allowed_)
+    : PlanError(at.file_name(), at.line, at.col, std::move(key_path_), std::move(message_),
+                std::move(allowed_)) {}
+
+}  // namespace orch

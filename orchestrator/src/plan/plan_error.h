@@ -1,0 +1,38 @@
+// PlanError: the one exception the planner throws, pointing at the line and column of the input
+// that is wrong, the key path that leads there, what is wrong and what would be accepted.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace orch {
+
+/// Where a YAML node was written. Lines and columns are 1-based; line 0 means "unknown".
+/// The file name is shared by every node of one document, so copying marks is cheap.
+struct SourceMark {
+  std::shared_ptr<const std::string> file;
+  int line = 0;
+  int col = 0;
+
+  const std::string& file_name() const;
+};
+
+/// what() is "file:line:col: key.path: message (allowed: ...)", leaving out empty parts.
+struct PlanError : std::runtime_error {
+  PlanError(std::string file, int line, int col, std::string key_path, std::string message,
+            std::string allowed = {});
+  PlanError(const SourceMark& at, std::string key_path, std::string message,
+            std::string allowed = {});
+
+  std::string file;
+  int line = 0, col = 0;
+  std::string key_path, message, allowed;
+};
+
+/// Builds the what() text of a PlanError from its parts.
+std::string format_plan_error(const std::string& file, int line, int col,
+                              const std::string& key_path, const std::string& message,
+                              const std::string& allowed);
+
+}  // namespace orch

@@ -1,0 +1,31 @@
+// The planner: an experiment YAML file -> a Plan of fully resolved, validated RunSpecs.
+//
+// Every run is checked against the plugins' parameter schemas before anything runs, so a typo
+// in the last combination of an overnight matrix fails at `orch plan`, not at 3 a.m. Any bad
+// input throws PlanError pointing at the line and column (see docs/experiment-file.md).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "plan/plan_error.h"
+#include "plan/run_spec.h"
+
+namespace orch {
+
+struct PlanOptions {
+  /// `key=value` overrides, applied in order (see overrides.h).
+  std::vector<std::string> overrides;
+  /// A plan with more runs (configurations x repeats) is refused.
+  std::size_t max_runs = 10000;
+};
+
+/// Reads and plans the experiment file at `path` (shown in messages as given).
+Plan make_plan(const std::string& path, const SchemaCatalog& catalog, const PlanOptions& opts = {});
+
+/// Plans YAML text; `display_path` is what messages and Plan::file show.
+Plan make_plan_from_string(const std::string& yaml, const std::string& display_path,
+                           const SchemaCatalog& catalog, const PlanOptions& opts = {});
+
+}  // namespace orch

@@ -1,0 +1,74 @@
+// RunSpec: one fully resolved run of an experiment, and Plan: all of them.
+//
+// The planner (plan/) turns an experiment YAML into a Plan; the runner and the scheduler only
+// ever see RunSpecs. Every default is filled in here, so a RunSpec alone says exactly what ran.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "orch/params.h"
+#include "orch/plugin.h"
+
+namespace orch {
+
+/// A plugin chosen for one of the four roles, with every declared parameter resolved.
+struct PluginChoice {
+  std::string plugin;  ///< plugin name, e.g. "amp"
+  Params params;       ///< all declared parameters, defaults filled in
+};
+
+struct OptimizerSpec {
+  std::string name = "sgd";     ///< only "sgd" for now
+  double lr = 0.1;
+  double momentum = 0.9;
+  double weight_decay = 1e-4;
+};
+
+struct RunSpec {
+  std::string name;   ///< short, stable, built from the swept values: "amp-bf16/channels_last/b256"
+  std::string hash;   ///< configuration hash (32 hex digits); independent of repeat index
+  int repeat = 0;     ///< 0-based repeat index
+  std::string experiment;  ///< the experiment's `name`
+
+  PluginChoice model, data, precision, stream;
+  std::optional<std::int64_t> batch_size;  ///< empty means `auto`
+  std::string memory_format = "contiguous";  ///< contiguous | channels_last
+  std::string cudnn_benchmark = "auto";      ///< on | off | auto
+  OptimizerSpec optimizer;
+  std::int64_t warmup_steps = 10;
+  std::int64_t measure_steps = 50;
+  double timeout_s = 1800;       ///< wall-clock limit of one run
+  std::string device = "auto";   ///< auto | cpu | cuda | cuda:N
+  std::int64_t seed = 0;
+
+  /// The resolved configuration as canonical JSON (sorted keys). The hash is computed from it.
+  nlohmann::json config;
+  /// The axis values of this run, axis path -> rendered value, for tables.
+  std::map<std::string, std::string> swept;
+};
+
+struct Plan {
+  std::string name;
+  std::string description;
+  std::string file;                 ///< the experiment file it came from
+  std::vector<std::string> axes;    ///< swept axis paths, in file order
+  std::vector<RunSpec> runs;        ///< configurations x repeats, repeats adjacent
+};
+
+/// What the planner needs to know about plugins: their schemas. The host's plugin registry
+/// implements it from loaded libraries; tests use a fixed catalogue.
+class SchemaCatalog {
+ public:
+  virtual ~SchemaCatalog() = default;
+  /// nullptr when no plugin of that kind has that name.
+  virtual const PluginInfo* find(PluginKind kind, const std::string& name) const = 0;
+  /// All names of one kind, for "unknown plugin (known: a, b)" messages.
+  virtual std::vector<std::string> names(PluginKind kind) const = 0;
+};
+
+}  // namespace orch

@@ -1,0 +1,122 @@
+// Run names: built only from what differs between configurations, readable, and unique.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "plan/run_name.h"
+#include "unit/plan_test_catalog.h"
+
+namespace orch {
+namespace {
+
+using test::plan_text;
+
+std::vector<std::string> names(const Plan& p) {
+  std::vector<std::string> out;
+  for (const RunSpec& r : p.runs) out.push_back(r.name);
+  return out;
+}
+
+TEST_CASE("names: self-explanatory values", "[plan][names]") {
+  CHECK(self_explanatory("channels_last"));
+  CHECK(self_explanatory("bf16"));
+  CHECK(self_explanatory("cuda:1"));
+  CHECK_FALSE(self_explanatory("on"));
+  CHECK_FALSE(self_explanatory("Off"));
+  CHECK_FALSE(self_explanatory("auto"));
+  CHECK_FALSE(self_explanatory("true"));
+  CHECK_FALSE(self_explanatory("18"));
+  CHECK_FALSE(self_explanatory("0.01"));
+  CHECK_FALSE(self_explanatory(""));
+  CHECK_FALSE(self_explanatory("{\"a\":1}"));
+}
+
+TEST_CASE("names: parts by style", "[plan][names]") {
+  CHECK(name_part({"batch_size", NameStyle::kPrefix, "b"}, "256") == "b256");
+  CHECK(name_part({"precision", NameStyle::kValue, ""}, "amp-bf16") == "amp-bf16");
+  CHECK(name_part({"model.depth", NameStyle::kLeaf, ""}, "18") == "depth=18");
+  CHECK(name_part({"cudnn_benchmark", NameStyle::kLeaf, ""}, "on") == "cudnn_benchmark=on");
+  CHECK(name_part({"memory_format", NameStyle::kLeaf, ""}, "channels_last") == "channels_last");
+  CHECK(name_part({"tag", NameStyle::kLeaf, ""}, "a/b c") == "a_b_c");  // '/' separates parts
+}
+
+TEST_CASE("names: only varying columns, fallback, and disambiguation", "[plan][names]") {
+  std::vector<NameColumn> cols = {{"a", NameStyle::kLeaf, ""}, {"b", NameStyle::kLeaf, ""}};
+  CHECK(make_run_names(cols, {{"1", "x"}, {"2", "x"}}, "exp") ==
+        std::vector<std::string>{"a=1", "a=2"});
+  CHECK(make_run_names(cols, {{"1", "x"}}, "exp") == std::vector<std::string>{"exp"});
+  CHECK(make_run_names({}, {{}, {}}, "exp") == std::vector<std::string>{"exp", "exp~2"});
+  // Two different values that render to the same part still get distinct names.
+  CHECK(make_run_names(cols, {{"p/q", "x"}, {"p q", "x"}, {"p_q", "y"}}, "exp") ==
+        std::vector<std::string>{"p_q/x", "p_q/x~2", "p_q/y"});
+}
+
+TEST_CASE("names: the documented example amp-bf16/channels_last/b256", "[plan][names]") {
+  Plan p = plan_text(R"(
+name: article
+base:
+  model: {plugin: resnet, depth: 50}
+matrix:
+  precision: [fp32, {plugin: amp, dtype: bf16}]
+  memory_format: [contiguous, channels_last]
+  batch_size: [128, 256]
+)");
+  std::vector<std::string> got = names(p);
+  CHECK(got.size() == 8);
+  CHECK(got[0] == "fp32/contiguous/b128");
+  CHECK(got[7] == "amp-bf16/channels_last/b256");
+}
+
+TEST_CASE("names: only values that differ between configurations", "[plan][names]") {
+  Plan p = plan_text(R"(
+name: partial
+matrix:
+  precision: [amp]
+  model.depth: [18, 50]
+  cudnn_benchmark: [on, off]
+  device: [cuda]
+)");
+  CHECK(names(p) ==
+        std::vector<std::string>{"depth=18/cudnn_benchmark=on", "depth=18/cudnn_benchmark=off",
+                                 "depth=50/cudnn_benchmark=on", "depth=50/cudnn_benchmark=off"});
+}
+
+TEST_CASE("names: plugin choices show their explicitly set parameters", "[plan][names]") {
+  Plan p = plan_text(R"(
+name: plugins
+matrix:
+  precision: [fp32, amp, {plugin: amp, dtype: fp16}]
+)");
+  CHECK(names(p) == std::vector<std::string>{"fp32", "amp", "amp-fp16"});
+}
+
+TEST_CASE("names: one configuration is named after the experiment", "[plan][names]") {
+  CHECK(names(plan_text("name: solo\nbase:\n  repeat: 2\n")) ==
+        std::vector<std::string>{"solo", "solo"});
+  CHECK(names(plan_text("name: solo\nmatrix:\n  batch_size: [32]\n")) ==
+        std::vector<std::string>{"solo"});
+}
+
+TEST_CASE("names: unique per configuration in a larger plan", "[plan][names]") {
+  Plan p = plan_text(R"(
+name: big
+base:
+  repeat: 2
+matrix:
+  model: [resnet, toy, {plugin: toy, width: 16}]
+  data.image_size: [64, 128]
+  optimizer.lr: [0.1, 0.01]
+  device: [cpu, cuda]
+  include:
+    - {model: toy, steps.warmup: 5}
+)");
+  std::set<std::string> unique_names, unique_hashes;
+  for (const RunSpec& r : p.runs) {
+    unique_names.insert(r.name);
+    unique_hashes.insert(r.hash);
+  }
+  CHECK(unique_hashes.size() == 24);
+  CHECK(unique_names.size() == 24);
+}
+
+}  // namespace
+}  // namespace orch
