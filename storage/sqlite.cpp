@@ -1,0 +1,105 @@
+// SQLite RAII wrappers.
+#include "storage/sqlite.h"
+
+#include <iostream>
+
+namespace orch::storage {
+namespace {
+
+[[noreturn]] void fail(sqlite3* db, const std::string& what) {
+  throw SqliteError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+}  // namespace
+
+Database::Database(const std::string& path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = "cannot open database " + path;
+    if (db_) msg += std::string(": ") + sqlite3_errmsg(db_);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw SqliteError(msg);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+Database::~Database() {
+  if (db_ && sqlite3_close(db_) != SQLITE_OK) {
+    std::cerr << "orch: warning: closing the database: " << sqlite3_errmsg(db_) << "\n";
+  }
+}
+
+void Database::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw SqliteError("SQL failed: " + msg);
+  }
+}
+
+Statement::Statement(const Database& db, const std::string& sql) : db_(db.get()) {
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) {
+    fail(db_, "cannot prepare statement");
+  }
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::bind(int i, const std::string& v) {
+  if (sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT) !=
+      SQLITE_OK)
+    fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind(int i, std::int64_t v) {
+  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind(int i, double v) {
+  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind(int i, std::optional<double> v) {
+  return v ? bind(i, *v) : bind_null(i);
+}
+Statement& Statement::bind_null(int i) {
+  if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+
+bool Statement::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  fail(db_, "statement failed");
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+std::string Statement::column_text(int col) const {
+  const auto* p = sqlite3_column_text(stmt_, col);
+  return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
+}
+
+Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+
+Transaction::~Transaction() {
+  if (done_) return;
+  char* err = nullptr;
+  if (sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, &err) != SQLITE_OK) {
+    std::cerr << "orch: warning: rollback failed: " << (err ? err : "?") << "\n";
+    sqlite3_free(err);
+  }
+}
+
+void Transaction::commit() {
+  db_.exec("COMMIT");
+  done_ = true;
+}
+
+}  // namespace orch::storage

@@ -1,0 +1,76 @@
+// Small RAII owners for SQLite handles (SQLiteCpp's shape): a database, a prepared statement
+// and a transaction that rolls back unless committed. Errors become SqliteError with the
+// database's message; destructors never throw.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace orch::storage {
+
+class SqliteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Database {
+ public:
+  /// Opens (creating if needed) the database file.
+  explicit Database(const std::string& path);
+  ~Database();
+  Database(Database&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Database& operator=(Database&&) = delete;
+  Database(const Database&) = delete;
+
+  void exec(const std::string& sql);
+  sqlite3* get() const { return db_; }
+  std::int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class Statement {
+ public:
+  Statement(const Database& db, const std::string& sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  /// Binds by 1-based index. Strings are copied (SQLITE_TRANSIENT); nullopt binds NULL.
+  Statement& bind(int i, const std::string& v);
+  Statement& bind(int i, std::int64_t v);
+  Statement& bind(int i, double v);
+  Statement& bind(int i, std::optional<double> v);
+  Statement& bind_null(int i);
+  /// Steps once: true while a row is available, false when done.
+  bool step();
+  void reset();
+
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::int64_t column_int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double column_double(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::string column_text(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+/// BEGIN IMMEDIATE on construction; ROLLBACK on destruction unless commit() was called.
+class Transaction {
+ public:
+  explicit Transaction(Database& db);
+  ~Transaction();
+  void commit();
+
+ private:
+  Database& db_;
+  bool done_ = false;
+};
+
+}  // namespace orch::storage
