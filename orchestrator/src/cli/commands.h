@@ -1,0 +1,26 @@
+// The `orch` subcommands. Each registers itself on the CLI11 app and returns the exit code
+// through `exit_code`: 0 success, 1 some run failed, 2 bad input (nothing ran, nothing written).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace orch::cli {
+
+/// Options every command shares.
+struct GlobalOptions {
+  std::vector<std::string> plugin_paths;  ///< --plugin-path, searched after the build's folder
+  std::string db = "results.db";          ///< --db
+};
+
+constexpr int kExitOk = 0;
+constexpr int kExitRunFailed = 1;
+constexpr int kExitBadInput = 2;
+
+void add_plugins_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+
+}  // namespace orch::cli

@@ -1,0 +1,27 @@
+// orch: which training configuration is fastest on this GPU, measured.
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"orch: run training-configuration experiments and rank them by measured speed"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("orch ") + ORCH_VERSION);
+  orch::cli::GlobalOptions global;
+  app.add_option("--plugin-path", global.plugin_paths,
+                 "extra folder to search for plugin libraries (repeatable; also ORCH_PLUGIN_PATH)");
+  app.add_option("--db", global.db, "SQLite results database")->capture_default_str();
+
+  int exit_code = orch::cli::kExitOk;
+  orch::cli::add_plugins_command(app, global, exit_code);
+  orch::cli::add_plan_command(app, global, exit_code);
+  orch::cli::add_run_command(app, global, exit_code);
+  orch::cli::add_rank_command(app, global, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : orch::cli::kExitBadInput;
+  }
+  return exit_code;
+}

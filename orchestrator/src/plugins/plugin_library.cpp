@@ -1,0 +1,63 @@
+// Loading a plugin library safely: dlopen errors are reported with dlerror()'s text, the ABI
+// stamp is read through a C function before any C++ object is used, and info() is called
+// inside a try block while the library is loaded.
+#include "plugins/plugin_library.h"
+
+#include <dlfcn.h>
+
+#include "plugins/abi_check.h"
+#include "plugins/plugin_error.h"
+
+namespace orch {
+namespace {
+
+namespace dll = boost::dll;
+
+// Boost.DLL's own exceptions do not carry dlerror()'s text, which is what tells a user *why*
+// (missing dependency, not an ELF file, undefined symbol). So the library is opened once with
+// dlopen directly to get that text; the handle is then released and Boost.DLL opens it again
+// (the reference count makes that cheap).
+void probe_with_dlopen(const std::filesystem::path& path) {
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = ::dlerror();
+    throw PluginError("cannot load plugin library " + path.string() + ": " +
+                      (err ? err : "unknown dlopen error"));
+  }
+  ::dlclose(handle);
+}
+
+}  // namespace
+
+PluginLibrary load_plugin_library(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path)) {
+    throw PluginError("cannot load plugin library " + path.string() + ": no such file");
+  }
+  probe_with_dlopen(path);
+  PluginLibrary out;
+  out.path = path;
+  try {
+    out.library = std::make_shared<dll::shared_library>(
+        path, dll::load_mode::rtld_now | dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    throw PluginError("cannot load plugin library " + path.string() + ": " + e.what());
+  }
+  if (!out.library->has("orch_plugin_abi") || !out.library->has("orch_plugin_factory")) {
+    throw PluginError("refusing " + path.string() +
+                      ": not an orch plugin (it exports no orch_plugin_abi/orch_plugin_factory; "
+                      "build it with ORCH_PLUGIN(...))");
+  }
+  const orch_abi_stamp* stamp = out.library->get<const orch_abi_stamp*()>("orch_plugin_abi")();
+  if (auto why = abi_mismatch(*stamp, host_abi_stamp()); !why.empty()) {
+    throw PluginError("refusing plugin " + path.string() + ": " + why);
+  }
+  try {
+    out.factory = out.library->get<Plugin*()>("orch_plugin_factory")();
+    out.info = out.factory->info();
+  } catch (const std::exception& e) {
+    throw PluginError("plugin " + path.string() + " failed to describe itself: " + e.what());
+  }
+  return out;
+}
+
+}  // namespace orch

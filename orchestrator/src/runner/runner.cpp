@@ -1,0 +1,217 @@
+// One run in this process: wiring the plugins, the timed loop, and the result document.
+#include "runner/runner.h"
+
+#include <ATen/Context.h>
+#include <c10/util/Exception.h>
+#include <torch/optim/sgd.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <numeric>
+
+#include "runner/device.h"
+#include "runner/environment.h"
+#include "runner/step_timer.h"
+
+namespace orch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// PyTorch's `model.to(memory_format=torch.channels_last)`: every 4-D parameter and buffer
+// is re-laid out in NHWC; everything else is left as it is.
+void to_channels_last(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+  for (auto& b : module.buffers()) {
+    if (b.dim() == 4) b.set_data(b.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
+void add_counters(nlohmann::json& out, const std::string& prefix,
+                  const std::map<std::string, double>& counters) {
+  for (const auto& [k, v] : counters) out[prefix + "." + k] = v;
+}
+
+// The measured part of a run, filled in by train().
+struct Measurement {
+  double warmup_s = 0, measure_s = 0;
+  std::vector<double> step_ms, data_wait_ms, loss;
+  std::int64_t skipped_steps = 0;
+  nlohmann::json counters = nlohmann::json::object();
+  std::int64_t peak_allocated = -1, peak_reserved = -1;
+  bool cudnn_benchmark = false;
+};
+
+Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device) {
+  Measurement m;
+  torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
+  const bool channels_last = spec.memory_format == "channels_last";
+  const std::int64_t batch = spec.batch_size.value_or(0);
+  if (batch <= 0) throw std::runtime_error("batch_size: auto is resolved by `orch sweep`, not here");
+
+  auto precision = registry.create_precision(spec.precision, {device});
+  precision->configure();
+  auto loader = registry.create_loader(spec.data, {batch, device, spec.seed, channels_last});
+  auto model = registry.create_model(spec.model, {loader->num_classes(), loader->sample_shape()});
+  auto strategy = registry.create_strategy(spec.stream, {device});
+
+  m.cudnn_benchmark = cudnn_benchmark_enabled(spec.cudnn_benchmark, batch, loader->sample_shape());
+  at::globalContext().setBenchmarkCuDNN(m.cudnn_benchmark);
+
+  auto& net = model->module();
+  net.to(device);
+  if (channels_last) to_channels_last(net);
+  net.train();
+  torch::optim::SGD optimizer(net.parameters(), torch::optim::SGDOptions(spec.optimizer.lr)
+                                                    .momentum(spec.optimizer.momentum)
+                                                    .weight_decay(spec.optimizer.weight_decay));
+
+  StepFunctions fns;
+  fns.next_batch = [&] { return loader->next(); };
+  fns.to_device = [&](const Batch& b, bool non_blocking) {
+    Batch out{b.images.to(device, non_blocking), b.labels.to(device, non_blocking)};
+    if (channels_last) out.images = out.images.contiguous(at::MemoryFormat::ChannelsLast);
+    return out;
+  };
+  fns.train_step = [&](const Batch& b) {
+    optimizer.zero_grad(/*set_to_none=*/true);
+    auto loss = precision->forward_loss(*model, b);
+    if (!precision->backward_step(loss, optimizer)) ++m.skipped_steps;
+    return loss.detach();
+  };
+
+  // Warm-up: cuDNN autotuning, allocator growth and lazy initialisation happen here, timed
+  // apart from the measured steps.
+  auto t0 = Clock::now();
+  for (std::int64_t i = 0; i < spec.warmup_steps; ++i) strategy->step(fns);
+  synchronize(device);
+  m.warmup_s = seconds_since(t0);
+  m.skipped_steps = 0;
+
+  const auto n = static_cast<std::size_t>(spec.measure_steps);
+  StepTimer timer(device, n);
+  std::vector<torch::Tensor> losses;
+  losses.reserve(n);
+  m.data_wait_ms.reserve(n);
+  t0 = Clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    timer.start_step();
+    StepResult r = strategy->step(fns);
+    timer.end_step();
+    losses.push_back(r.loss);
+    m.data_wait_ms.push_back(r.data_wait_ms);
+  }
+  synchronize(device);
+  m.measure_s = seconds_since(t0);
+
+  m.step_ms = timer.step_ms();
+  auto all = torch::stack(losses).to(torch::kCPU, torch::kDouble);
+  m.loss.assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
+  m.peak_allocated = peak_allocated_bytes(device);
+  m.peak_reserved = peak_reserved_bytes(device);
+  add_counters(m.counters, "data", loader->counters());
+  add_counters(m.counters, "precision", precision->counters());
+  add_counters(m.counters, "stream", strategy->counters());
+  return m;
+}
+
+}  // namespace
+
+bool cudnn_benchmark_enabled(const std::string& setting, std::int64_t batch,
+                             const std::vector<std::int64_t>& shape) {
+  if (setting == "on") return true;
+  if (setting == "off") return false;
+  if (batch % 8 != 0) return false;
+  return std::all_of(shape.begin(), shape.end(), [](std::int64_t d) { return d % 8 == 0; });
+}
+
+nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
+  nlohmann::json doc;
+  doc["format"] = "orch.result";
+  doc["version"] = 1;
+  doc["experiment"] = spec.experiment;
+  doc["run"] = {{"name", spec.name}, {"hash", spec.hash}, {"repeat", spec.repeat}};
+  doc["config"] = spec.config;
+  doc["started_at"] = utc_now();
+  const auto t0 = Clock::now();
+  try {
+    const c10::Device device = resolve_device(spec.device);
+    doc["device"] = device.str();
+    doc["environment"] = collect_environment(device);
+    reset_peak_memory(device);
+    Measurement m = train(spec, registry, device);
+
+    const auto batch = static_cast<double>(*spec.batch_size);
+    nlohmann::json metrics;
+    metrics["images_per_s"] = batch * static_cast<double>(m.step_ms.size()) / m.measure_s;
+    metrics["step_ms_mean"] = 1000.0 * m.measure_s / static_cast<double>(m.step_ms.size());
+    metrics["device_step_ms_mean"] = mean(m.step_ms);
+    metrics["step_ms_p50"] = percentile(m.step_ms, 0.50);
+    metrics["step_ms_p90"] = percentile(m.step_ms, 0.90);
+    metrics["step_ms_p99"] = percentile(m.step_ms, 0.99);
+    metrics["data_wait_ms_mean"] = mean(m.data_wait_ms);
+    metrics["warmup_s"] = m.warmup_s;
+    metrics["measure_s"] = m.measure_s;
+    metrics["loss_first"] = m.loss.front();
+    metrics["loss_last"] = m.loss.back();
+    metrics["skipped_steps"] = m.skipped_steps;
+    metrics["cudnn_benchmark"] = m.cudnn_benchmark ? 1 : 0;
+    if (m.peak_allocated >= 0) metrics["peak_allocated_bytes"] = m.peak_allocated;
+    if (m.peak_reserved >= 0) metrics["peak_reserved_bytes"] = m.peak_reserved;
+    doc["metrics"] = metrics;
+    doc["counters"] = m.counters;
+    nlohmann::json steps = nlohmann::json::array();
+    for (std::size_t i = 0; i < m.step_ms.size(); ++i) {
+      steps.push_back({{"step", i}, {"step_ms", m.step_ms[i]},
+                       {"data_wait_ms", m.data_wait_ms[i]}, {"loss", m.loss[i]}});
+    }
+    doc["steps"] = steps;
+    doc["status"] = "ok";
+  } catch (const c10::OutOfMemoryError& e) {
+    doc["status"] = "oom";
+    doc["error"] = std::string("out of memory at batch size ") +
+                   std::to_string(spec.batch_size.value_or(0)) + ": " + e.what_without_backtrace();
+  } catch (const c10::Error& e) {
+    doc["status"] = "failed";
+    doc["error"] = e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    doc["status"] = "failed";
+    doc["error"] = e.what();
+  }
+  doc["duration_s"] = seconds_since(t0);
+  doc["finished_at"] = utc_now();
+  return doc;
+}
+
+}  // namespace orch

@@ -1,0 +1,22 @@
+// The runner: one RunSpec, start to finish, in this process. It builds the four plugins,
+// wires them into a training step, runs warm-up and measured steps, and returns the run's
+// result document (see result_document.h) whatever happened: a failure is an outcome, not an
+// exception.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "plan/run_spec.h"
+#include "plugins/registry.h"
+
+namespace orch {
+
+nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry);
+
+/// `auto` cuDNN benchmarking: on only when batch, channels, height and width are all
+/// multiples of 8 (the shapes Tensor Cores want, as the article advises).
+bool cudnn_benchmark_enabled(const std::string& setting, std::int64_t batch,
+                             const std::vector<std::int64_t>& sample_shape);
+
+}  // namespace orch

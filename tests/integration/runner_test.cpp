@@ -1,0 +1,49 @@
+// One run end to end on the CPU: the loop trains (the loss falls on a fixed batch), the result
+// document carries what the store and the ranking need, and failures become outcomes.
+#include <catch2/catch.hpp>
+
+#include "integration/test_support.h"
+#include "runner/runner.h"
+
+using namespace orch;
+
+TEST_CASE("fp32 training on a fixed batch lowers the loss", "[runner]") {
+  RunSpec spec = test::small_cpu_spec();
+  const auto doc = run_one(spec, test::built_plugins());
+  INFO(doc.dump(2));
+  REQUIRE(doc["status"] == "ok");
+  const auto& m = doc["metrics"];
+  CHECK(m["loss_last"].get<double>() < 0.5 * m["loss_first"].get<double>());
+  CHECK(m["images_per_s"].get<double>() > 0);
+  CHECK(doc["steps"].size() == 12);
+  CHECK(doc["device"] == "cpu");
+  CHECK(doc["run"]["hash"] == spec.hash);
+}
+
+TEST_CASE("amp bf16 training on the CPU lowers the loss too", "[runner]") {
+  RunSpec spec = test::small_cpu_spec();
+  spec.precision = test::choice("amp", {{"dtype", std::string("bf16")}});
+  spec.memory_format = "channels_last";
+  const auto doc = run_one(spec, test::built_plugins());
+  INFO(doc.dump(2));
+  REQUIRE(doc["status"] == "ok");
+  CHECK(doc["metrics"]["loss_last"].get<double>() < 0.7 * doc["metrics"]["loss_first"].get<double>());
+}
+
+TEST_CASE("a failing run is an outcome with the reason, not an exception", "[runner]") {
+  RunSpec spec = test::small_cpu_spec();
+  spec.device = "cuda:7";  // never present on the CI machine, nor on one-GPU machines
+  const auto doc = run_one(spec, test::built_plugins());
+  CHECK(doc["status"] == "failed");
+  CHECK(doc["error"].get<std::string>().find("cuda:7") != std::string::npos);
+  CHECK_FALSE(doc.contains("metrics"));
+}
+
+TEST_CASE("cudnn_benchmark auto is on only for shapes that are multiples of 8", "[runner]") {
+  CHECK(cudnn_benchmark_enabled("auto", 256, {8, 224, 224}));
+  CHECK_FALSE(cudnn_benchmark_enabled("auto", 256, {3, 224, 224}));
+  CHECK_FALSE(cudnn_benchmark_enabled("auto", 100, {8, 224, 224}));
+  CHECK_FALSE(cudnn_benchmark_enabled("auto", 256, {8, 225, 224}));
+  CHECK(cudnn_benchmark_enabled("on", 3, {3, 5, 7}));
+  CHECK_FALSE(cudnn_benchmark_enabled("off", 256, {8, 224, 224}));
+}

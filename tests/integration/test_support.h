@@ -1,0 +1,93 @@
+// Helpers shared by the LibTorch test suites: a registry over the built plugins, RunSpecs made
+// by hand (independent of the planner), temporary folders, and running the orch binary.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "plan/run_spec.h"
+#include "plugins/registry.h"
+
+namespace orch::test {
+
+inline PluginRegistry& built_plugins() {
+  static PluginRegistry registry = [] {
+    PluginRegistry r;
+    r.load_directories({ORCH_PLUGIN_BUILD_DIR});
+    return r;
+  }();
+  return registry;
+}
+
+inline PluginChoice choice(const std::string& plugin, std::map<std::string, Value> params = {}) {
+  return {plugin, Params(std::move(params))};
+}
+
+/// A small, fast CPU configuration: ResNet18 on 32x32 images, 10 classes, one fixed batch.
+inline RunSpec small_cpu_spec() {
+  RunSpec s;
+  s.name = "test";
+  s.hash = "0123456789abcdef0123456789abcdef";
+  s.experiment = "unit";
+  s.model = choice("resnet", {{"depth", std::int64_t{18}}});
+  s.data = choice("synthetic", {{"image_size", std::int64_t{32}},
+                                {"channels", std::int64_t{3}},
+                                {"classes", std::int64_t{10}},
+                                {"batches", std::int64_t{1}}});
+  s.precision = choice("fp32");
+  s.stream = choice("default");
+  s.batch_size = 8;
+  s.warmup_steps = 1;
+  s.measure_steps = 12;
+  s.optimizer.lr = 0.05;
+  s.optimizer.weight_decay = 0.0;
+  s.device = "cpu";
+  s.config = {{"model", {{"plugin", "resnet"}, {"depth", 18}}},
+              {"data", {{"plugin", "synthetic"}}},
+              {"precision", {{"plugin", "fp32"}}},
+              {"stream", {{"plugin", "default"}}},
+              {"batch_size", 8},
+              {"memory_format", "contiguous"}};
+  return s;
+}
+
+/// A fresh, empty directory under the system temp folder, removed on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("orch-test-" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  ///< stdout and stderr together
+};
+
+/// Runs the built orch binary with `args` (already shell-quoted), capturing its output.
+inline CommandResult run_orch(const std::string& args) {
+  const std::string cmd = std::string("'") + ORCH_BINARY + "' " + args + " 2>&1";
+  CommandResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace orch::test
