@@ -1,0 +1,114 @@
+// The orch binary end to end: a run lands in SQLite and in the ranking; bad input is refused
+// before anything runs or any database file is created; refused plugins are reported.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "integration/test_support.h"
+#include "storage/store.h"
+
+using namespace orch;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Matches;
+
+namespace {
+
+void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+constexpr const char* kTinyExperiment = R"(name: tiny
+base:
+  model: {plugin: resnet, depth: 18}
+  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
+  batch_size: 4
+  steps: {warmup: 1, measure: 3}
+  device: cpu
+matrix:
+  memory_format: [contiguous, channels_last]
+)";
+
+}  // namespace
+
+TEST_CASE("orch run records every run in SQLite and prints the ranking", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTinyExperiment);
+  const auto db = tmp.path() / "r.db";
+  auto r = test::run_orch("--db '" + db.string() + "' run '" + (tmp.path() / "tiny.yaml").string() + "'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("[1/2] contiguous"));
+  CHECK_THAT(r.output, Contains("Ranking for tiny"));
+  REQUIRE(std::filesystem::exists(db));
+
+  storage::Store store(db.string());
+  storage::Statement st(store.database(),
+                        "SELECT COUNT(*), SUM(status = 'ok'), MIN(images_per_s) FROM runs "
+                        "WHERE experiment = 'tiny'");
+  REQUIRE(st.step());
+  CHECK(st.column_int(0) == 2);
+  CHECK(st.column_int(1) == 2);
+  CHECK(st.column_double(2) > 0);
+  storage::Statement steps(store.database(), "SELECT COUNT(*) FROM run_steps");
+  steps.step();
+  CHECK(steps.column_int(0) == 6);
+
+  auto rank = test::run_orch("--db '" + db.string() + "' rank");
+  INFO(rank.output);
+  CHECK(rank.exit_code == 0);
+  CHECK_THAT(rank.output, Matches("(.|\n)*\\s+1\\s+(contiguous|channels_last)\\s+[0-9.]+(.|\n)*"));
+  CHECK_THAT(rank.output, Contains("1.00x"));
+}
+
+TEST_CASE("orch run refuses a bad experiment before creating the database", "[cli]") {
+  test::TempDir tmp;
+  const auto db = tmp.path() / "r.db";
+  write(tmp.path() / "bad.yaml",
+        "name: bad\nbase:\n  precision: {plugin: amp, dtype: fp8}\n");
+  auto r = test::run_orch("--db '" + db.string() + "' run '" + (tmp.path() / "bad.yaml").string() + "'");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("bad.yaml:3:"));
+  CHECK_THAT(r.output, Contains("bf16"));
+  CHECK_FALSE(std::filesystem::exists(db));
+}
+
+TEST_CASE("every file of the bad corpus is refused by the binary, and no database appears",
+          "[cli]") {
+  test::TempDir tmp;
+  const auto db = tmp.path() / "r.db";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCH_FIXTURES_DIR) + "/bad")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    auto r = test::run_orch("--db '" + db.string() + "' run '" + entry.path().string() + "'");
+    INFO(entry.path().filename() << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    // file:line:col: ... on the first line of the error
+    CHECK_THAT(r.output, Matches("(.|\n)*" + entry.path().filename().string() + ":[0-9]+:[0-9]+: (.|\n)*"));
+    CHECK_FALSE(std::filesystem::exists(db));
+  }
+  CHECK(files >= 25);
+}
+
+TEST_CASE("orch plan prints the runs and validates without running", "[cli]") {
+  auto r = test::run_orch(std::string("plan '") + ORCH_SOURCE_DIR + "/experiments/quickstart.yaml'");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("amp-bf16/channels_last"));
+  CHECK_THAT(r.output, Contains("4 runs (4 configurations x 1 repeat)"));
+}
+
+TEST_CASE("orch plugins lists plugins with parameters and names refused libraries", "[cli]") {
+  auto r = test::run_orch(std::string("--plugin-path '") + ORCH_TEST_PLUGIN_DIR + "' plugins");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Matches("(.|\n)*model\\s+resnet\\s+1\\.0\\.0(.|\n)*"));
+  CHECK_THAT(r.output, Contains("depth (int, default 50) one of: 18, 34, 50, 101, 152"));
+  CHECK_THAT(r.output, Contains("libabi_mismatch.so: it was built against orch SDK version 999"));
+  CHECK_THAT(r.output, Contains("libcorrupt.so"));
+}
+
+TEST_CASE("orch rank without a database says so", "[cli]") {
+  auto r = test::run_orch("--db /nonexistent/dir/x.db rank");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("no database at /nonexistent/dir/x.db"));
+}
