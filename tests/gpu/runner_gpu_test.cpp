@@ -52,7 +52,7 @@ TEST_CASE("the amp plugin runs the forward pass in bf16 on CUDA", "[gpu]") {
     }
   } probe;
   probe.fc->to(torch::kCUDA);
-  Batch b{torch::randn({8, 4}, torch::kCUDA), torch::randint(3, {8}, torch::kCUDA)};
+  Batch b{torch::randn({8, 4}, torch::kCUDA), torch::randint(3, {8}, torch::TensorOptions(torch::kCUDA).dtype(torch::kLong))};
   auto loss = precision->forward_loss(probe, b);
   CHECK(probe.seen == torch::kBFloat16);
   CHECK(loss.scalar_type() == torch::kFloat);  // the loss itself is computed in fp32

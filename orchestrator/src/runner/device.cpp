@@ -1,6 +1,7 @@
 // Device resolution and CUDA allocator statistics.
 #include "runner/device.h"
 
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/cuda.h>
 
@@ -40,7 +41,11 @@ void synchronize(const c10::Device& device) {
 }
 
 void reset_peak_memory(const c10::Device& device) {
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+  if (!device.is_cuda()) return;
+  // The caching allocator is created lazily with the CUDA context; asking it for statistics
+  // before that fails with "Invalid device argument", so initialise CUDA first.
+  at::globalContext().lazyInitDevice(c10::kCUDA);
+  c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
 }
 
 std::int64_t peak_allocated_bytes(const c10::Device& device) {
