@@ -5,7 +5,8 @@
 //                        *before* touching any C++ object from the library, so a plugin built
 //                        against another SDK, compiler or LibTorch is refused with a sentence,
 //                        never a crash.
-//   orch_plugin_factory  a Boost.DLL alias returning the plugin's factory object.
+//   orch_plugin_factory  extern "C", returns the plugin's factory object (a static inside the
+//                        library); the host looks both up by name with Boost.DLL.
 // Everything a factory creates is wrapped by the host so that the library stays loaded for as
 // long as the object lives (Boost.DLL "missuses": code must not outlive its library).
 #pragma once

@@ -54,6 +54,7 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       return;
     }
     storage::Store store(g.db);
+    std::cout << plan.name << (plan.description.empty() ? "" : ": " + plan.description) << "\n";
     int failed = 0;
     const std::size_t total = plan.runs.size();
     for (std::size_t i = 0; i < total; ++i) {

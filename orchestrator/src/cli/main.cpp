@@ -2,10 +2,12 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "storage/sqlite.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"orch: run training-configuration experiments and rank them by measured speed"};
   app.require_subcommand(1);
+  app.fallthrough();  // global options may also follow the command: `orch rank --db x.db`
   app.set_version_flag("--version", std::string("orch ") + ORCH_VERSION);
   orch::cli::GlobalOptions global;
   app.add_option("--plugin-path", global.plugin_paths,
@@ -22,6 +24,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : orch::cli::kExitBadInput;
+  } catch (const orch::storage::SqliteError& e) {
+    // A database we cannot open or understand (newer schema, not SQLite): bad input.
+    std::cerr << "orch: " << e.what() << "\n";
+    return orch::cli::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "orch: error: " << e.what() << "\n";
+    return orch::cli::kExitRunFailed;
   }
   return exit_code;
 }

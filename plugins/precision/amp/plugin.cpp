@@ -43,8 +43,8 @@ class Amp final : public Precision {
  public:
   Amp(at::ScalarType dtype, torch::Device device) : dtype_(dtype), device_(device) {}
   void configure() override {
-    // Autocast decides which ops run in low precision; what stays fp32 keeps TF32 off, as in
-    // PyTorch's defaults for convolutions-in-fp32 under AMP.
+    // Autocast decides which ops run in low precision. For what stays fp32, PyTorch's defaults:
+    // TF32 allowed for cuDNN convolutions, not for matmuls.
     at::globalContext().setAllowTF32CuBLAS(false);
     at::globalContext().setAllowTF32CuDNN(true);
   }
