@@ -172,15 +172,15 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
   // configuration changed, and every stored hash changes with it.
   Plan p = plan_text("name: defaults\n", {}, test::real_catalog());
   CHECK(p.runs[0].config.dump() ==
-        R"({"batch_size":64,"cudnn_benchmark":"auto","data":{"params":{"batches":4,)"
-        R"("channels":3,"classes":1000,"image_size":224},"plugin":"synthetic"},)"
+        R"({"batch_size":64,"cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
+        R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
         R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50},)"
-        R"("plugin":"resnet"},"optimizer":{"lr":0.1,"momentum":0.9,"name":"sgd",)"
-        R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"repeat":1,)"
-        R"("seed":0,"steps":{"measure":50,"warmup":10},"stream":{"params":{},)"
-        R"("plugin":"default"},"timeout":1800.0})");
+        R"("plugin":"resnet"},"optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
+        R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"repeat":1,"seed":0,)"
+        R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
+        R"("timeout":1800.0})");
   // XXH3-128 of that JSON without "repeat" and "timeout" (checked against libxxhash).
-  CHECK(p.runs[0].hash == "bc65f11898d38a01ca6732b1bfd3c495");
+  CHECK(p.runs[0].hash == "8b922a3df0c97eb438ad02254c052273");
 }
 
 }  // namespace

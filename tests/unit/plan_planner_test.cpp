@@ -45,6 +45,7 @@ TEST_CASE("planner: a file with only a name is one run with every default", "[pl
   CHECK(r.memory_format == "contiguous");
   CHECK(r.cudnn_benchmark == "auto");
   CHECK(r.optimizer.name == "sgd");
+  CHECK(r.optimizer.impl == "foreach");
   CHECK(r.optimizer.lr == 0.1);
   CHECK(r.optimizer.momentum == 0.9);
   CHECK(r.optimizer.weight_decay == 1e-4);
@@ -70,7 +71,7 @@ base:
   batch_size: auto
   memory_format: channels_last
   cudnn_benchmark: off
-  optimizer: {name: sgd, lr: 1, momentum: 0, weight_decay: 0.01}
+  optimizer: {name: sgd, impl: fused, lr: 1, momentum: 0, weight_decay: 0.01}
   steps: {warmup: 0, measure: 7}
   repeat: 2
   timeout: 90s
@@ -95,6 +96,7 @@ base:
   CHECK(r.config["batch_size"] == "auto");
   CHECK(r.memory_format == "channels_last");
   CHECK(r.cudnn_benchmark == "off");
+  CHECK(r.optimizer.impl == "fused");
   CHECK(r.optimizer.lr == 1.0);
   CHECK(r.optimizer.momentum == 0.0);
   CHECK(r.optimizer.weight_decay == 0.01);
@@ -123,6 +125,22 @@ TEST_CASE("planner: scalar spellings are normalised", "[plan]") {
                     Case{"batch_size: +8", "batch_size", 8}, Case{"device: cpu", "device", "cpu"});
   Plan p = plan_text("name: n\nbase:\n  " + c.base + "\n");
   CHECK(p.runs[0].config[c.key] == c.expected);
+}
+
+TEST_CASE("planner: optimizer.impl is loop, foreach or fused, and can be an axis", "[plan]") {
+  Plan p = plan_text("name: n\nmatrix:\n  optimizer.impl: [loop, foreach, fused]\n");
+  REQUIRE(p.runs.size() == 3);
+  CHECK(p.runs[0].optimizer.impl == "loop");
+  CHECK(p.runs[1].optimizer.impl == "foreach");
+  CHECK(p.runs[2].optimizer.impl == "fused");
+  CHECK(p.runs[2].config["optimizer"]["impl"] == "fused");
+  CHECK(hashes(p).size() == 3);  // the implementation is part of the configuration
+
+  PlanError e = plan_failure("name: n\nbase:\n  optimizer: {impl: fusd}\n");
+  CHECK(e.key_path == "base.optimizer.impl");
+  CHECK(e.line == 3);
+  CHECK_THAT(e.message, Catch::Contains("unknown value 'fusd'; did you mean 'fused'?"));
+  CHECK(e.allowed == "loop, foreach, fused");
 }
 
 TEST_CASE("planner: cartesian product sizes", "[plan]") {

@@ -34,11 +34,18 @@ inline std::vector<PluginInfo> real_plugins() {
       plugin(
           "synthetic", PluginKind::kDataLoader,
           {int_param("image_size", 224, {}, 8, 1024), int_param("channels", 3, {}, 1, 16),
-           int_param("classes", 1000, {}, 1, std::nullopt), int_param("batches", 4, {}, 1, 1024)}),
+           int_param("classes", 1000, {}, 1, std::nullopt), int_param("batches", 4, {}, 1, 1024),
+           ParamSpec{"location", ParamType::kString, std::string("device"),
+                     V{std::string("device"), std::string("pinned"), std::string("pageable")},
+                     std::nullopt, std::nullopt, ""}}),
       plugin("fp32", PluginKind::kPrecision),
+      plugin("tf32", PluginKind::kPrecision),
       plugin("amp", PluginKind::kPrecision,
-             {ParamSpec{"dtype", ParamType::kString, std::string("bf16"), V{std::string("bf16")},
-                        std::nullopt, std::nullopt, ""}}),
+             {ParamSpec{"dtype", ParamType::kString, std::string("bf16"),
+                        V{std::string("bf16"), std::string("fp16")}, std::nullopt, std::nullopt,
+                        ""},
+              ParamSpec{"init_scale", ParamType::kFloat, 65536.0, {}, 1.0, 16777216.0, ""},
+              int_param("growth_interval", 2000, {}, 1, 1000000)}),
       plugin("default", PluginKind::kStreamStrategy),
   };
 }
@@ -48,14 +55,10 @@ inline const FixedCatalog& real_catalog() {
   return kCatalog;
 }
 
-/// The real schemas plus fake plugins covering bool, float and string parameters, and an amp
-/// that accepts two dtypes.
+/// The real schemas plus fake plugins covering bool, float and string parameters.
 inline const FixedCatalog& test_catalog() {
   static const FixedCatalog kCatalog = [] {
     std::vector<PluginInfo> all = real_plugins();
-    for (PluginInfo& p : all) {
-      if (p.name == "amp") p.params[0].allowed = {std::string("bf16"), std::string("fp16")};
-    }
     all.push_back(
         plugin("toy", PluginKind::kModel,
                {int_param("width", 8, {}, 1, 64),

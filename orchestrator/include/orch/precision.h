@@ -2,7 +2,6 @@
 // loss becomes an optimizer step (loss scaling, skipping bad steps).
 #pragma once
 
-#include <torch/optim/optimizer.h>
 #include <torch/types.h>
 
 #include <map>
@@ -11,6 +10,7 @@
 
 #include "orch/data_loader.h"
 #include "orch/model.h"
+#include "orch/optimizer.h"
 #include "orch/torch_sdk.h"
 
 namespace orch {
@@ -28,9 +28,10 @@ class BOOST_SYMBOL_VISIBLE Precision {
   /// Forward pass and loss (cross-entropy against batch.labels); batch is on the device.
   /// Returns a float32 scalar loss.
   virtual torch::Tensor forward_loss(Model& model, const Batch& batch) = 0;
-  /// Backward and optimizer step. Gradients are already reset to none. Returns false when the
-  /// step was skipped (non-finite gradients under loss scaling).
-  virtual bool backward_step(const torch::Tensor& loss, torch::optim::Optimizer& optimizer) = 0;
+  /// Backward and optimizer step; gradients are already reset to none. Must not synchronise
+  /// with the host unless it cannot avoid it (a CUDA-graph capture fails if it does). Steps
+  /// skipped for non-finite gradients are reported through counters() ("skipped_steps").
+  virtual void backward_step(const torch::Tensor& loss, StepOptimizer& optimizer) = 0;
   virtual std::map<std::string, double> counters() const { return {}; }
 };
 

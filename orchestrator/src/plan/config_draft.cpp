@@ -186,6 +186,7 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
   run.memory_format = config["memory_format"].get<std::string>();
   run.cudnn_benchmark = config["cudnn_benchmark"].get<std::string>();
   run.optimizer.name = config["optimizer"]["name"].get<std::string>();
+  run.optimizer.impl = config["optimizer"]["impl"].get<std::string>();
   run.optimizer.lr = config["optimizer"]["lr"].get<double>();
   run.optimizer.momentum = config["optimizer"]["momentum"].get<double>();
   run.optimizer.weight_decay = config["optimizer"]["weight_decay"].get<double>();

@@ -107,6 +107,9 @@ json norm_seed(const YNode& n, const std::string& key_path) {
 json norm_optimizer_name(const YNode& n, const std::string& key_path) {
   return one_of(n, key_path, {"sgd"});
 }
+json norm_optimizer_impl(const YNode& n, const std::string& key_path) {
+  return one_of(n, key_path, {"loop", "foreach", "fused"});
+}
 json norm_lr(const YNode& n, const std::string& key_path) {
   return number_at_least(n, key_path, 0, false, "a number > 0");
 }
@@ -156,7 +159,10 @@ std::vector<KeySpec> make_keys() {
       scalar_key("batch_size", norm_batch_size, 64, "a positive int, or auto"),
       scalar_key("memory_format", norm_memory_format, "contiguous", "contiguous, channels_last"),
       scalar_key("cudnn_benchmark", norm_cudnn_benchmark, "auto", "on, off, auto"),
+      // `impl` is how the same SGD update is computed: one kernel chain per tensor (loop),
+      // multi-tensor ops (foreach, PyTorch's default on CUDA), or ATen's fused kernel.
       group_key("optimizer", {{"name", norm_optimizer_name, "sgd", "sgd"},
+                              {"impl", norm_optimizer_impl, "foreach", "loop, foreach, fused"},
                               {"lr", norm_lr, 0.1, "a number > 0"},
                               {"momentum", norm_non_negative, 0.9, "a number >= 0"},
                               {"weight_decay", norm_non_negative, 1e-4, "a number >= 0"}}),

@@ -23,7 +23,8 @@ struct PluginChoice {
 };
 
 struct OptimizerSpec {
-  std::string name = "sgd";     ///< only "sgd" for now
+  std::string name = "sgd";      ///< only "sgd" for now
+  std::string impl = "foreach";  ///< loop | foreach | fused: how the update is computed
   double lr = 0.1;
   double momentum = 0.9;
   double weight_decay = 1e-4;
