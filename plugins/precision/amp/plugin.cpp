@@ -1,13 +1,17 @@
 // The `amp` precision mode: automatic mixed precision. The forward pass runs under autocast
-// (convolutions and matmuls in bf16 on Tensor Cores, reductions and the loss in fp32), weights
-// and optimizer state stay fp32. bf16 has fp32's exponent range, so it needs no loss scaling;
-// fp16 with dynamic loss scaling comes with the GradScaler rule in a later version.
+// (convolutions and matmuls in bf16 or fp16 on Tensor Cores, reductions and the loss in fp32);
+// weights and optimizer state stay fp32. bf16 has fp32's exponent range and needs no loss
+// scaling. fp16 does (small gradients underflow to zero), so it uses dynamic loss scaling with
+// PyTorch GradScaler's rule (loss_scaler.h).
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <orch/precision.h>
 #include <torch/nn/functional/loss.h>
 
+#include <optional>
 #include <stdexcept>
+
+#include "loss_scaler.h"
 
 namespace orch::amp {
 namespace {
@@ -41,7 +45,11 @@ class AutocastScope {
 
 class Amp final : public Precision {
  public:
-  Amp(at::ScalarType dtype, torch::Device device) : dtype_(dtype), device_(device) {}
+  /// `scaling` is set for fp16 only.
+  Amp(at::ScalarType dtype, torch::Device device, std::optional<LossScalerOptions> scaling)
+      : dtype_(dtype), device_(device) {
+    if (scaling) scaler_.emplace(device, *scaling);
+  }
   void configure() override {
     // Autocast decides which ops run in low precision. For what stays fp32, PyTorch's defaults:
     // TF32 allowed for cuDNN convolutions, not for matmuls.
@@ -54,29 +62,53 @@ class Amp final : public Precision {
     // cross_entropy is on autocast's fp32 list: the loss is computed in fp32.
     return torch::nn::functional::cross_entropy(logits, batch.labels);
   }
-  bool backward_step(const torch::Tensor& loss, torch::optim::Optimizer& opt) override {
-    loss.backward();
-    opt.step();
-    return true;
+  void backward_step(const torch::Tensor& loss, StepOptimizer& opt) override {
+    if (!scaler_) {
+      loss.backward();
+      opt.step();
+      return;
+    }
+    scaler_->scale(loss).backward();
+    scaler_->step(opt);
+  }
+  std::map<std::string, double> counters() const override {
+    if (!scaler_) return {};
+    // Read once, after the run: the counts stay on the device while it trains.
+    return {{"skipped_steps", static_cast<double>(scaler_->skipped_steps())},
+            {"loss_scale", scaler_->current_scale()}};
   }
 
  private:
   at::ScalarType dtype_;
   torch::Device device_;
+  std::optional<LossScaler> scaler_;
 };
 
 class AmpPlugin final : public PrecisionPlugin {
  public:
   PluginInfo info() const override {
-    return {"amp", PluginKind::kPrecision, "1.0.0",
+    const LossScalerOptions defaults;
+    return {"amp",
+            PluginKind::kPrecision,
+            "1.1.0",
             "automatic mixed precision: autocast forward, fp32 weights",
-            {{"dtype", ParamType::kString, std::string("bf16"), {std::string("bf16")}, {}, {},
-              "low-precision type used inside autocast"}}};
+            {{"dtype", ParamType::kString, std::string("bf16"),
+              {std::string("bf16"), std::string("fp16")}, {}, {},
+              "low-precision type used inside autocast; fp16 adds dynamic loss scaling"},
+             {"init_scale", ParamType::kFloat, defaults.init_scale, {}, 1.0, 16777216.0,
+              "fp16 only: the loss scale at the start (GradScaler's init_scale)"},
+             {"growth_interval", ParamType::kInt, defaults.growth_interval, {}, 1.0, 1000000.0,
+              "fp16 only: clean steps in a row before the loss scale doubles"}}};
   }
   std::unique_ptr<Precision> create(const Params& p, const PrecisionContext& ctx) const override {
     const auto& name = p.get_string("dtype");
-    if (name != "bf16") throw std::invalid_argument("amp: unsupported dtype '" + name + "'");
-    return std::make_unique<Amp>(at::kBFloat16, ctx.device);
+    if (name == "bf16") return std::make_unique<Amp>(at::kBFloat16, ctx.device, std::nullopt);
+    if (name != "fp16") throw std::invalid_argument("amp: unsupported dtype '" + name + "'");
+    // The planner always passes every declared parameter; a RunSpec built by hand may not.
+    LossScalerOptions scaling;
+    if (p.has("init_scale")) scaling.init_scale = p.get_float("init_scale");
+    if (p.has("growth_interval")) scaling.growth_interval = p.get_int("growth_interval");
+    return std::make_unique<Amp>(at::kHalf, ctx.device, scaling);
   }
 };
 

@@ -16,10 +16,9 @@ class Fp32 final : public Precision {
   torch::Tensor forward_loss(Model& model, const Batch& batch) override {
     return torch::nn::functional::cross_entropy(model.forward(batch.images), batch.labels);
   }
-  bool backward_step(const torch::Tensor& loss, torch::optim::Optimizer& opt) override {
+  void backward_step(const torch::Tensor& loss, StepOptimizer& opt) override {
     loss.backward();
     opt.step();
-    return true;
   }
 };
 
