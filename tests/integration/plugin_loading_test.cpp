@@ -13,8 +13,9 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
   CHECK(reg.refused().empty());
   CHECK(reg.names(PluginKind::kModel) == std::vector<std::string>{"resnet"});
   CHECK(reg.names(PluginKind::kDataLoader) == std::vector<std::string>{"synthetic"});
-  CHECK(reg.names(PluginKind::kPrecision) == std::vector<std::string>{"amp", "fp32"});
-  CHECK(reg.names(PluginKind::kStreamStrategy) == std::vector<std::string>{"default"});
+  CHECK(reg.names(PluginKind::kPrecision) == std::vector<std::string>{"amp", "fp32", "tf32"});
+  CHECK(reg.names(PluginKind::kStreamStrategy) ==
+        std::vector<std::string>{"copy-overlap", "cuda-graph", "default", "multi-stream"});
 
   const PluginInfo* resnet = reg.find(PluginKind::kModel, "resnet");
   REQUIRE(resnet != nullptr);
@@ -97,5 +98,5 @@ TEST_CASE("an object made by a plugin keeps its library loaded after the registr
 TEST_CASE("creating an unknown plugin names the kind and the known ones", "[plugins]") {
   auto& reg = test::built_plugins();
   REQUIRE_THROWS_WITH(reg.create_precision(test::choice("fp64"), {}),
-                      Contains("no precision plugin named 'fp64' (known: amp, fp32)"));
+                      Contains("no precision plugin named 'fp64' (known: amp, fp32, tf32)"));
 }

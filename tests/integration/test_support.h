@@ -35,7 +35,8 @@ inline RunSpec small_cpu_spec() {
   s.data = choice("synthetic", {{"image_size", std::int64_t{32}},
                                 {"channels", std::int64_t{3}},
                                 {"classes", std::int64_t{10}},
-                                {"batches", std::int64_t{1}}});
+                                {"batches", std::int64_t{1}},
+                                {"location", std::string("device")}});
   s.precision = choice("fp32");
   s.stream = choice("default");
   s.batch_size = 8;

@@ -15,14 +15,20 @@
 namespace orch {
 
 /// What the host hands a strategy: the pieces of one step, already wired to the model,
-/// precision mode and optimizer. The strategy decides when and on which stream they run.
+/// precision mode and optimizer. The strategy decides when and on which stream they run. Each
+/// piece runs on the calling thread's current CUDA stream and never synchronises by itself.
 struct StepFunctions {
   /// The loader's next batch, wherever the loader delivers it (host or device).
   std::function<Batch()> next_batch;
   /// Moves a batch to the run's device and memory format; `non_blocking` for pinned sources.
   std::function<Batch(const Batch&, bool non_blocking)> to_device;
-  /// Reset gradients, forward, backward and optimizer step on the current stream, for a batch
-  /// already on the device. Returns the (device) loss; never synchronises.
+  /// Resets every gradient to none.
+  std::function<void()> zero_grad;
+  /// Forward pass and loss for a batch on the device (inside the precision mode's autocast).
+  std::function<torch::Tensor(const Batch&)> forward_loss;
+  /// Backward pass and optimizer step for a loss (loss scaling included).
+  std::function<void(const torch::Tensor&)> backward_step;
+  /// zero_grad + forward_loss + backward_step. Returns the detached (device) loss.
   std::function<torch::Tensor(const Batch&)> train_step;
 };
 

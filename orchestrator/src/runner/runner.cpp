@@ -3,7 +3,6 @@
 
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
-#include <torch/optim/sgd.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -11,8 +10,10 @@
 #include <ctime>
 #include <numeric>
 
+#include "orch/nvtx.h"
 #include "runner/device.h"
 #include "runner/environment.h"
+#include "runner/sgd.h"
 #include "runner/step_timer.h"
 
 namespace orch {
@@ -67,10 +68,10 @@ void add_counters(nlohmann::json& out, const std::string& prefix,
 struct Measurement {
   double warmup_s = 0, measure_s = 0;
   std::vector<double> step_ms, data_wait_ms, loss;
-  std::int64_t skipped_steps = 0;
   nlohmann::json counters = nlohmann::json::object();
   std::int64_t peak_allocated = -1, peak_reserved = -1;
   bool cudnn_benchmark = false;
+  double param_checksum = 0;  // sum of every parameter after training, in float64
 };
 
 Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device) {
@@ -93,21 +94,32 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   net.to(device);
   if (channels_last) to_channels_last(net);
   net.train();
-  torch::optim::SGD optimizer(net.parameters(), torch::optim::SGDOptions(spec.optimizer.lr)
-                                                    .momentum(spec.optimizer.momentum)
-                                                    .weight_decay(spec.optimizer.weight_decay));
+  auto optimizer = make_optimizer(spec.optimizer, net.parameters());
 
   StepFunctions fns;
-  fns.next_batch = [&] { return loader->next(); };
+  fns.next_batch = [&] {
+    NvtxRange r("data");
+    return loader->next();
+  };
   fns.to_device = [&](const Batch& b, bool non_blocking) {
+    NvtxRange r("copy to device");
     Batch out{b.images.to(device, non_blocking), b.labels.to(device, non_blocking)};
     if (channels_last) out.images = out.images.contiguous(at::MemoryFormat::ChannelsLast);
     return out;
   };
+  fns.zero_grad = [&] { optimizer->zero_grad(); };
+  fns.forward_loss = [&](const Batch& b) {
+    NvtxRange r("forward");
+    return precision->forward_loss(*model, b);
+  };
+  fns.backward_step = [&](const torch::Tensor& loss) {
+    NvtxRange r("backward + optimizer");
+    precision->backward_step(loss, *optimizer);
+  };
   fns.train_step = [&](const Batch& b) {
-    optimizer.zero_grad(/*set_to_none=*/true);
-    auto loss = precision->forward_loss(*model, b);
-    if (!precision->backward_step(loss, optimizer)) ++m.skipped_steps;
+    fns.zero_grad();
+    auto loss = fns.forward_loss(b);
+    fns.backward_step(loss);
     return loss.detach();
   };
 
@@ -117,7 +129,6 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   for (std::int64_t i = 0; i < spec.warmup_steps; ++i) strategy->step(fns);
   synchronize(device);
   m.warmup_s = seconds_since(t0);
-  m.skipped_steps = 0;
 
   const auto n = static_cast<std::size_t>(spec.measure_steps);
   StepTimer timer(device, n);
@@ -126,6 +137,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   m.data_wait_ms.reserve(n);
   t0 = Clock::now();
   for (std::size_t i = 0; i < n; ++i) {
+    NvtxRange range("step");
     timer.start_step();
     StepResult r = strategy->step(fns);
     timer.end_step();
@@ -138,6 +150,14 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   m.step_ms = timer.step_ms();
   auto all = torch::stack(losses).to(torch::kCPU, torch::kDouble);
   m.loss.assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
+  {
+    // Where training left the weights, in one number: lets tests (and users) check that two
+    // strategies computed the same thing, not just something equally fast.
+    torch::NoGradGuard no_grad;
+    auto total = torch::zeros({}, torch::TensorOptions(device).dtype(torch::kDouble));
+    for (const auto& p : net.parameters()) total += p.sum(torch::kDouble);
+    m.param_checksum = total.item<double>();
+  }
   m.peak_allocated = peak_allocated_bytes(device);
   m.peak_reserved = peak_reserved_bytes(device);
   add_counters(m.counters, "data", loader->counters());
@@ -185,8 +205,11 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
     metrics["measure_s"] = m.measure_s;
     metrics["loss_first"] = m.loss.front();
     metrics["loss_last"] = m.loss.back();
-    metrics["skipped_steps"] = m.skipped_steps;
+    if (m.counters.contains("precision.skipped_steps")) {
+      metrics["skipped_steps"] = m.counters["precision.skipped_steps"];
+    }
     metrics["cudnn_benchmark"] = m.cudnn_benchmark ? 1 : 0;
+    metrics["param_checksum"] = m.param_checksum;
     if (m.peak_allocated >= 0) metrics["peak_allocated_bytes"] = m.peak_allocated;
     if (m.peak_reserved >= 0) metrics["peak_reserved_bytes"] = m.peak_reserved;
     doc["metrics"] = metrics;

@@ -1,5 +1,8 @@
-// The `synthetic` data loader: random images and labels made once, on the run's device, and
-// served in a cycle. No decode, no copy: the upper bound every real loader is compared with.
+// The `synthetic` data loader: random images and labels made once and served in a cycle. By
+// default they live on the run's device: no decode, no copy, the upper bound every real loader
+// is compared with. `location: pinned` (or `pageable`) keeps them in host memory instead, so
+// the host-to-device copy, and the strategies that hide it, can be measured without any
+// decoding cost.
 #include <orch/data_loader.h>
 #include <torch/torch.h>
 
@@ -18,6 +21,7 @@ class SyntheticLoader final : public DataLoader {
     // device; the tensors are then moved to the run's device once.
     auto gen = at::detail::createCPUGenerator(static_cast<std::uint64_t>(ctx.seed));
     const auto n = p.get_int("batches");
+    const std::string& location = p.get_string("location");
     batches_.reserve(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
       auto images = at::randn({ctx.batch_size, channels_, size_, size_}, gen, torch::kFloat32);
@@ -49,7 +53,10 @@ class SyntheticPlugin final : public DataLoaderPlugin {
              {"channels", ParamType::kInt, std::int64_t{3}, {}, 1, 16, "channels per image"},
              {"classes", ParamType::kInt, std::int64_t{1000}, {}, 1, {}, "number of classes"},
              {"batches", ParamType::kInt, std::int64_t{4}, {}, 1, 1024,
-              "distinct batches generated, then served in a cycle"}}};
+              "distinct batches generated, then served in a cycle"},
+             {"location", ParamType::kString, std::string("device"),
+              {std::string("device"), std::string("pinned"), std::string("pageable")}, {}, {},
+              "where batches live: on the device, or in pinned/pageable host memory"}}};
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
     return std::make_unique<SyntheticLoader>(p, ctx);
