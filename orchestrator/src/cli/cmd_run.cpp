@@ -6,8 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/plugin_loading.h"
-#include "plan/plan_error.h"
-#include "plan/planner.h"
+#include "cli/plan_arguments.h"
 #include "report/rank_table.h"
 #include "runner/runner.h"
 #include "storage/store.h"
@@ -31,28 +30,17 @@ std::string summary(const nlohmann::json& doc) {
 void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "run", "run every configuration of an experiment in this process and record the results");
-  struct Args {
-    std::string file;
-    std::vector<std::string> overrides;
-    std::size_t max_runs = 10000;
-  };
-  auto args = std::make_shared<Args>();
-  cmd->add_option("file", args->file, "experiment YAML")->required();
-  cmd->add_option("overrides", args->overrides, "key=value overrides (dotted keys, YAML values)");
-  cmd->add_option("--max-runs", args->max_runs, "refuse plans with more runs than this")
-      ->capture_default_str();
+  auto args = std::make_shared<PlanArguments>();
+  add_plan_arguments(*cmd, *args);
   cmd->callback([&g, &exit_code, args] {
     PluginRegistry registry;
     load_registry(registry, g);
-    Plan plan;
-    try {
-      plan = make_plan(args->file, registry, {args->overrides, args->max_runs});
-    } catch (const PlanError& e) {
-      // Bad input: nothing runs and no database is created.
-      std::cerr << e.what() << "\n";
+    auto planned = plan_or_report(*args, registry);
+    if (!planned) {  // bad input: nothing runs and no database is created
       exit_code = kExitBadInput;
       return;
     }
+    const Plan& plan = *planned;
     storage::Store store(g.db);
     std::cout << plan.name << (plan.description.empty() ? "" : ": " + plan.description) << "\n";
     int failed = 0;

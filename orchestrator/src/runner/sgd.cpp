@@ -59,9 +59,11 @@ class LoopSgd final : public StepOptimizer {
   torch::optim::SGD sgd_;
 };
 
-class ForeachSgd final : public StepOptimizer {
+// What the foreach and fused implementations share: the hyper-parameters, the parameter list
+// and one momentum buffer per parameter (created lazily, undefined until first used).
+class MultiTensorSgd : public StepOptimizer {
  public:
-  ForeachSgd(const OptimizerSpec& s, std::vector<torch::Tensor> params)
+  MultiTensorSgd(const OptimizerSpec& s, std::vector<torch::Tensor> params)
       : params_(std::move(params)),
         lr_(s.lr),
         momentum_(s.momentum),
@@ -69,6 +71,16 @@ class ForeachSgd final : public StepOptimizer {
         buffers_(params_.size()) {}
   const std::vector<torch::Tensor>& params() const override { return params_; }
   void zero_grad() override { set_grads_to_none(params_); }
+
+ protected:
+  std::vector<torch::Tensor> params_;
+  double lr_, momentum_, weight_decay_;
+  std::vector<torch::Tensor> buffers_;
+};
+
+class ForeachSgd final : public MultiTensorSgd {
+ public:
+  using MultiTensorSgd::MultiTensorSgd;
   bool supports_device_unscale() const override { return false; }
 
   void step(const std::optional<torch::Tensor>& grad_scale,
@@ -120,23 +132,11 @@ class ForeachSgd final : public StepOptimizer {
     }
     at::_foreach_add_(params, grads, -lr_);
   }
-
- private:
-  std::vector<torch::Tensor> params_;
-  double lr_, momentum_, weight_decay_;
-  std::vector<torch::Tensor> buffers_;  ///< momentum buffers, undefined until first used
 };
 
-class FusedSgd final : public StepOptimizer {
+class FusedSgd final : public MultiTensorSgd {
  public:
-  FusedSgd(const OptimizerSpec& s, std::vector<torch::Tensor> params)
-      : params_(std::move(params)),
-        lr_(s.lr),
-        momentum_(s.momentum),
-        weight_decay_(s.weight_decay),
-        buffers_(params_.size()) {}
-  const std::vector<torch::Tensor>& params() const override { return params_; }
-  void zero_grad() override { set_grads_to_none(params_); }
+  using MultiTensorSgd::MultiTensorSgd;
   bool supports_device_unscale() const override { return true; }
 
   void step(const std::optional<torch::Tensor>& grad_scale,
@@ -163,11 +163,6 @@ class FusedSgd final : public StepOptimizer {
                     /*nesterov=*/false, /*maximize=*/false, /*is_first_step=*/false, grad_scale,
                     found_inf);
   }
-
- private:
-  std::vector<torch::Tensor> params_;
-  double lr_, momentum_, weight_decay_;
-  std::vector<torch::Tensor> buffers_;  ///< momentum buffers, zero until first used
 };
 
 }  // namespace

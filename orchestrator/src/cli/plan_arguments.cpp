@@ -1,0 +1,26 @@
+#include "cli/plan_arguments.h"
+
+#include <iostream>
+
+#include "plan/plan_error.h"
+#include "plan/planner.h"
+
+namespace orch::cli {
+
+void add_plan_arguments(CLI::App& cmd, PlanArguments& args) {
+  cmd.add_option("file", args.file, "experiment YAML")->required();
+  cmd.add_option("overrides", args.overrides, "key=value overrides (dotted keys, YAML values)");
+  cmd.add_option("--max-runs", args.max_runs, "refuse plans with more runs than this")
+      ->capture_default_str();
+}
+
+std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalog& catalog) {
+  try {
+    return make_plan(args.file, catalog, {args.overrides, args.max_runs});
+  } catch (const PlanError& e) {
+    std::cerr << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+}  // namespace orch::cli

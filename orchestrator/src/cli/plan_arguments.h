@@ -1,0 +1,27 @@
+// What `orch plan` and `orch run` share: the experiment file, key=value overrides and
+// --max-runs on the command line, and turning them into a validated Plan.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/run_spec.h"
+
+namespace orch::cli {
+
+struct PlanArguments {
+  std::string file;
+  std::vector<std::string> overrides;
+  std::size_t max_runs = 10000;
+};
+
+/// Declares FILE, the overrides and --max-runs on `cmd`.
+void add_plan_arguments(CLI::App& cmd, PlanArguments& args);
+
+/// Plans the experiment; on bad input prints `file:line:col: ...` to stderr and returns
+/// nothing (the caller exits with kExitBadInput without running or writing anything).
+std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalog& catalog);
+
+}  // namespace orch::cli
