@@ -97,6 +97,26 @@ TEST_CASE("orch plan prints the runs and validates without running", "[cli]") {
   CHECK_THAT(r.output, Contains("4 runs (4 configurations x 1 repeat)"));
 }
 
+TEST_CASE("every shipped experiment and benchmark file plans with the built plugins", "[cli]") {
+  int files = 0;
+  for (const char* dir : {"/experiments", "/bench"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCH_SOURCE_DIR) + dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      ++files;
+      auto r = test::run_orch("plan '" + entry.path().string() + "'");
+      INFO(entry.path() << "\n" << r.output);
+      CHECK(r.exit_code == 0);
+      // The plan table's last line counts the runs (only that line is matched: std::regex
+      // recurses per character and overflows the stack on a 144-run table).
+      std::string out = r.output;
+      while (!out.empty() && out.back() == '\n') out.pop_back();
+      const std::string last = out.substr(out.rfind('\n') + 1);
+      CHECK_THAT(last, Matches("[0-9]+ runs \\([0-9]+ configurations? x [0-9]+ repeats?\\)"));
+    }
+  }
+  CHECK(files >= 5);
+}
+
 TEST_CASE("orch plugins lists plugins with parameters and names refused libraries", "[cli]") {
   auto r = test::run_orch(std::string("--plugin-path '") + ORCH_TEST_PLUGIN_DIR + "' plugins");
   INFO(r.output);

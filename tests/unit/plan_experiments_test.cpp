@@ -26,14 +26,14 @@ std::size_t configurations(const Plan& p) {
   return hashes.size();
 }
 
-TEST_CASE("experiments: resnet50-tuning.yaml plans 24 configurations x 3 repeats",
+TEST_CASE("experiments: resnet50-tuning.yaml plans 48 configurations x 3 repeats",
           "[plan][experiments]") {
   Plan p = make_plan(ORCH_SOURCE_DIR "/experiments/resnet50-tuning.yaml", test::real_catalog());
   CHECK(p.name == "resnet50-tuning");
   CHECK(p.axes ==
         std::vector<std::string>{"precision", "memory_format", "cudnn_benchmark", "batch_size"});
-  CHECK(p.runs.size() == 72);
-  CHECK(configurations(p) == 24);
+  CHECK(p.runs.size() == 144);
+  CHECK(configurations(p) == 48);
   std::set<std::string> names;
   for (const RunSpec& r : p.runs) {
     names.insert(r.name);
@@ -44,9 +44,9 @@ TEST_CASE("experiments: resnet50-tuning.yaml plans 24 configurations x 3 repeats
     CHECK(r.cudnn_benchmark != "auto");
     CHECK(r.config["repeat"] == 3);
   }
-  CHECK(names.size() == 24);
+  CHECK(names.size() == 48);
   CHECK(names.count("amp-bf16/channels_last/cudnn_benchmark=on/b256") == 1);
-  CHECK_THAT(format_plan_table(p), Catch::EndsWith("72 runs (24 configurations x 3 repeats)\n"));
+  CHECK_THAT(format_plan_table(p), Catch::EndsWith("144 runs (48 configurations x 3 repeats)\n"));
 }
 
 TEST_CASE("experiments: the docs' full example plans as the docs say", "[plan][experiments]") {
