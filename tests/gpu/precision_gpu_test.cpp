@@ -20,21 +20,6 @@ bool is_power_of_two(double v) {
   return v > 0 && std::frexp(v, &exp) == 0.5;
 }
 
-OptimizerSpec sgd(const std::string& impl, double lr, double momentum, double weight_decay) {
-  OptimizerSpec s;
-  s.impl = impl;
-  s.lr = lr;
-  s.momentum = momentum;
-  s.weight_decay = weight_decay;
-  return s;
-}
-
-struct Probe final : Model {
-  torch::nn::Linear fc{64, 10};
-  torch::nn::Module& module() override { return *fc; }
-  torch::Tensor forward(const torch::Tensor& x) override { return fc(x); }
-};
-
 }  // namespace
 
 TEST_CASE("fp16 AMP on CUDA trains with dynamic loss scaling", "[gpu][precision]") {
@@ -83,9 +68,9 @@ TEST_CASE("amp fp16 on CUDA skips a step with an injected inf", "[gpu][precision
     auto precision = test::built_plugins().create_precision(
         test::choice("amp", {{"dtype", std::string("fp16")}}), {cuda});
     precision->configure();
-    Probe probe;
+    test::LinearProbe probe(64, 10);
     probe.fc->to(cuda);
-    auto opt = make_optimizer(sgd(impl, 0.1, 0.9, 1e-4), probe.module().parameters());
+    auto opt = make_optimizer(test::sgd(impl, 0.1, 0.9, 1e-4), probe.module().parameters());
     Batch b{torch::randn({32, 64}, cuda),
             torch::randint(10, {32}, torch::TensorOptions(cuda).dtype(torch::kLong))};
     const auto before = probe.fc->weight.detach().clone();
@@ -120,7 +105,7 @@ TEST_CASE("loop, foreach and fused SGD give the same parameters on CUDA", "[gpu]
     net->to(cuda);
     auto x = torch::randn({16, 3, 8, 8}, cuda);
     auto y = torch::randint(10, {16}, torch::TensorOptions(cuda).dtype(torch::kLong));
-    auto opt = make_optimizer(sgd(impl, 0.05, 0.9, 1e-3), net->parameters());
+    auto opt = make_optimizer(test::sgd(impl, 0.05, 0.9, 1e-3), net->parameters());
     for (int i = 0; i < 8; ++i) {
       opt->zero_grad();
       torch::nn::functional::cross_entropy(net->forward(x), y).backward();

@@ -40,17 +40,7 @@ TEST_CASE("the amp plugin runs the forward pass in bf16 on CUDA", "[gpu]") {
       test::choice("amp", {{"dtype", std::string("bf16")}}), {torch::Device(torch::kCUDA, 0)});
   precision->configure();
 
-  // A model whose forward reports the dtype its linear layer produced under autocast.
-  struct Probe final : Model {
-    torch::nn::Linear fc{4, 3};
-    torch::ScalarType seen = torch::kFloat;
-    torch::nn::Module& module() override { return *fc; }
-    torch::Tensor forward(const torch::Tensor& x) override {
-      auto y = fc(x);
-      seen = y.scalar_type();
-      return y;
-    }
-  } probe;
+  test::LinearProbe probe;  // reports the dtype its layer produced under autocast
   probe.fc->to(torch::kCUDA);
   Batch b{torch::randn({8, 4}, torch::kCUDA), torch::randint(3, {8}, torch::TensorOptions(torch::kCUDA).dtype(torch::kLong))};
   auto loss = precision->forward_loss(probe, b);

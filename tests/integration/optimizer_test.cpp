@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "integration/test_support.h"
 #include "runner/sgd.h"
 
 using namespace orch;
@@ -15,15 +16,6 @@ using Catch::Matchers::Contains;
 namespace {
 
 const char* const kImpls[] = {"loop", "foreach", "fused"};
-
-OptimizerSpec sgd(const std::string& impl, double lr, double momentum, double weight_decay) {
-  OptimizerSpec s;
-  s.impl = impl;
-  s.lr = lr;
-  s.momentum = momentum;
-  s.weight_decay = weight_decay;
-  return s;
-}
 
 void set_grad(torch::Tensor& p, const torch::Tensor& g) { p.mutable_grad() = g.clone(); }
 
@@ -76,7 +68,7 @@ TEST_CASE("every SGD implementation matches the update computed by hand", "[opti
     INFO(impl);
     std::vector<torch::Tensor> params{torch::tensor({1.0, -2.0}, torch::kDouble).requires_grad_(),
                                       torch::tensor({0.5}, torch::kDouble).requires_grad_()};
-    auto opt = make_optimizer(sgd(impl, lr, momentum, wd), params);
+    auto opt = make_optimizer(test::sgd(impl, lr, momentum, wd), params);
     REQUIRE(opt->params().size() == 2);
     // The same update in plain doubles: g += wd*p; buf = g (first step) or m*buf + g; p -= lr*buf.
     double p[3] = {1.0, -2.0, 0.5}, buf[3] = {0, 0, 0};
@@ -98,10 +90,10 @@ TEST_CASE("every SGD implementation matches the update computed by hand", "[opti
 }
 
 TEST_CASE("loop, foreach and fused train a model to the same parameters", "[optimizer]") {
-  const auto loop = train_net(sgd("loop", 0.05, 0.9, 1e-3), 6);
+  const auto loop = train_net(test::sgd("loop", 0.05, 0.9, 1e-3), 6);
   for (const char* impl : {"foreach", "fused"}) {
     INFO(impl);
-    const auto other = train_net(sgd(impl, 0.05, 0.9, 1e-3), 6);
+    const auto other = train_net(test::sgd(impl, 0.05, 0.9, 1e-3), 6);
     REQUIRE(other.size() == loop.size());
     for (std::size_t i = 0; i < loop.size(); ++i) {
       INFO("parameter " << i);
@@ -109,17 +101,17 @@ TEST_CASE("loop, foreach and fused train a model to the same parameters", "[opti
     }
   }
   // Channels-last weights: gradients and buffers must follow the weights' strides.
-  const auto loop_nhwc = train_net(sgd("loop", 0.05, 0.9, 1e-3), 6, true);
+  const auto loop_nhwc = train_net(test::sgd("loop", 0.05, 0.9, 1e-3), 6, true);
   for (const char* impl : {"foreach", "fused"}) {
     INFO(impl << " channels_last");
-    const auto other = train_net(sgd(impl, 0.05, 0.9, 1e-3), 6, true);
+    const auto other = train_net(test::sgd(impl, 0.05, 0.9, 1e-3), 6, true);
     for (std::size_t i = 0; i < loop_nhwc.size(); ++i) CHECK(same(other[i], loop_nhwc[i], 1e-5));
   }
   // Momentum 0 and no weight decay take other branches (the fused kernel gets no buffers).
-  const auto plain = train_net(sgd("loop", 0.05, 0.0, 0.0), 4);
+  const auto plain = train_net(test::sgd("loop", 0.05, 0.0, 0.0), 4);
   for (const char* impl : {"foreach", "fused"}) {
     INFO(impl << " without momentum");
-    const auto other = train_net(sgd(impl, 0.05, 0.0, 0.0), 4);
+    const auto other = train_net(test::sgd(impl, 0.05, 0.0, 0.0), 4);
     for (std::size_t i = 0; i < plain.size(); ++i) CHECK(same(other[i], plain[i], 1e-5));
   }
 }
@@ -130,7 +122,7 @@ TEST_CASE("SGD leaves parameters without a gradient alone, and zero_grad resets 
     INFO(impl);
     std::vector<torch::Tensor> params{torch::ones({2}).requires_grad_(),
                                       torch::ones({3}).requires_grad_()};
-    auto opt = make_optimizer(sgd(impl, 0.5, 0.9, 0.1), params);
+    auto opt = make_optimizer(test::sgd(impl, 0.5, 0.9, 0.1), params);
     set_grad(params[0], torch::ones({2}));
     opt->step();
     CHECK(same(params[0].detach(), torch::full({2}, 1.0 - 0.5 * 1.1)));
@@ -149,7 +141,7 @@ TEST_CASE("fused SGD skips on found_inf and unscales by grad_scale on the device
   auto run = [](const std::optional<torch::Tensor>& grad_scale,
                 const std::optional<torch::Tensor>& found_inf, float grad) {
     std::vector<torch::Tensor> params{torch::tensor({1.0f, 2.0f}).requires_grad_()};
-    auto opt = make_optimizer(sgd("fused", 0.1, 0.9, 0.01), params);
+    auto opt = make_optimizer(test::sgd("fused", 0.1, 0.9, 0.01), params);
     REQUIRE(opt->supports_device_unscale());
     set_grad(params[0], torch::full({2}, grad));
     opt->step(grad_scale, found_inf);
@@ -169,8 +161,8 @@ TEST_CASE("fused SGD skips on found_inf and unscales by grad_scale on the device
   SECTION("a skipped first step leaves a usable momentum buffer") {
     std::vector<torch::Tensor> fused{torch::tensor({1.0f, 2.0f}).requires_grad_()};
     std::vector<torch::Tensor> loop{torch::tensor({1.0f, 2.0f}).requires_grad_()};
-    auto f = make_optimizer(sgd("fused", 0.1, 0.9, 0.01), fused);
-    auto l = make_optimizer(sgd("loop", 0.1, 0.9, 0.01), loop);
+    auto f = make_optimizer(test::sgd("fused", 0.1, 0.9, 0.01), fused);
+    auto l = make_optimizer(test::sgd("loop", 0.1, 0.9, 0.01), loop);
     set_grad(fused[0], torch::full({2}, INFINITY));
     f->step(std::nullopt, torch::ones({1}));
     // From here on both see the same gradients; the skipped step must not show.
@@ -189,13 +181,13 @@ TEST_CASE("loop and foreach SGD refuse device unscaling; unknown impls are refus
   for (const char* impl : {"loop", "foreach"}) {
     INFO(impl);
     std::vector<torch::Tensor> params{torch::ones({2}).requires_grad_()};
-    auto opt = make_optimizer(sgd(impl, 0.1, 0.9, 0.0), params);
+    auto opt = make_optimizer(test::sgd(impl, 0.1, 0.9, 0.0), params);
     CHECK_FALSE(opt->supports_device_unscale());
     set_grad(params[0], torch::ones({2}));
     CHECK_THROWS_AS(opt->step(std::nullopt, torch::zeros({1})), std::invalid_argument);
     CHECK_THROWS_WITH(opt->step(torch::ones({1}), std::nullopt), Contains("fused"));
     CHECK(torch::equal(params[0].detach(), torch::ones({2})));
   }
-  CHECK_THROWS_WITH(make_optimizer(sgd("turbo", 0.1, 0.9, 0.0), {}),
+  CHECK_THROWS_WITH(make_optimizer(test::sgd("turbo", 0.1, 0.9, 0.0), {}),
                     Contains("unknown optimizer.impl 'turbo'"));
 }

@@ -38,26 +38,10 @@ struct ReferenceScaler {
   }
 };
 
-OptimizerSpec plain_sgd(const std::string& impl, double lr) {
-  OptimizerSpec s;
-  s.impl = impl;
-  s.lr = lr;
-  s.momentum = 0.0;
-  s.weight_decay = 0.0;
-  return s;
-}
-
 bool is_power_of_two(double v) {
   int exp = 0;
   return v > 0 && std::frexp(v, &exp) == 0.5;
 }
-
-/// A one-layer model for driving a Precision directly.
-struct Probe final : Model {
-  torch::nn::Linear fc{4, 3};
-  torch::nn::Module& module() override { return *fc; }
-  torch::Tensor forward(const torch::Tensor& x) override { return fc(x); }
-};
 
 }  // namespace
 
@@ -67,7 +51,7 @@ TEST_CASE("the loss scaler follows GradScaler's rule step by step", "[precision]
   for (const char* impl : {"loop", "foreach", "fused"}) {
     INFO(impl << " (skips on the " << (std::string(impl) == "fused" ? "device" : "host") << ")");
     std::vector<torch::Tensor> params{torch::tensor({1.0f, -1.0f}).requires_grad_()};
-    auto opt = make_optimizer(plain_sgd(impl, 0.5), params);
+    auto opt = make_optimizer(test::sgd(impl, 0.5), params);
     amp::LossScalerOptions options;
     options.init_scale = 1024;
     options.growth_interval = 3;
@@ -108,7 +92,7 @@ TEST_CASE("the loss scaler follows GradScaler's rule step by step", "[precision]
 TEST_CASE("the loss scaler halves on inf and doubles after growth_interval clean steps",
           "[precision][amp]") {
   std::vector<torch::Tensor> params{torch::zeros({3}).requires_grad_()};
-  auto opt = make_optimizer(plain_sgd("foreach", 0.1), params);
+  auto opt = make_optimizer(test::sgd("foreach", 0.1), params);
   amp::LossScalerOptions options;  // GradScaler's defaults but a short interval
   options.growth_interval = 2;
   amp::LossScaler scaler(torch::kCPU, options);
@@ -200,8 +184,8 @@ TEST_CASE("amp fp16 skips a step with an injected inf and halves the scale", "[p
     auto precision = test::built_plugins().create_precision(
         test::choice("amp", {{"dtype", std::string("fp16")}}), {torch::kCPU});
     precision->configure();
-    Probe probe;
-    auto opt = make_optimizer(plain_sgd(impl, 0.1), probe.module().parameters());
+    test::LinearProbe probe;
+    auto opt = make_optimizer(test::sgd(impl, 0.1), probe.module().parameters());
     Batch b{torch::randn({8, 4}), torch::randint(3, {8}, torch::kLong)};
     const auto before = probe.fc->weight.detach().clone();
 
@@ -226,16 +210,7 @@ TEST_CASE("amp fp16 skips a step with an injected inf and halves the scale", "[p
 TEST_CASE("amp fp16 runs the forward pass in float16 under CPU autocast", "[precision][amp]") {
   auto precision = test::built_plugins().create_precision(
       test::choice("amp", {{"dtype", std::string("fp16")}}), {torch::kCPU});
-  struct Seen final : Model {
-    torch::nn::Linear fc{4, 3};
-    torch::ScalarType seen = torch::kFloat;
-    torch::nn::Module& module() override { return *fc; }
-    torch::Tensor forward(const torch::Tensor& x) override {
-      auto y = fc(x);
-      seen = y.scalar_type();
-      return y;
-    }
-  } model;
+  test::LinearProbe model;
   Batch b{torch::randn({8, 4}), torch::randint(3, {8}, torch::kLong)};
   auto loss = precision->forward_loss(model, b);
   CHECK(model.seen == torch::kHalf);

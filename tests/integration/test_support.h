@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <torch/nn/modules/linear.h>
 
+#include "orch/model.h"
 #include "plan/run_spec.h"
 #include "plugins/registry.h"
 
@@ -53,6 +55,31 @@ inline RunSpec small_cpu_spec() {
               {"memory_format", "contiguous"}};
   return s;
 }
+
+/// SGD settings with the given implementation and hyper-parameters.
+inline OptimizerSpec sgd(const std::string& impl, double lr, double momentum = 0.0,
+                         double weight_decay = 0.0) {
+  OptimizerSpec s;
+  s.impl = impl;
+  s.lr = lr;
+  s.momentum = momentum;
+  s.weight_decay = weight_decay;
+  return s;
+}
+
+/// A one-layer model for driving a precision mode directly; it remembers the dtype its layer
+/// produced in the last forward (what autocast chose).
+struct LinearProbe final : Model {
+  explicit LinearProbe(std::int64_t in = 4, std::int64_t out = 3) : fc(in, out) {}
+  torch::nn::Linear fc;
+  torch::ScalarType seen = torch::kFloat;
+  torch::nn::Module& module() override { return *fc; }
+  torch::Tensor forward(const torch::Tensor& x) override {
+    auto y = fc(x);
+    seen = y.scalar_type();
+    return y;
+  }
+};
 
 /// A fresh, empty directory under the system temp folder, removed on destruction.
 class TempDir {
