@@ -192,6 +192,8 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
   run.optimizer.weight_decay = config["optimizer"]["weight_decay"].get<double>();
   run.warmup_steps = config["steps"]["warmup"].get<std::int64_t>();
   run.measure_steps = config["steps"]["measure"].get<std::int64_t>();
+  run.telemetry.enabled = config["telemetry"]["enabled"].get<bool>();
+  run.telemetry.interval_ms = config["telemetry"]["interval_ms"].get<std::int64_t>();
   run.timeout_s = config["timeout"].get<double>();
   run.device = config["device"].get<std::string>();
   run.seed = config["seed"].get<std::int64_t>();

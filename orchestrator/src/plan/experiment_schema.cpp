@@ -116,6 +116,15 @@ json norm_lr(const YNode& n, const std::string& key_path) {
 json norm_non_negative(const YNode& n, const std::string& key_path) {
   return number_at_least(n, key_path, 0, true, "a number >= 0");
 }
+json norm_enabled(const YNode& n, const std::string& key_path) {
+  if (auto b = scalar_bool(n)) return *b;
+  bad(n, key_path, "true or false", "true, false");
+}
+json norm_interval_ms(const YNode& n, const std::string& key_path) {
+  // Below 10 ms the sampler could not keep up anyway (NVML's two PCIe queries take 20 ms),
+  // and would only cost CPU time next to the training thread.
+  return int_at_least(n, key_path, 10, "int >= 10 (milliseconds)");
+}
 json norm_warmup(const YNode& n, const std::string& key_path) {
   return int_at_least(n, key_path, 0, "int >= 0");
 }
@@ -168,6 +177,11 @@ std::vector<KeySpec> make_keys() {
                               {"weight_decay", norm_non_negative, 1e-4, "a number >= 0"}}),
       group_key("steps", {{"warmup", norm_warmup, 10, "int >= 0"},
                           {"measure", norm_measure, 50, "int >= 1"}}),
+      // The NVML sampler during the run. A measurement setting, sweepable so that a user can
+      // measure the sampler's own cost (`telemetry.enabled: [true, false]`); see config_hash.cpp
+      // for how it enters the configuration hash.
+      group_key("telemetry", {{"enabled", norm_enabled, true, "true, false"},
+                              {"interval_ms", norm_interval_ms, 100, "int >= 10 (milliseconds)"}}),
       // Repeats are runs of one configuration, and the timeout does not change what is
       // measured (neither is hashed), so neither can vary between configurations.
       scalar_key("repeat", norm_repeat, 1, "int >= 1", false),

@@ -30,6 +30,12 @@ struct OptimizerSpec {
   double weight_decay = 1e-4;
 };
 
+/// The GPU telemetry sampler during a run (telemetry/nvml_sampler.h).
+struct TelemetrySpec {
+  bool enabled = true;
+  std::int64_t interval_ms = 100;
+};
+
 struct RunSpec {
   std::string name;   ///< short, stable, built from the swept values: "amp-bf16/channels_last/b256"
   std::string hash;   ///< configuration hash (32 hex digits); independent of repeat index
@@ -43,6 +49,7 @@ struct RunSpec {
   OptimizerSpec optimizer;
   std::int64_t warmup_steps = 10;
   std::int64_t measure_steps = 50;
+  TelemetrySpec telemetry;
   double timeout_s = 1800;       ///< wall-clock limit of one run
   std::string device = "auto";   ///< auto | cpu | cuda | cuda:N
   std::int64_t seed = 0;
