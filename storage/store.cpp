@@ -1,30 +1,13 @@
-// The SQLite result store.
+// The SQLite result store: opening and migrating, sweeps, and the life of a run. Recording a
+// finished document is in store_record.cpp, the read queries in store_query.cpp.
 #include "storage/store.h"
 
-#include "storage/schema_sql.h"
+#include <stdexcept>
+
+#include "storage/migrate.h"
+#include "storage/row_values.h"
 
 namespace orch::storage {
-namespace {
-
-std::optional<double> number(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return std::nullopt;
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-std::string text(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return {};
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-void bind_text_or_null(Statement& st, int i, const std::string& v) {
-  if (v.empty()) st.bind_null(i); else st.bind(i, v);
-}
-
-}  // namespace
 
 Store::Store(const std::string& path) : db_(path) {
   // A reader (sqlite3, pandas) holding a lock briefly must never fail the sweep: wait for it.
@@ -33,18 +16,23 @@ Store::Store(const std::string& path) : db_(path) {
   // FULL: a committed run survives power loss, not only a process crash.
   db_.exec("PRAGMA synchronous=FULL");
   db_.exec("PRAGMA foreign_keys=ON");
-  const int version = schema_version();
-  if (version > kSchemaVersion) {
-    throw SqliteError("database " + path + " has schema version " + std::to_string(version) +
-                      ", newer than this orch understands (" + std::to_string(kSchemaVersion) +
-                      "); use a newer orch to read it");
-  }
-  if (version < kSchemaVersion) {
+  auto refuse_newer = [&](int version) {
+    if (version > kSchemaVersion) {
+      throw SqliteError("database " + path + " has schema version " + std::to_string(version) +
+                        ", newer than this orch understands (" + std::to_string(kSchemaVersion) +
+                        "); use a newer orch to read it");
+    }
+  };
+  refuse_newer(schema_version());
+  if (schema_version() < kSchemaVersion) {
     Transaction tx(db_);
-    // Version 0 is an empty file: create everything. Later versions add migration steps here,
-    // each taking the schema from N to N+1 inside this one transaction.
-    if (version == 0) db_.exec(kSchemaSql);
-    db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+    // Read again under the write lock: another process may have migrated it meanwhile.
+    const int version = schema_version();
+    refuse_newer(version);
+    if (version == 0) create_schema(db_);
+    if (version == 1) migrate_v1_to_v2(db_);
+    // Steps N -> N+1 for later versions go here, each inside this one transaction.
+    if (version < kSchemaVersion) db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();
   }
 }
@@ -55,88 +43,152 @@ int Store::schema_version() const {
   return static_cast<int>(st.column_int(0));
 }
 
-std::int64_t Store::record(const nlohmann::json& doc) {
-  const auto& run = doc.at("run");
-  const auto& config = doc.at("config");
-  const auto& metrics = doc.value("metrics", nlohmann::json::object());
-  auto plugin_of = [&](const char* key) {
-    auto it = config.find(key);
-    return it != config.end() && it->is_object() ? text(*it, "plugin") : std::string();
-  };
+// --- sweeps -------------------------------------------------------------------------------------
 
+std::int64_t Store::open_sweep(const std::string& name, const std::string& experiment,
+                               const std::string& experiment_file, const std::string& description) {
+  if (name.empty()) throw std::invalid_argument("a sweep needs a name");
   Transaction tx(db_);
-  Statement ins(db_, R"(INSERT INTO runs (experiment, name, config_hash, repeat, status, error,
-      model, data, precision, stream, batch_size, memory_format, device, images_per_s,
-      step_ms_mean, started_at, finished_at, config_json, environment_json, document_json)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-              ?19, ?20))");
-  ins.bind(1, text(doc, "experiment"))
-      .bind(2, text(run, "name"))
-      .bind(3, text(run, "hash"))
-      .bind(4, static_cast<std::int64_t>(run.value("repeat", 0)))
-      .bind(5, text(doc, "status"));
-  bind_text_or_null(ins, 6, text(doc, "error"));
-  ins.bind(7, plugin_of("model")).bind(8, plugin_of("data"));
-  ins.bind(9, plugin_of("precision")).bind(10, plugin_of("stream"));
-  if (auto b = number(config, "batch_size")) ins.bind(11, static_cast<std::int64_t>(*b));
-  else ins.bind_null(11);
-  ins.bind(12, text(config, "memory_format"));
-  bind_text_or_null(ins, 13, text(doc, "device"));
-  ins.bind(14, number(metrics, "images_per_s")).bind(15, number(metrics, "step_ms_mean"));
-  bind_text_or_null(ins, 16, text(doc, "started_at"));
-  bind_text_or_null(ins, 17, text(doc, "finished_at"));
-  ins.bind(18, config.dump());
-  ins.bind(19, doc.value("environment", nlohmann::json::object()).dump());
-  ins.bind(20, doc.dump());
-  ins.step();
-  const std::int64_t id = db_.last_insert_rowid();
-
-  Statement met(db_, "INSERT INTO run_metrics (run_id, name, value) VALUES (?1, ?2, ?3)");
-  for (const auto& [name, value] : metrics.items()) {
-    if (!value.is_number()) continue;
-    met.bind(1, id).bind(2, name).bind(3, value.get<double>());
-    met.step();
-    met.reset();
+  const std::string now = utc_now();
+  std::int64_t id = 0;
+  {
+    Statement find(db_, "SELECT id, experiment FROM sweeps WHERE name = ?1");
+    find.bind(1, name);
+    if (find.step()) {
+      id = find.column_int(0);
+      if (find.column_text(1) != experiment) {
+        throw std::invalid_argument("sweep '" + name + "' belongs to experiment '" +
+                                    find.column_text(1) + "', not '" + experiment +
+                                    "'; choose another sweep name");
+      }
+    }
   }
-  Statement steps(db_, R"(INSERT INTO run_steps (run_id, step, step_ms, data_wait_ms, loss)
-                          VALUES (?1, ?2, ?3, ?4, ?5))");
-  for (const auto& s : doc.value("steps", nlohmann::json::array())) {
-    steps.bind(1, id)
-        .bind(2, static_cast<std::int64_t>(s.value("step", 0)))
-        .bind(3, number(s, "step_ms"))
-        .bind(4, number(s, "data_wait_ms"))
-        .bind(5, number(s, "loss"));
-    steps.step();
-    steps.reset();
+  if (id == 0) {
+    Statement ins(db_, R"(INSERT INTO sweeps (name, experiment, experiment_file, description,
+                          created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5))");
+    ins.bind(1, name).bind(2, experiment);
+    if (experiment_file.empty()) ins.bind_null(3); else ins.bind(3, experiment_file);
+    if (description.empty()) ins.bind_null(4); else ins.bind(4, description);
+    ins.bind(5, now);
+    ins.step();
+    id = db_.last_insert_rowid();
+  } else {
+    Statement upd(db_, R"(UPDATE sweeps SET updated_at = ?2,
+                          experiment_file = COALESCE(?3, experiment_file),
+                          description = COALESCE(?4, description) WHERE id = ?1)");
+    upd.bind(1, id).bind(2, now);
+    if (experiment_file.empty()) upd.bind_null(3); else upd.bind(3, experiment_file);
+    if (description.empty()) upd.bind_null(4); else upd.bind(4, description);
+    upd.step();
   }
   tx.commit();
   return id;
 }
 
-std::vector<RankRow> Store::ranking(const std::string& experiment) const {
-  Statement st(db_, R"(SELECT experiment, name, config_hash, runs, images_per_s,
-      images_per_s_min, images_per_s_max, step_ms_mean, precision, batch_size, memory_format,
-      device FROM ranking WHERE (?1 = '' OR experiment = ?1)
-      ORDER BY images_per_s DESC)");
-  st.bind(1, experiment);
-  std::vector<RankRow> rows;
+std::optional<std::int64_t> Store::find_sweep(const std::string& name) const {
+  Statement st(db_, "SELECT id FROM sweeps WHERE name = ?1");
+  st.bind(1, name);
+  if (!st.step()) return std::nullopt;
+  return st.column_int(0);
+}
+
+namespace {
+constexpr const char* kSweepColumns =
+    "SELECT id, name, experiment, experiment_file, description, created_at, updated_at FROM sweeps";
+
+SweepInfo read_sweep(const Statement& st) {
+  return SweepInfo{st.column_int(0),  st.column_text(1), st.column_text(2), st.column_text(3),
+                   st.column_text(4), st.column_text(5), st.column_text(6)};
+}
+}  // namespace
+
+std::optional<SweepInfo> Store::sweep(std::int64_t id) const {
+  Statement st(db_, std::string(kSweepColumns) + " WHERE id = ?1");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return read_sweep(st);
+}
+
+std::vector<SweepInfo> Store::sweeps() const {
+  Statement st(db_, std::string(kSweepColumns) + " ORDER BY updated_at DESC, id DESC");
+  std::vector<SweepInfo> out;
+  while (st.step()) out.push_back(read_sweep(st));
+  return out;
+}
+
+void Store::touch_sweep(std::int64_t sweep_id) {
+  Statement st(db_, "UPDATE sweeps SET updated_at = ?2 WHERE id = ?1");
+  st.bind(1, sweep_id).bind(2, utc_now());
+  st.step();
+}
+
+// --- the life of a run --------------------------------------------------------------------------
+
+std::map<std::pair<std::string, int>, RunState> Store::run_states(std::int64_t sweep_id) const {
+  Statement st(db_, R"(SELECT id, name, status, owner_host, heartbeat_at, owner_pid, attempts,
+                       duration_s, batch_size, config_hash, repeat FROM runs WHERE sweep_id = ?1)");
+  st.bind(1, sweep_id);
+  std::map<std::pair<std::string, int>, RunState> out;
   while (st.step()) {
-    RankRow r;
-    r.experiment = st.column_text(0);
-    r.name = st.column_text(1);
-    r.config_hash = st.column_text(2);
-    r.runs = st.column_int(3);
-    r.images_per_s = st.column_double(4);
-    r.images_per_s_min = st.column_double(5);
-    r.images_per_s_max = st.column_double(6);
-    r.step_ms_mean = st.column_double(7);
-    r.precision = st.column_text(8);
-    r.batch_size = st.column_int(9);
-    r.memory_format = st.column_text(10);
-    r.device = st.column_text(11);
-    rows.push_back(std::move(r));
+    RunState s{st.column_int(0), st.column_text(1), st.column_text(2), st.column_text(3),
+               st.column_text(4)};
+    s.owner_pid = st.column_int(5);
+    s.attempts = static_cast<int>(st.column_int(6));
+    if (!st.is_null(7)) s.duration_s = st.column_double(7);
+    if (!st.is_null(8)) s.batch_size = st.column_int(8);
+    out.emplace(std::make_pair(st.column_text(9), static_cast<int>(st.column_int(10))), std::move(s));
   }
-  return rows;
+  return out;
+}
+
+std::int64_t Store::begin_run(std::int64_t sweep_id, const nlohmann::json& header,
+                              const std::string& owner_host, std::int64_t owner_pid,
+                              const std::string& gpu) {
+  RowValues row = run_identity_values(sweep_id, header);
+  const std::string now = utc_now();
+  row.set("status", std::string("running"))
+      .set_text("gpu", gpu)
+      .set_text("owner_host", owner_host)
+      .set("owner_pid", owner_pid)
+      .set("heartbeat_at", now)
+      .set("attempts", std::int64_t{1})
+      .set("started_at", now)
+      .set("batch_auto", std::int64_t{0});
+  // A retry starts from a clean row: whatever the previous attempt recorded is cleared.
+  for (const char* column :
+       {"error", "device", "finished_at", "duration_s", "exit_code", "term_signal", "stderr_tail",
+        "images_per_s", "step_ms_mean", "diagnosis", "diagnosis_detail", "gpu_name",
+        "driver_version", "cuda_version", "cudnn_version", "torch_version", "hostname",
+        "telemetry_available", "telemetry_reason", "gpu_lost", "environment_json",
+        "document_json"}) {
+    row.set_null(column);
+  }
+  Transaction tx(db_);
+  Statement up(db_, upsert_sql("runs", row, "sweep_id, config_hash, repeat",
+                               {"attempts = runs.attempts + 1"}));
+  bind_row(up, row);
+  up.step();
+  const std::int64_t id = run_id_of(db_, sweep_id, json_text(json_object(header, "run"), "hash"),
+                                    json_integer(json_object(header, "run"), "repeat").value_or(0));
+  delete_run_children(db_, id);
+  touch_sweep(sweep_id);
+  tx.commit();
+  return id;
+}
+
+void Store::heartbeat(std::int64_t run_id) {
+  Statement st(db_, "UPDATE runs SET heartbeat_at = ?2 WHERE id = ?1");
+  st.bind(1, run_id).bind(2, utc_now());
+  st.step();
+}
+
+void Store::mark_interrupted(std::int64_t run_id, const std::string& reason) {
+  Transaction tx(db_);
+  Statement st(db_, R"(UPDATE runs SET status = 'interrupted', error = ?2,
+                       finished_at = COALESCE(finished_at, ?3) WHERE id = ?1 AND status = 'running')");
+  st.bind(1, run_id).bind(2, reason).bind(3, utc_now());
+  st.step();
+  tx.commit();
 }
 
 }  // namespace orch::storage

@@ -1,11 +1,14 @@
-// The result store: owns the SQLite schema and its version, records result documents (one
-// transaction each) and answers the ranking query.
+// The result store: owns the SQLite schema, its version and migrations; records the life of
+// each run of a sweep (begin, heartbeat, result document, interruption), one durable
+// transaction per step; and answers the queries of rank, compare and export.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/sqlite.h"
@@ -14,9 +17,9 @@ namespace orch::storage {
 
 /// The schema version this build writes. Older databases are migrated on open; newer ones
 /// are refused (a newer orch wrote them, and this one would misread them).
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
-/// One configuration in the ranking, aggregated over its successful runs.
+/// One configuration in the ranking view, aggregated over its successful runs.
 struct RankRow {
   std::string experiment, name, config_hash, precision, memory_format, device;
   std::int64_t runs = 0;
@@ -24,22 +27,96 @@ struct RankRow {
   double images_per_s = 0, images_per_s_min = 0, images_per_s_max = 0, step_ms_mean = 0;
 };
 
+struct SweepInfo {
+  std::int64_t id = 0;
+  std::string name, experiment, experiment_file, description, created_at, updated_at;
+};
+
+/// What the scheduler needs to know about a run of a sweep to resume it.
+struct RunState {
+  std::int64_t id;
+  std::string name, status, owner_host, heartbeat_at;
+  std::int64_t owner_pid = 0;
+  int attempts = 0;
+  std::optional<double> duration_s;
+  std::optional<std::int64_t> batch_size;
+};
+
+/// One run as the read-only commands see it: its row, configuration and metrics.
+struct RunRecord {
+  std::int64_t id = 0, sweep_id = 0;
+  std::string sweep, experiment, name, config_hash, status, error, device, gpu;
+  int repeat = 0, attempts = 0;
+  std::optional<std::int64_t> batch_size, exit_code, term_signal;
+  bool batch_auto = false;
+  std::optional<double> duration_s;
+  std::string started_at, finished_at, diagnosis, diagnosis_detail, stderr_tail;
+  std::string gpu_name, driver_version, cuda_version, cudnn_version, torch_version, hostname;
+  nlohmann::json config;                  ///< the resolved configuration
+  std::map<std::string, double> metrics;  ///< every numeric metric (run_metrics)
+
+  std::optional<double> metric(const std::string& key) const {
+    auto it = metrics.find(key);
+    return it == metrics.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+};
+
 class Store {
  public:
-  /// Opens or creates the database at `path`, sets WAL mode and a busy timeout, and brings the
-  /// schema to kSchemaVersion. Throws SqliteError for a newer schema.
+  /// Opens or creates the database at `path`, sets WAL mode, FULL sync and a 10 s busy
+  /// timeout, and brings the schema to kSchemaVersion (migrating an older one in one
+  /// transaction). Throws SqliteError for a newer schema or a file that is not a database.
   explicit Store(const std::string& path);
 
-  /// Records one result document in one durable transaction; returns the new run id.
-  std::int64_t record(const nlohmann::json& document);
+  // --- sweeps ---------------------------------------------------------------------------------
+  /// Creates the sweep if missing (by name), updates updated_at (and the file and description
+  /// when given); returns its id. Throws std::invalid_argument when a sweep of that name exists
+  /// for another experiment.
+  std::int64_t open_sweep(const std::string& name, const std::string& experiment,
+                          const std::string& experiment_file, const std::string& description = {});
+  std::optional<std::int64_t> find_sweep(const std::string& name) const;
+  std::optional<SweepInfo> sweep(std::int64_t id) const;
+  /// All sweeps, the most recently updated first.
+  std::vector<SweepInfo> sweeps() const;
 
-  /// Configurations ranked by mean throughput; all experiments when `experiment` is empty.
+  // --- the life of a run (for the scheduler) -------------------------------------------------
+  /// Every run of the sweep, keyed by (config_hash, repeat).
+  std::map<std::pair<std::string, int>, RunState> run_states(std::int64_t sweep_id) const;
+  /// Marks a run as started: status 'running', owner host/pid, heartbeat now, attempts + 1.
+  /// Inserts its row, or on a retry resets the existing one and deletes the previous attempt's
+  /// metrics, steps and samples. `header` = {experiment, run: {name, hash, repeat}, config}.
+  /// One transaction. Returns the run id (the same id on every retry).
+  std::int64_t begin_run(std::int64_t sweep_id, const nlohmann::json& header,
+                         const std::string& owner_host, std::int64_t owner_pid,
+                         const std::string& gpu);
+  /// Sets the run's heartbeat_at to now.
+  void heartbeat(std::int64_t run_id);
+  /// Records a finished run's document: upserts the (sweep, hash, repeat) row with the final
+  /// status and everything in the document (metrics, steps, telemetry samples, diagnosis) in
+  /// ONE durable transaction. Idempotent: recording the same document again leaves exactly one
+  /// row and the same contents. Keeps the row's attempts (at least 1). Returns the run id.
+  std::int64_t record(std::int64_t sweep_id, const nlohmann::json& document);
+  /// A run still 'running' becomes 'interrupted' with `reason` as its error; a run that already
+  /// finished is left as it is.
+  void mark_interrupted(std::int64_t run_id, const std::string& reason);
+
+  // --- queries ---------------------------------------------------------------------------------
+  /// Configurations ranked by mean throughput (the `ranking` view); all experiments when
+  /// `experiment` is empty.
   std::vector<RankRow> ranking(const std::string& experiment = {}) const;
+  /// Every run of a sweep, ordered by name then repeat; `status` filters when not empty.
+  std::vector<RunRecord> runs(std::int64_t sweep_id, const std::string& status = {}) const;
+  /// One run by id, whatever its sweep.
+  std::optional<RunRecord> run(std::int64_t run_id) const;
 
   int schema_version() const;
   Database& database() { return db_; }
 
  private:
+  std::vector<RunRecord> query_runs(const std::string& where, std::int64_t key,
+                                    const std::string& status) const;
+  void touch_sweep(std::int64_t sweep_id);
+
   Database db_;
 };
 

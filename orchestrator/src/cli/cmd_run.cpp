@@ -42,6 +42,7 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     const Plan& plan = *planned;
     storage::Store store(g.db);
+    const std::int64_t sweep_id = store.open_sweep(plan.name, plan.name, plan.file, plan.description);
     std::cout << plan.name << (plan.description.empty() ? "" : ": " + plan.description) << "\n";
     int failed = 0;
     const std::size_t total = plan.runs.size();
@@ -51,7 +52,7 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                                spec.repeat)
                 << std::flush;
       const nlohmann::json doc = run_one(spec, registry);
-      store.record(doc);
+      store.record(sweep_id, doc);
       if (doc.value("status", "") != "ok") ++failed;
       std::cout << summary(doc) << std::endl;
     }

@@ -1,0 +1,117 @@
+// The run diagnosis: input-, PCIe-, launch- or compute-bound, from a result document.
+#include "storage/diagnosis.h"
+
+#include <fmt/format.h>
+
+namespace orch::storage {
+namespace {
+
+std::optional<double> number_at(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return std::nullopt;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string gb_per_s(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / 1e9); }
+
+}  // namespace
+
+std::optional<double> pcie_link_bytes_per_s(int generation, int width) {
+  // Per lane and direction, after encoding: 8b/10b for Gen1-2, 128b/130b for Gen3-5, FLIT for
+  // Gen6 (PCI-SIG figures).
+  static constexpr double kLaneBytesPerS[] = {0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7563e6};
+  if (generation < 1 || generation > 6 || width < 1) return std::nullopt;
+  return kLaneBytesPerS[generation] * width;
+}
+
+std::optional<double> telemetry_window_mean(const nlohmann::json& doc, const std::string& field) {
+  const auto tel = doc.find("telemetry");
+  if (tel == doc.end() || !tel->is_object()) return std::nullopt;
+  const auto samples = tel->find("samples");
+  if (samples == tel->end() || !samples->is_array()) return std::nullopt;
+  double t0 = -1e300, t1 = 1e300;
+  if (auto w = tel->find("measure_window_s");
+      w != tel->end() && w->is_array() && w->size() == 2 && (*w)[0].is_number() &&
+      (*w)[1].is_number()) {
+    t0 = (*w)[0].get<double>();
+    t1 = (*w)[1].get<double>();
+  }
+  auto mean_of = [&](bool window_only) -> std::optional<double> {
+    double sum = 0;
+    int n = 0;
+    for (const auto& s : *samples) {
+      const auto v = number_at(s, field.c_str());
+      if (!v) continue;
+      if (window_only) {
+        const auto t = number_at(s, "t_s");
+        if (!t || *t < t0 || *t > t1) continue;
+      }
+      sum += *v;
+      ++n;
+    }
+    if (n == 0) return std::nullopt;
+    return sum / n;
+  };
+  if (auto m = mean_of(true)) return m;
+  return mean_of(false);
+}
+
+std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
+  if (!doc.is_object() || !doc.contains("status") || doc["status"] != "ok") return std::nullopt;
+  const nlohmann::json metrics = doc.value("metrics", nlohmann::json::object());
+  const auto step = number_at(metrics, "step_ms_mean");
+  if (!step || *step <= 0) return std::nullopt;
+  const double wait = number_at(metrics, "data_wait_ms_mean").value_or(0.0);
+  const double wait_share = wait / *step;
+  const std::string wait_text =
+      fmt::format("data wait {:.2f} ms = {:.1f}% of the {:.2f} ms step", wait, 100 * wait_share, *step);
+
+  if (wait_share > kInputBoundWaitShare) {
+    return Diagnosis{"input-bound",
+                     fmt::format("{} (over {:.0f}%)", wait_text, 100 * kInputBoundWaitShare)};
+  }
+
+  // PCIe: host-to-device traffic (NVML's RX, as seen by the GPU) against the link's rate.
+  const nlohmann::json env = doc.value("environment", nlohmann::json::object());
+  std::optional<double> rx = number_at(metrics, "pcie_rx_mean_bytes_per_s");
+  if (!rx) rx = telemetry_window_mean(doc, "pcie_rx_bytes_per_s");
+  const nlohmann::json pcie = env.value("pcie", nlohmann::json::object());
+  const auto gen = number_at(pcie, "gen_current");
+  const auto width = number_at(pcie, "width_current");
+  std::optional<double> link;
+  if (gen && width) link = pcie_link_bytes_per_s(static_cast<int>(*gen), static_cast<int>(*width));
+  std::string pcie_text;
+  if (rx && link) {
+    const double share = *rx / *link;
+    pcie_text = fmt::format("PCIe RX {} = {:.0f}% of Gen{} x{} ({})", gb_per_s(*rx), 100 * share,
+                            static_cast<int>(*gen), static_cast<int>(*width), gb_per_s(*link));
+    if (share >= kPcieBoundShare) {
+      return Diagnosis{"pcie-bound", fmt::format("{} (at least {:.0f}%); {}", pcie_text,
+                                                 100 * kPcieBoundShare, wait_text)};
+    }
+  }
+
+  std::optional<double> util = number_at(metrics, "gpu_util_mean_pct");
+  if (!util) util = telemetry_window_mean(doc, "gpu_util_pct");
+  if (!util) {
+    std::string why = "no GPU utilization recorded";
+    const nlohmann::json tel = doc.value("telemetry", nlohmann::json::object());
+    if (tel.is_object() && tel.contains("reason") && tel["reason"].is_string()) {
+      why += ": " + tel["reason"].get<std::string>();
+    } else if (doc.contains("device") && doc["device"].is_string() &&
+               doc["device"].get<std::string>().rfind("cpu", 0) == 0) {
+      why += ": CPU run";
+    }
+    return Diagnosis{"unknown (no telemetry)", fmt::format("{}; {}", wait_text, why)};
+  }
+  std::string detail = fmt::format("GPU busy {:.0f}% (NVML mean); {}", *util, wait_text);
+  if (!pcie_text.empty()) detail += "; " + pcie_text;
+  if (*util < kBusyUtilPct) {
+    return Diagnosis{"launch-bound",
+                     fmt::format("{} (GPU busy under {:.0f}% with no data wait)", detail, kBusyUtilPct)};
+  }
+  return Diagnosis{"compute-bound", detail};
+}
+
+}  // namespace orch::storage

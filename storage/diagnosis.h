@@ -1,0 +1,52 @@
+// Why a run was as fast as it was: a short label and the numbers behind it, computed from the
+// result document alone (a pure function, so it can be recomputed for old documents).
+//
+// It lives beside the store, not in report/, because the store computes it at record time and
+// orch_report already depends on orch_store (the other way round would be a link cycle).
+//
+// Labels, checked in this order (the first that holds wins):
+//   input-bound             the step waits for the data loader
+//   pcie-bound              host-to-device traffic near the PCIe link's bandwidth
+//   launch-bound            the GPU is idle much of the step although no data is awaited
+//   compute-bound           the GPU is busy and no data is awaited
+//   unknown (no telemetry)  no GPU utilization recorded (CPU run, no NVML, old document)
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace orch::storage {
+
+/// A data wait above this share of the step time makes a run input-bound. At 10% the loader
+/// costs a tenth of the throughput, which the article's input-pipeline tips recover; below it,
+/// timer noise and the host's hand-off dominate.
+constexpr double kInputBoundWaitShare = 0.10;
+
+/// NVML's utilization is the share of time at least one kernel ran. Below 80% with no data
+/// wait, the GPU runs out of queued work between kernels: the host does not launch fast enough
+/// (small kernels, synchronisations), which CUDA graphs or larger batches address. Well-fed
+/// ResNet training sits at 95-100%.
+constexpr double kBusyUtilPct = 80.0;
+
+/// PCIe RX above this share of the link's theoretical bandwidth is saturation in practice:
+/// measured host-to-device copies top out around 80-90% of the theoretical rate.
+constexpr double kPcieBoundShare = 0.70;
+
+struct Diagnosis {
+  std::string label;   ///< one of the labels above
+  std::string detail;  ///< the numbers that led to it, one line
+};
+
+/// The diagnosis of a finished run; nullopt when it did not succeed or has no step metrics.
+std::optional<Diagnosis> diagnose(const nlohmann::json& document);
+
+/// Theoretical one-direction bandwidth of a PCIe link in bytes/s (after line encoding), or
+/// nullopt for an unknown generation or width.
+std::optional<double> pcie_link_bytes_per_s(int generation, int width);
+
+/// Mean of a telemetry sample field over the measured window (all samples when none fall in
+/// it); nullopt when the document has no value for it.
+std::optional<double> telemetry_window_mean(const nlohmann::json& document, const std::string& field);
+
+}  // namespace orch::storage

@@ -1,0 +1,30 @@
+// Schema creation and migration steps. Each step takes the schema from version N to N+1 and
+// runs inside the caller's transaction, so a failed migration leaves the file as it was.
+#pragma once
+
+#include "storage/sqlite.h"
+
+namespace orch::storage {
+
+/// Version 0 (a new, empty file) -> the current schema (storage/schema.sql).
+void create_schema(Database& db);
+
+/// Version 1 -> 2. Every v1 run is kept, with its id, metrics and steps:
+/// * one sweep per experiment name, named after the experiment;
+/// * v1 appended a new row each time an experiment was run again, so (experiment, hash,
+///   repeat) could repeat. Version 2 allows one row per (sweep, hash, repeat), so the later
+///   duplicates become extra repeats of their configuration: the first row of each
+///   (experiment, hash, repeat) keeps its index, the others get max(repeat)+1, +2, ... in the
+///   order they were recorded. v1's ranking already counted them as runs of the configuration,
+///   so the ranking does not change. The document_json keeps the original index.
+/// * attempts = 1; the environment columns, duration and diagnosis are filled from the stored
+///   documents.
+void migrate_v1_to_v2(Database& db);
+
+/// Fills student_t_975 (dof 1..1000) if it is empty.
+void fill_t_quantiles(Database& db);
+
+/// Recomputes the diagnosis column of every 'ok' run from its stored document.
+void rediagnose_all(Database& db);
+
+}  // namespace orch::storage

@@ -1,0 +1,75 @@
+// A row to write as (column, value) pairs, and the upsert statement built from it, so the long
+// column lists of `runs` are written once, in one place, with every value bound (never pasted
+// into SQL text). Also the lenient readers of result-document fields the store uses.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "storage/sqlite.h"
+
+namespace orch::storage {
+
+using SqlValue = std::variant<std::monostate, std::int64_t, double, std::string>;
+
+struct RowValues {
+  std::vector<std::pair<std::string, SqlValue>> columns;
+
+  RowValues& set_value(const std::string& column, SqlValue value) {
+    columns.emplace_back(column, std::move(value));
+    return *this;
+  }
+  RowValues& set_null(const std::string& column) { return set_value(column, SqlValue()); }
+  RowValues& set(const std::string& column, std::int64_t v) { return set_value(column, v); }
+  RowValues& set(const std::string& column, double v) { return set_value(column, v); }
+  RowValues& set(const std::string& column, const std::string& v) { return set_value(column, v); }
+  RowValues& set(const std::string& column, std::optional<double> v) {
+    return set_value(column, v ? SqlValue(*v) : SqlValue());
+  }
+  RowValues& set(const std::string& column, std::optional<std::int64_t> v) {
+    return set_value(column, v ? SqlValue(*v) : SqlValue());
+  }
+  /// Empty text is stored as NULL.
+  RowValues& set_text(const std::string& column, const std::string& v) {
+    return set_value(column, v.empty() ? SqlValue() : SqlValue(v));
+  }
+};
+
+/// INSERT INTO `table` (columns) VALUES (...) ON CONFLICT (`conflict`) DO UPDATE SET each
+/// column = excluded.column, except those in `update_overrides` ("column = expression"
+/// assignments written instead) and the conflict columns themselves.
+std::string upsert_sql(const std::string& table, const RowValues& row, const std::string& conflict,
+                       const std::vector<std::string>& update_overrides);
+
+/// Binds the row's values to ?1..?n in order.
+void bind_row(Statement& st, const RowValues& row);
+
+// Lenient readers: a missing, null or ill-typed field reads as absent, never as an error,
+// since documents come from other programs and other versions.
+std::optional<double> json_number(const nlohmann::json& obj, const char* key);
+std::optional<std::int64_t> json_integer(const nlohmann::json& obj, const char* key);
+/// Strings as they are, other scalars as their JSON text, absent as "".
+std::string json_text(const nlohmann::json& obj, const char* key);
+/// The object at `key`, or an empty object.
+nlohmann::json json_object(const nlohmann::json& obj, const char* key);
+
+/// The columns that identify a run and describe its configuration, from a run header or a
+/// result document ({experiment, run: {name, hash, repeat}, config}). Throws
+/// std::invalid_argument without run.hash.
+RowValues run_identity_values(std::int64_t sweep_id, const nlohmann::json& doc);
+
+/// Deletes a run's metrics, steps and telemetry samples (before a retry or a re-record).
+void delete_run_children(Database& db, std::int64_t run_id);
+
+/// The id of the run (sweep, hash, repeat); throws SqliteError when there is none.
+std::int64_t run_id_of(Database& db, std::int64_t sweep_id, const std::string& hash, std::int64_t repeat);
+
+/// ISO 8601 UTC, seconds precision, like the runner's timestamps.
+std::string utc_now();
+
+}  // namespace orch::storage

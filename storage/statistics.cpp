@@ -1,0 +1,31 @@
+// Mean, standard deviation and Student-t confidence interval.
+#include "storage/statistics.h"
+
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <stdexcept>
+
+namespace orch::storage {
+
+double t_quantile_975(std::int64_t dof) {
+  if (dof < 1) throw std::invalid_argument("t quantile needs at least one degree of freedom");
+  return boost::math::quantile(boost::math::students_t(static_cast<double>(dof)), 0.975);
+}
+
+Summary summarize(const std::vector<double>& values) {
+  Summary s;
+  s.n = static_cast<std::int64_t>(values.size());
+  if (s.n == 0) return s;
+  double sum = 0;
+  for (double v : values) sum += v;
+  s.mean = sum / static_cast<double>(s.n);
+  if (s.n < 2) return s;
+  // Deviations from the mean (two passes), as the SQL view does.
+  double ss = 0;
+  for (double v : values) ss += (v - s.mean) * (v - s.mean);
+  s.stddev = std::sqrt(ss / static_cast<double>(s.n - 1));
+  s.ci95_half = t_quantile_975(s.n - 1) * *s.stddev / std::sqrt(static_cast<double>(s.n));
+  return s;
+}
+
+}  // namespace orch::storage

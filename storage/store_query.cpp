@@ -1,0 +1,113 @@
+// The store's read queries: the ranking view and runs with their metrics.
+#include "storage/store.h"
+
+namespace orch::storage {
+
+std::vector<RankRow> Store::ranking(const std::string& experiment) const {
+  Statement st(db_, R"(SELECT experiment, name, config_hash, runs, images_per_s,
+      images_per_s_min, images_per_s_max, step_ms_mean, precision, batch_size, memory_format,
+      device FROM ranking WHERE (?1 = '' OR experiment = ?1)
+      ORDER BY images_per_s DESC)");
+  st.bind(1, experiment);
+  std::vector<RankRow> rows;
+  while (st.step()) {
+    RankRow r;
+    r.experiment = st.column_text(0);
+    r.name = st.column_text(1);
+    r.config_hash = st.column_text(2);
+    r.runs = st.column_int(3);
+    r.images_per_s = st.column_double(4);
+    r.images_per_s_min = st.column_double(5);
+    r.images_per_s_max = st.column_double(6);
+    r.step_ms_mean = st.column_double(7);
+    r.precision = st.column_text(8);
+    r.batch_size = st.column_int(9);
+    r.memory_format = st.column_text(10);
+    r.device = st.column_text(11);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::vector<RunRecord> Store::runs(std::int64_t sweep_id, const std::string& status) const {
+  return query_runs("r.sweep_id = ?1", sweep_id, status);
+}
+
+std::optional<RunRecord> Store::run(std::int64_t run_id) const {
+  auto rows = query_runs("r.id = ?1", run_id, {});
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());
+}
+
+std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t key,
+                                         const std::string& status) const {
+  // Read in one transaction so the runs and their metrics are one snapshot, even while a
+  // sweep is recording (WAL readers see the last commit before their first read).
+  Database& db = const_cast<Database&>(db_);
+  db.exec("BEGIN");
+  struct End {
+    Database& db;
+    ~End() { sqlite3_exec(db.get(), "COMMIT", nullptr, nullptr, nullptr); }
+  } end{db};
+
+  Statement st(db_, R"(SELECT r.id, r.sweep_id, s.name, r.experiment, r.name, r.config_hash,
+      r.status, r.error, r.device, r.gpu, r.repeat, r.attempts, r.batch_size, r.exit_code,
+      r.term_signal, r.batch_auto, r.duration_s, r.started_at, r.finished_at, r.diagnosis,
+      r.diagnosis_detail, r.stderr_tail, r.gpu_name, r.driver_version, r.cuda_version,
+      r.cudnn_version, r.torch_version, r.hostname, r.config_json
+      FROM runs r JOIN sweeps s ON s.id = r.sweep_id
+      WHERE )" + where + R"( AND (?2 = '' OR r.status = ?2)
+      ORDER BY r.name, r.config_hash, r.repeat)");
+  st.bind(1, key).bind(2, status);
+  std::vector<RunRecord> out;
+  std::map<std::int64_t, std::size_t> index;
+  auto opt_int = [&](int c) { return st.is_null(c) ? std::nullopt : std::optional<std::int64_t>(st.column_int(c)); };
+  while (st.step()) {
+    RunRecord r;
+    r.id = st.column_int(0);
+    r.sweep_id = st.column_int(1);
+    r.sweep = st.column_text(2);
+    r.experiment = st.column_text(3);
+    r.name = st.column_text(4);
+    r.config_hash = st.column_text(5);
+    r.status = st.column_text(6);
+    r.error = st.column_text(7);
+    r.device = st.column_text(8);
+    r.gpu = st.column_text(9);
+    r.repeat = static_cast<int>(st.column_int(10));
+    r.attempts = static_cast<int>(st.column_int(11));
+    r.batch_size = opt_int(12);
+    r.exit_code = opt_int(13);
+    r.term_signal = opt_int(14);
+    r.batch_auto = st.column_int(15) != 0;
+    if (!st.is_null(16)) r.duration_s = st.column_double(16);
+    r.started_at = st.column_text(17);
+    r.finished_at = st.column_text(18);
+    r.diagnosis = st.column_text(19);
+    r.diagnosis_detail = st.column_text(20);
+    r.stderr_tail = st.column_text(21);
+    r.gpu_name = st.column_text(22);
+    r.driver_version = st.column_text(23);
+    r.cuda_version = st.column_text(24);
+    r.cudnn_version = st.column_text(25);
+    r.torch_version = st.column_text(26);
+    r.hostname = st.column_text(27);
+    r.config = nlohmann::json::parse(st.column_text(28), nullptr, /*allow_exceptions=*/false);
+    if (r.config.is_discarded()) r.config = nlohmann::json::object();
+    index[r.id] = out.size();
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) return out;
+
+  Statement met(db_, R"(SELECT m.run_id, m.name, m.value FROM run_metrics m
+      JOIN runs r ON r.id = m.run_id WHERE )" + where + R"( AND (?2 = '' OR r.status = ?2)
+      AND m.value IS NOT NULL)");
+  met.bind(1, key).bind(2, status);
+  while (met.step()) {
+    auto it = index.find(met.column_int(0));
+    if (it != index.end()) out[it->second].metrics[met.column_text(1)] = met.column_double(2);
+  }
+  return out;
+}
+
+}  // namespace orch::storage

@@ -1,0 +1,150 @@
+// Store::record: one finished result document -> its run row, metrics, steps and telemetry
+// samples, in one durable transaction, as an upsert so that recording it again changes nothing.
+#include <set>
+#include <stdexcept>
+
+#include "storage/diagnosis.h"
+#include "storage/row_values.h"
+#include "storage/store.h"
+
+namespace orch::storage {
+namespace {
+
+constexpr int kNewestDocumentVersion = 2;
+
+// Invalid UTF-8 (a child's stderr tail) is replaced rather than failing the record.
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void check_document(const nlohmann::json& doc) {
+  if (!doc.is_object() || json_text(doc, "format") != "orch.result") {
+    throw std::invalid_argument("not an orch result document (format is not \"orch.result\")");
+  }
+  const auto version = json_integer(doc, "version").value_or(0);
+  if (version < 1 || version > kNewestDocumentVersion) {
+    throw std::invalid_argument("result document version " + std::to_string(version) +
+                                " is not one this orch reads (1.." +
+                                std::to_string(kNewestDocumentVersion) + ")");
+  }
+  static const std::set<std::string> kStatuses = {"running", "ok",          "failed", "oom",
+                                                   "timeout", "interrupted", "skipped"};
+  const std::string status = json_text(doc, "status");
+  if (!kStatuses.count(status)) {
+    throw std::invalid_argument("result document has an unknown status '" + status + "'");
+  }
+}
+
+void insert_metrics(Database& db, std::int64_t id, const nlohmann::json& metrics) {
+  Statement st(db, "INSERT INTO run_metrics (run_id, name, value) VALUES (?1, ?2, ?3)");
+  for (const auto& [name, value] : metrics.items()) {
+    const auto v = json_number(metrics, name.c_str());
+    if (!v) continue;  // nested or textual entries live in document_json only
+    st.bind(1, id).bind(2, name).bind(3, *v);
+    st.step();
+    st.reset();
+  }
+}
+
+void insert_steps(Database& db, std::int64_t id, const nlohmann::json& doc) {
+  auto it = doc.find("steps");
+  if (it == doc.end() || !it->is_array()) return;
+  Statement st(db, R"(INSERT INTO run_steps (run_id, step, step_ms, data_wait_ms, loss)
+                      VALUES (?1, ?2, ?3, ?4, ?5))");
+  std::int64_t index = 0;
+  for (const auto& s : *it) {
+    st.bind(1, id)
+        .bind(2, json_integer(s, "step").value_or(index))
+        .bind(3, json_number(s, "step_ms"))
+        .bind(4, json_number(s, "data_wait_ms"))
+        .bind(5, json_number(s, "loss"));
+    st.step();
+    st.reset();
+    ++index;
+  }
+}
+
+void insert_samples(Database& db, std::int64_t id, const nlohmann::json& telemetry) {
+  auto it = telemetry.find("samples");
+  if (it == telemetry.end() || !it->is_array()) return;
+  // The sample fields, in column order; a null or missing one is stored as NULL.
+  static constexpr const char* kReal[] = {"t_s",           "gpu_util_pct",  "mem_util_pct",
+                                          "power_w",       "sm_clock_mhz",  "mem_clock_mhz",
+                                          "temperature_c"};
+  Statement st(db, R"(INSERT INTO telemetry_samples (run_id, seq, t_s, gpu_util_pct, mem_util_pct,
+      power_w, sm_clock_mhz, mem_clock_mhz, temperature_c, memory_used_bytes, pcie_rx_bytes_per_s,
+      pcie_tx_bytes_per_s, throttle_reasons)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13))");
+  std::int64_t seq = 0;
+  for (const auto& s : *it) {
+    st.bind(1, id).bind(2, seq++);
+    int col = 3;
+    for (const char* f : kReal) st.bind(col++, json_number(s, f));
+    if (auto v = json_integer(s, "memory_used_bytes")) st.bind(10, *v); else st.bind_null(10);
+    st.bind(11, json_number(s, "pcie_rx_bytes_per_s")).bind(12, json_number(s, "pcie_tx_bytes_per_s"));
+    if (auto v = json_integer(s, "throttle_reasons")) st.bind(13, *v); else st.bind_null(13);
+    st.step();
+    st.reset();
+  }
+}
+
+}  // namespace
+
+std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& doc) {
+  check_document(doc);
+  RowValues row = run_identity_values(sweep_id, doc);
+  const nlohmann::json metrics = json_object(doc, "metrics");
+  const nlohmann::json env = json_object(doc, "environment");
+  const nlohmann::json outcome = json_object(doc, "outcome");
+  const auto diagnosis = diagnose(doc);
+  row.set("status", json_text(doc, "status"))
+      .set_text("error", json_text(doc, "error"))
+      .set("batch_auto", std::int64_t{json_integer(doc, "batch_auto").value_or(0) != 0 ? 1 : 0})
+      .set_text("device", json_text(doc, "device"))
+      .set_text("gpu", json_text(doc, "gpu"))
+      .set("attempts", std::int64_t{1})
+      .set_text("started_at", json_text(doc, "started_at"))
+      .set_text("finished_at", json_text(doc, "finished_at"))
+      .set("duration_s", json_number(doc, "duration_s"))
+      .set("exit_code", json_integer(outcome, "exit_code"))
+      .set("term_signal", json_integer(outcome, "signal"))
+      .set_text("stderr_tail", json_text(outcome, "stderr_tail"))
+      .set("images_per_s", json_number(metrics, "images_per_s"))
+      .set("step_ms_mean", json_number(metrics, "step_ms_mean"))
+      .set_text("diagnosis", diagnosis ? diagnosis->label : "")
+      .set_text("diagnosis_detail", diagnosis ? diagnosis->detail : "")
+      .set_text("gpu_name", json_text(env, "gpu_name"))
+      .set_text("driver_version", json_text(env, "driver_version"))
+      .set_text("cuda_version", json_text(env, "cuda_runtime_version"))
+      .set_text("cudnn_version", json_text(env, "cudnn_version"))
+      .set_text("torch_version", json_text(env, "torch_version"))
+      .set_text("hostname", json_text(env, "hostname"));
+  const auto tel = doc.find("telemetry");
+  const bool has_tel = tel != doc.end() && tel->is_object();
+  const nlohmann::json telemetry = has_tel ? *tel : nlohmann::json::object();
+  row.set("telemetry_available", has_tel ? json_integer(telemetry, "available") : std::nullopt)
+      .set_text("telemetry_reason", json_text(telemetry, "reason"))
+      .set("gpu_lost", has_tel ? json_integer(telemetry, "gpu_lost") : std::nullopt)
+      .set("environment_json", dump(env))
+      .set("document_json", dump(doc));
+
+  Transaction tx(db_);
+  Statement up(db_, upsert_sql("runs", row, "sweep_id, config_hash, repeat",
+                               {"attempts = MAX(runs.attempts, 1)",
+                                "gpu = COALESCE(excluded.gpu, runs.gpu)",
+                                "started_at = COALESCE(excluded.started_at, runs.started_at)"}));
+  bind_row(up, row);
+  up.step();
+  const nlohmann::json run = json_object(doc, "run");
+  const std::int64_t id = run_id_of(db_, sweep_id, json_text(run, "hash"),
+                                    json_integer(run, "repeat").value_or(0));
+  delete_run_children(db_, id);
+  insert_metrics(db_, id, metrics);
+  insert_steps(db_, id, doc);
+  insert_samples(db_, id, telemetry);
+  touch_sweep(sweep_id);
+  tx.commit();
+  return id;
+}
+
+}  // namespace orch::storage

@@ -1,0 +1,102 @@
+// The run diagnosis on constructed documents: each label, its numbers, and the order of the
+// rules.
+#include <catch2/catch.hpp>
+
+#include "storage/diagnosis.h"
+
+using namespace orch::storage;
+using Catch::Matchers::Contains;
+
+namespace {
+
+nlohmann::json doc_with(double step_ms, double wait_ms) {
+  return {{"status", "ok"},
+          {"device", "cuda:0"},
+          {"metrics", {{"step_ms_mean", step_ms}, {"data_wait_ms_mean", wait_ms}}},
+          {"environment", {{"pcie", {{"gen_current", 4}, {"width_current", 16}}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("data wait above 10% of the step is input-bound, with or without telemetry", "[diagnosis]") {
+  auto doc = doc_with(100, 25);
+  auto d = diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "input-bound");
+  CHECK_THAT(d->detail, Contains("data wait 25.00 ms = 25.0% of the 100.00 ms step"));
+  doc["metrics"]["gpu_util_mean_pct"] = 99.0;  // even a busy GPU: the loader is the limit
+  CHECK(diagnose(doc)->label == "input-bound");
+  CHECK(diagnose(doc_with(100, 10))->label != "input-bound");  // exactly 10%: not above
+}
+
+TEST_CASE("low GPU utilization without data wait is launch-bound", "[diagnosis]") {
+  auto doc = doc_with(20, 0.1);
+  doc["metrics"]["gpu_util_mean_pct"] = 55.0;
+  const auto d = diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "launch-bound");
+  CHECK_THAT(d->detail, Contains("GPU busy 55%"));
+  CHECK_THAT(d->detail, Contains("0.5% of the 20.00 ms step"));
+}
+
+TEST_CASE("a busy GPU without data wait is compute-bound", "[diagnosis]") {
+  auto doc = doc_with(20, 0.1);
+  doc["metrics"]["gpu_util_mean_pct"] = 98.0;
+  const auto d = diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "compute-bound");
+  CHECK_THAT(d->detail, Contains("GPU busy 98%"));
+}
+
+TEST_CASE("utilization falls back to the telemetry samples of the measured window", "[diagnosis]") {
+  auto doc = doc_with(20, 0.1);
+  doc["telemetry"] = {{"available", true},
+                      {"measure_window_s", {10.0, 20.0}},
+                      {"samples",
+                       {{{"t_s", 5.0}, {"gpu_util_pct", 0}},  // warm-up: outside the window
+                        {{"t_s", 12.0}, {"gpu_util_pct", 60}},
+                        {{"t_s", 15.0}, {"gpu_util_pct", nullptr}},
+                        {{"t_s", 18.0}, {"gpu_util_pct", 70}}}}};
+  CHECK(telemetry_window_mean(doc, "gpu_util_pct") == Approx(65.0));
+  const auto d = diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "launch-bound");
+  CHECK_THAT(d->detail, Contains("GPU busy 65%"));
+}
+
+TEST_CASE("PCIe RX near the link's bandwidth is pcie-bound", "[diagnosis]") {
+  // Gen4 x16: 16 * 1969.2 MB/s = 31.5 GB/s; 25 GB/s is 79%.
+  auto doc = doc_with(20, 0.1);
+  doc["metrics"]["gpu_util_mean_pct"] = 60.0;
+  doc["metrics"]["pcie_rx_mean_bytes_per_s"] = 25e9;
+  auto d = diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "pcie-bound");
+  CHECK_THAT(d->detail, Contains("PCIe RX 25.0 GB/s = 79% of Gen4 x16 (31.5 GB/s)"));
+  doc["metrics"]["pcie_rx_mean_bytes_per_s"] = 5e9;  // 16%: not the limit
+  d = diagnose(doc);
+  CHECK(d->label == "launch-bound");
+  CHECK_THAT(d->detail, Contains("16% of Gen4 x16"));
+  CHECK(pcie_link_bytes_per_s(3, 8) == Approx(8 * 984.6e6));
+  CHECK_FALSE(pcie_link_bytes_per_s(9, 16));
+}
+
+TEST_CASE("without utilization the diagnosis is unknown, with the reason", "[diagnosis]") {
+  auto doc = doc_with(20, 0.1);
+  auto d = diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "unknown (no telemetry)");
+  doc["telemetry"] = {{"available", false}, {"reason", "NVML library not found"}, {"samples", nlohmann::json::array()}};
+  CHECK_THAT(diagnose(doc)->detail, Contains("NVML library not found"));
+  doc.erase("telemetry");
+  doc["device"] = "cpu";
+  CHECK_THAT(diagnose(doc)->detail, Contains("CPU run"));
+}
+
+TEST_CASE("runs that did not succeed have no diagnosis", "[diagnosis]") {
+  auto doc = doc_with(20, 5);
+  doc["status"] = "oom";
+  CHECK_FALSE(diagnose(doc));
+  CHECK_FALSE(diagnose(nlohmann::json{{"status", "ok"}}));  // no step time
+  CHECK_FALSE(diagnose(nlohmann::json::array()));
+}
