@@ -1,10 +1,13 @@
 // Applying written values to a Draft and resolving it (see config_draft.h).
 #include "plan/config_draft.h"
 
+#include "plan/run_spec_json.h"
+
 #include <cmath>
 
 #include "plan/did_you_mean.h"
 #include "plan/plan_error.h"
+#include "plan/run_spec_json.h"
 #include "plan/scalars.h"
 
 namespace orch {
@@ -153,20 +156,6 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
           choice.params = resolve_params(info, {});
         }
         config[key.name] = choice_json(choice.plugin, choice.params);
-        switch (key.role) {
-          case PluginKind::kModel:
-            run.model = std::move(choice);
-            break;
-          case PluginKind::kDataLoader:
-            run.data = std::move(choice);
-            break;
-          case PluginKind::kPrecision:
-            run.precision = std::move(choice);
-            break;
-          case PluginKind::kStreamStrategy:
-            run.stream = std::move(choice);
-            break;
-        }
         break;
       }
       case KeyKind::kScalar:
@@ -181,23 +170,9 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
       }
     }
   }
-  const json& bs = config["batch_size"];
-  if (bs.is_number_integer()) run.batch_size = bs.get<std::int64_t>();
-  run.memory_format = config["memory_format"].get<std::string>();
-  run.cudnn_benchmark = config["cudnn_benchmark"].get<std::string>();
-  run.optimizer.name = config["optimizer"]["name"].get<std::string>();
-  run.optimizer.impl = config["optimizer"]["impl"].get<std::string>();
-  run.optimizer.lr = config["optimizer"]["lr"].get<double>();
-  run.optimizer.momentum = config["optimizer"]["momentum"].get<double>();
-  run.optimizer.weight_decay = config["optimizer"]["weight_decay"].get<double>();
-  run.warmup_steps = config["steps"]["warmup"].get<std::int64_t>();
-  run.measure_steps = config["steps"]["measure"].get<std::int64_t>();
-  run.telemetry.enabled = config["telemetry"]["enabled"].get<bool>();
-  run.telemetry.interval_ms = config["telemetry"]["interval_ms"].get<std::int64_t>();
-  run.timeout_s = config["timeout"].get<double>();
-  run.device = config["device"].get<std::string>();
-  run.seed = config["seed"].get<std::int64_t>();
   run.config = std::move(config);
+  // The typed fields are read back from the configuration, exactly as a child process does.
+  fill_settings_from_config(run);
   return run;
 }
 

@@ -1,0 +1,14 @@
+// `--until HH:MM`: the next time the local clock shows HH:MM (today, or tomorrow when that time
+// has passed), so `orch sweep --until 07:30` started at 19:00 means tomorrow morning.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace orch::sweep {
+
+/// Throws std::invalid_argument for anything but a valid 24-hour HH:MM.
+std::chrono::system_clock::time_point parse_until(const std::string& hh_mm,
+                                                  std::chrono::system_clock::time_point now);
+
+}  // namespace orch::sweep

@@ -1,0 +1,39 @@
+#include "sweep/progress.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace orch::sweep {
+
+std::string format_duration(double seconds) {
+  const auto total = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  const long long h = total / 3600, m = (total % 3600) / 60, s = total % 60;
+  if (h > 0) return fmt::format("{}:{:02}:{:02}", h, m, s);
+  return fmt::format("{}:{:02}", m, s);
+}
+
+std::string format_progress(const ProgressState& p, const std::string& name, int repeat,
+                            const std::string& where, const nlohmann::json& doc) {
+  const std::string status = doc.value("status", "?");
+  std::string outcome = status;
+  if (status == "ok" && doc.contains("metrics")) {
+    outcome += fmt::format(", {:.1f} img/s", doc["metrics"].value("images_per_s", 0.0));
+  } else if (doc.contains("error") && doc["error"].is_string()) {
+    std::string err = doc["error"].get<std::string>();
+    if (auto nl = err.find('\n'); nl != std::string::npos) err.resize(nl);
+    if (err.size() > 120) err = err.substr(0, 117) + "...";
+    outcome += ": " + err;
+  }
+  // The remaining runs share the usable slots; the mean of what finished so far is the guess.
+  const double eta = p.mean_run_s * std::ceil(static_cast<double>(p.remaining) /
+                                              static_cast<double>(std::max(1, p.parallel)));
+  std::string line = fmt::format("[{}/{}] {} (repeat {}) on {}: {} | failures {} | elapsed {}",
+                                 p.done, p.total, name, repeat, where, outcome, p.failures,
+                                 format_duration(p.elapsed_s));
+  if (p.remaining > 0) line += ", ETA " + format_duration(eta);
+  if (p.best) line += fmt::format(" | best {} {:.1f} img/s", p.best->first, p.best->second);
+  return line;
+}
+
+}  // namespace orch::sweep

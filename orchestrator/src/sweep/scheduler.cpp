@@ -1,0 +1,325 @@
+// The sweep loop: one run per GPU slot at a time, polled without blocking.
+#include "sweep/scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <numeric>
+#include <ostream>
+#include <thread>
+
+#include "plan/run_spec_json.h"
+#include "sweep/progress.h"
+
+namespace orch::sweep {
+
+Clock::time_point WallClock::now() const { return Clock::now(); }
+void WallClock::sleep_for(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
+
+int SweepSummary::exit_code() const {
+  if (interrupted || deferred > 0) return 3;
+  return failed > 0 || skipped > 0 ? 1 : 0;
+}
+
+double cost_proxy(const RunSpec& spec) {
+  const double steps = static_cast<double>(spec.warmup_steps + spec.measure_steps);
+  const double batch = static_cast<double>(spec.batch_size.value_or(256));
+  double pixels = 224.0 * 224.0;
+  if (spec.data.params.has("image_size")) {
+    const double side = spec.data.params.get_float("image_size");
+    pixels = side * side;
+  }
+  double factor = 1.0;  // AMP
+  if (spec.precision.plugin == "fp32") factor = 4.0;
+  else if (spec.precision.plugin == "tf32") factor = 1.5;
+  return steps * batch * pixels * factor;
+}
+
+namespace {
+
+using Key = std::pair<std::string, int>;
+
+bool is_final_failure(const std::string& status) {
+  return status == "failed" || status == "oom" || status == "timeout" || status == "skipped";
+}
+
+// A failure that says something about the GPU rather than the configuration: crashes and hangs
+// count towards retiring a slot; out of memory is the configuration's own outcome.
+bool counts_against_slot(const nlohmann::json& doc) {
+  const std::string s = doc.value("status", "");
+  return s == "failed" || s == "timeout";
+}
+
+bool gpu_lost(const nlohmann::json& doc) {
+  auto t = doc.find("telemetry");
+  return t != doc.end() && t->is_object() && t->value("gpu_lost", false);
+}
+
+struct Slot {
+  std::string gpu;
+  int consecutive_failures = 0;
+  bool retired = false;
+  std::unique_ptr<RunHandle> handle;
+  const RunSpec* spec = nullptr;
+  std::int64_t id = 0;
+  Clock::time_point started, last_heartbeat;
+};
+
+std::string slot_label(const std::string& gpu) { return gpu.empty() ? "cpu" : "gpu " + gpu; }
+
+nlohmann::json skipped_document(const RunSpec& spec, const std::string& reason) {
+  nlohmann::json doc = run_spec_json(spec);
+  doc["format"] = "orch.result";
+  doc["version"] = 2;
+  doc["status"] = "skipped";
+  doc["error"] = reason;
+  return doc;
+}
+
+class Loop {
+ public:
+  Loop(const SweepOptions& o, Launcher& l, Recorder& r, SweepClock& c, std::ostream& out)
+      : opt_(o), launcher_(l), recorder_(r), clock_(c), out_(out) {
+    for (const auto& g : opt_.gpus) slots_.push_back({g});
+  }
+
+  SweepSummary run(const std::vector<RunSpec>& runs, const std::atomic<bool>& stop) {
+    start_ = clock_.now();
+    summary_.total = static_cast<int>(runs.size());
+    select_pending(runs);
+    out_ << fmt::format("sweep: {} runs, {} already finished, {} to run on {}\n", runs.size(),
+                        summary_.already_done, pending_.size(), slots_description());
+    bool interrupting = false;
+    for (;;) {
+      if (stop.load() && !interrupting) {
+        interrupting = true;
+        summary_.interrupted = true;
+        out_ << "sweep: stopping (signal): interrupting running runs, starting no more\n";
+        for (auto& s : slots_) if (s.handle) s.handle->interrupt();
+      }
+      collect_finished();
+      if (!interrupting) start_runs();
+      if (!interrupting && !pending_.empty() &&
+          std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.retired; })) {
+        skip_remaining();
+      }
+      const bool busy =
+          std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return bool(s.handle); });
+      if (!busy && (pending_.empty() || interrupting)) break;
+      send_heartbeats();
+      clock_.sleep_for(opt_.poll_interval);
+    }
+    // Runs never started (signal, deadline) stay unrecorded: running the command again runs them.
+    return summary_;
+  }
+
+ private:
+  void select_pending(const std::vector<RunSpec>& runs) {
+    const auto prior = recorder_.prior_runs();
+    for (const RunSpec& spec : runs) {
+      auto it = prior.find(Key{spec.hash, spec.repeat});
+      if (it != prior.end()) {
+        const std::string& st = it->second.status;
+        if (st == "ok" || (is_final_failure(st) && !opt_.retry_failed)) {
+          ++summary_.already_done;
+          continue;
+        }
+        if (st == "running") {
+          recorder_.mark_stale(spec, "left running by an orch process that is gone");
+        }
+      }
+      pending_.push_back(&spec);
+    }
+    if (opt_.fast_first) order_fast_first();
+  }
+
+  // Measured durations where every pending run has one; otherwise the cost proxy for all
+  // (seconds and proxy units must not be mixed in one ordering).
+  void order_fast_first() {
+    std::map<const RunSpec*, double> key;
+    bool all_measured = true;
+    for (const RunSpec* s : pending_) {
+      auto d = recorder_.measured_duration_s(*s);
+      if (!d) all_measured = false;
+      key[s] = d.value_or(0);
+    }
+    if (!all_measured) for (const RunSpec* s : pending_) key[s] = cost_proxy(*s);
+    std::stable_sort(pending_.begin(), pending_.end(),
+                     [&](const RunSpec* a, const RunSpec* b) { return key[a] < key[b]; });
+  }
+
+  std::optional<double> estimate_s(const RunSpec& spec) {
+    if (auto d = recorder_.measured_duration_s(spec)) return d;
+    if (durations_.empty()) return std::nullopt;
+    return std::accumulate(durations_.begin(), durations_.end(), 0.0) /
+           static_cast<double>(durations_.size());
+  }
+
+  void start_runs() {
+    for (auto& slot : slots_) {
+      if (slot.handle || slot.retired) continue;
+      while (!pending_.empty()) {
+        const RunSpec& spec = *pending_.front();
+        pending_.pop_front();
+        if (opt_.deadline && !fits_before_deadline(spec)) continue;
+        launch(slot, spec);
+        break;
+      }
+    }
+  }
+
+  bool fits_before_deadline(const RunSpec& spec) {
+    const auto now = clock_.now();
+    const auto est = estimate_s(spec);
+    const bool fits = est ? now + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(*est)) <= *opt_.deadline
+                          : now < *opt_.deadline;
+    if (!fits) {
+      ++summary_.deferred;
+      out_ << fmt::format("  deferred {} (repeat {}): {} before the deadline\n", spec.name,
+                          spec.repeat,
+                          est ? fmt::format("needs ~{} and would not finish", format_duration(*est))
+                              : std::string("no time left"));
+    }
+    return fits;
+  }
+
+  void launch(Slot& slot, const RunSpec& spec) {
+    slot.spec = &spec;
+    slot.id = recorder_.begin(spec, slot.gpu);
+    slot.started = slot.last_heartbeat = clock_.now();
+    out_ << fmt::format("  start {} (repeat {}) on {}\n", spec.name, spec.repeat,
+                        slot_label(slot.gpu)) << std::flush;
+    try {
+      slot.handle = launcher_.launch(spec, slot.gpu);
+    } catch (const std::exception& e) {
+      nlohmann::json doc = run_spec_json(spec);
+      doc["format"] = "orch.result";
+      doc["version"] = 2;
+      doc["status"] = "failed";
+      doc["error"] = std::string("could not start the run: ") + e.what();
+      finish(slot, doc);
+    }
+  }
+
+  void collect_finished() {
+    for (auto& slot : slots_) {
+      if (!slot.handle) continue;
+      auto doc = slot.handle->poll();
+      if (!doc) continue;
+      slot.handle.reset();
+      finish(slot, *doc);
+    }
+  }
+
+  void finish(Slot& slot, nlohmann::json doc) {
+    const RunSpec& spec = *slot.spec;
+    const double elapsed =
+        std::chrono::duration<double>(clock_.now() - slot.started).count();
+    if (!doc.contains("duration_s")) doc["duration_s"] = elapsed;
+    doc["gpu"] = slot.gpu;
+    recorder_.finish(slot.id, doc);
+    const std::string status = doc.value("status", "failed");
+    if (status == "interrupted") {
+      out_ << fmt::format("  interrupted {} (repeat {})\n", spec.name, spec.repeat);
+      return;
+    }
+    durations_.push_back(elapsed);
+    if (status == "ok") {
+      ++summary_.ok;
+      slot.consecutive_failures = 0;
+      const double ips = doc["metrics"].value("images_per_s", 0.0);
+      if (!best_ || ips > best_->second) best_ = {spec.name, ips};
+    } else {
+      ++summary_.failed;
+      if (counts_against_slot(doc)) ++slot.consecutive_failures;
+    }
+    ProgressState p;
+    p.done = summary_.already_done + summary_.ok + summary_.failed + summary_.skipped;
+    p.total = summary_.total;
+    p.failures = summary_.failed;
+    p.elapsed_s = std::chrono::duration<double>(clock_.now() - start_).count();
+    p.remaining = static_cast<int>(pending_.size()) + busy_count();
+    p.mean_run_s = std::accumulate(durations_.begin(), durations_.end(), 0.0) /
+                   static_cast<double>(durations_.size());
+    p.parallel = std::max(1, active_slots());
+    if (best_) p.best = *best_;
+    out_ << format_progress(p, spec.name, spec.repeat, slot_label(slot.gpu), doc) << std::endl;
+
+    if (gpu_lost(doc)) retire(slot, "the GPU was lost (NVML: GPU_IS_LOST)");
+    else if (slot.consecutive_failures >= opt_.max_consecutive_failures) {
+      retire(slot, fmt::format("{} consecutive runs failed on it", slot.consecutive_failures));
+    }
+  }
+
+  void retire(Slot& slot, const std::string& why) {
+    slot.retired = true;
+    retire_reasons_.push_back(slot_label(slot.gpu) + ": " + why);
+    out_ << fmt::format("sweep: no longer using {}: {}\n", slot_label(slot.gpu), why);
+  }
+
+  void skip_remaining() {
+    std::string why = "no usable GPU left (";
+    for (std::size_t i = 0; i < retire_reasons_.size(); ++i) {
+      why += (i ? "; " : "") + retire_reasons_[i];
+    }
+    why += ")";
+    for (const RunSpec* spec : pending_) {
+      const std::int64_t id = recorder_.begin(*spec, "");
+      recorder_.finish(id, skipped_document(*spec, why));
+      ++summary_.skipped;
+    }
+    out_ << fmt::format("sweep: {} runs recorded as skipped: {}\n", pending_.size(), why);
+    pending_.clear();
+  }
+
+  void send_heartbeats() {
+    const auto now = clock_.now();
+    for (auto& slot : slots_) {
+      if (slot.handle && now - slot.last_heartbeat >= opt_.heartbeat_interval) {
+        recorder_.heartbeat(slot.id);
+        slot.last_heartbeat = now;
+      }
+    }
+  }
+
+  int busy_count() const {
+    return static_cast<int>(
+        std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return bool(s.handle); }));
+  }
+  int active_slots() const {
+    return static_cast<int>(
+        std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.retired; }));
+  }
+  std::string slots_description() const {
+    std::string out;
+    for (const auto& s : slots_) out += (out.empty() ? "" : ", ") + slot_label(s.gpu);
+    return out;
+  }
+
+  const SweepOptions& opt_;
+  Launcher& launcher_;
+  Recorder& recorder_;
+  SweepClock& clock_;
+  std::ostream& out_;
+  std::vector<Slot> slots_;
+  std::deque<const RunSpec*> pending_;
+  std::vector<double> durations_;
+  std::optional<std::pair<std::string, double>> best_;
+  std::vector<std::string> retire_reasons_;
+  Clock::time_point start_;
+  SweepSummary summary_;
+};
+
+}  // namespace
+
+SweepSummary run_sweep(const std::vector<RunSpec>& runs, const SweepOptions& options,
+                       Launcher& launcher, Recorder& recorder, SweepClock& clock,
+                       std::ostream& progress, const std::atomic<bool>& stop) {
+  if (options.gpus.empty()) throw std::invalid_argument("run_sweep: no GPU slot to run on");
+  Loop loop(options, launcher, recorder, clock, progress);
+  return loop.run(runs, stop);
+}
+
+}  // namespace orch::sweep

@@ -1,0 +1,114 @@
+// The sweep scheduler: decides where and when each run of a plan executes. It is written
+// against three small interfaces so that its logic (resume, one run per GPU, consecutive
+// failures, deadline, order, progress, stopping) is tested with fakes, and the real sweep plugs
+// in child processes (sweep/child_run.h), the SQLite store and the wall clock.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/run_spec.h"
+
+namespace orch::sweep {
+
+using Clock = std::chrono::system_clock;
+
+/// Time, injectable: tests advance a fake one.
+class SweepClock {
+ public:
+  virtual ~SweepClock() = default;
+  virtual Clock::time_point now() const = 0;
+  virtual void sleep_for(std::chrono::milliseconds d) = 0;
+};
+
+class WallClock final : public SweepClock {
+ public:
+  Clock::time_point now() const override;
+  void sleep_for(std::chrono::milliseconds d) override;
+};
+
+/// One run in flight.
+class RunHandle {
+ public:
+  virtual ~RunHandle() = default;
+  /// The finished run's result document, once it has finished (whatever the outcome).
+  virtual std::optional<nlohmann::json> poll() = 0;
+  /// Asks the run to stop now (SIGINT/SIGTERM of the sweep); poll() then yields an
+  /// `interrupted` document.
+  virtual void interrupt() = 0;
+};
+
+/// Starts runs. `gpu` is the slot's name ("0", "1", ... or "" for the CPU).
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual std::unique_ptr<RunHandle> launch(const RunSpec& spec, const std::string& gpu) = 0;
+};
+
+/// What the store knows about a run from an earlier (possibly killed) invocation.
+struct PriorRun {
+  std::string status;                 ///< ok | failed | oom | timeout | interrupted | skipped | running
+  std::optional<double> duration_s;   ///< of a finished attempt
+};
+
+/// Where results go. Implemented over the SQLite store by `orch sweep`; by a fake in tests.
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  /// (config hash, repeat) -> what is recorded for this sweep.
+  virtual std::map<std::pair<std::string, int>, PriorRun> prior_runs() = 0;
+  /// Measured duration of earlier runs like this one (same configuration, else similar), if any.
+  virtual std::optional<double> measured_duration_s(const RunSpec& spec) = 0;
+  /// A run starts on `gpu`: returns the id its result will be recorded under.
+  virtual std::int64_t begin(const RunSpec& spec, const std::string& gpu) = 0;
+  virtual void heartbeat(std::int64_t id) = 0;
+  /// A run ended; `document` is its result document. One durable transaction.
+  virtual void finish(std::int64_t id, const nlohmann::json& document) = 0;
+  /// A run found `running` from a dead invocation (we hold the sweep's lock, so nobody else
+  /// owns it): recorded as interrupted before it is run again.
+  virtual void mark_stale(const RunSpec& spec, const std::string& reason) = 0;
+};
+
+struct SweepOptions {
+  std::vector<std::string> gpus{""};  ///< one slot per GPU; {""}: one CPU slot
+  int max_consecutive_failures = 3;   ///< a slot failing this many runs in a row is retired
+  bool retry_failed = false;          ///< re-run failed/oom/timeout/skipped runs too
+  std::optional<Clock::time_point> deadline;  ///< --until: start nothing that cannot finish
+  bool fast_first = false;            ///< --order fast-first
+  std::chrono::milliseconds poll_interval{100};
+  std::chrono::seconds heartbeat_interval{10};
+};
+
+/// How the sweep ended.
+struct SweepSummary {
+  int total = 0;            ///< runs in the plan
+  int already_done = 0;     ///< finished before this invocation (resume)
+  int ok = 0, failed = 0;   ///< finished in this invocation; failed = any non-ok outcome
+  int skipped = 0;          ///< recorded `skipped`: no usable GPU was left
+  int deferred = 0;         ///< not started: the deadline would have been missed
+  bool interrupted = false; ///< stopped by a signal
+  /// 0 every run ok; 1 some run did not succeed; 3 the sweep stopped before the end
+  /// (deadline or signal): run the same command again to resume.
+  int exit_code() const;
+};
+
+/// Estimated cost of a run when nothing was measured yet, in arbitrary units, for ordering:
+/// steps x batch x pixels x a precision factor (fp32 ~3x slower than TF32, ~4x than AMP on
+/// Tensor-Core GPUs). Only the order matters.
+double cost_proxy(const RunSpec& spec);
+
+/// Runs the plan's runs that are not finished yet. `stop` is set by signal handlers.
+SweepSummary run_sweep(const std::vector<RunSpec>& runs, const SweepOptions& options,
+                       Launcher& launcher, Recorder& recorder, SweepClock& clock,
+                       std::ostream& progress, const std::atomic<bool>& stop);
+
+}  // namespace orch::sweep

@@ -1,0 +1,50 @@
+#include "sweep/sweep_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace orch::sweep {
+
+SweepLock::SweepLock(const std::string& path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw std::runtime_error("cannot open lock file " + path + ": " + std::strerror(errno));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char holder[256] = {};
+    const ssize_t n = ::pread(fd_, holder, sizeof holder - 1, 0);
+    std::string who = n > 0 ? std::string(holder, static_cast<std::size_t>(n)) : "unknown";
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    ::close(fd_);
+    fd_ = -1;
+    throw std::runtime_error("this sweep is already running (lock " + path + " held by " + who +
+                             "); wait for it to finish or stop it first");
+  }
+  char host[128] = {};
+  gethostname(host, sizeof host - 1);
+  const std::string me = "pid " + std::to_string(::getpid()) + " on " + host + "\n";
+  if (::ftruncate(fd_, 0) == 0) {
+    [[maybe_unused]] const ssize_t w = ::pwrite(fd_, me.data(), me.size(), 0);
+  }
+}
+
+SweepLock::~SweepLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+}
+
+std::string lock_path(const std::string& db_path, const std::string& sweep_name) {
+  std::string safe = sweep_name;
+  for (char& c : safe) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  return db_path + "." + safe + ".lock";
+}
+
+}  // namespace orch::sweep

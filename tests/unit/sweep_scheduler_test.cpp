@@ -1,0 +1,340 @@
+// The scheduler's logic with fakes: a clock that advances only when the loop sleeps, runs that
+// finish after a scripted time with a scripted outcome, and an in-memory recorder.
+#include <catch2/catch.hpp>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sweep/scheduler.h"
+#include "unit/plan_test_catalog.h"
+
+namespace orch::sweep {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+class FakeClock final : public SweepClock {
+ public:
+  Clock::time_point now() const override { return t_; }
+  void sleep_for(std::chrono::milliseconds d) override { t_ += d; }
+  Clock::time_point t_ = Clock::time_point{} + 1000h;
+};
+
+struct Script {
+  std::string status = "ok";
+  double seconds = 10;
+  double images_per_s = 100;
+  bool gpu_lost = false;
+};
+
+class FakeLauncher;
+
+class FakeHandle final : public RunHandle {
+ public:
+  FakeHandle(FakeLauncher& l, const RunSpec& spec, std::string gpu, Script s);
+  ~FakeHandle() override;
+  std::optional<json> poll() override;
+  void interrupt() override { interrupted_ = true; }
+
+ private:
+  FakeLauncher& l_;
+  RunSpec spec_;
+  std::string gpu_;
+  Script s_;
+  Clock::time_point end_;
+  bool interrupted_ = false;
+};
+
+class FakeLauncher final : public Launcher {
+ public:
+  explicit FakeLauncher(FakeClock& c) : clock(c) {}
+  std::unique_ptr<RunHandle> launch(const RunSpec& spec, const std::string& gpu) override {
+    launched.push_back({spec.name, gpu});
+    auto it = scripts.find(spec.name);
+    return std::make_unique<FakeHandle>(*this, spec, gpu, it == scripts.end() ? Script{} : it->second);
+  }
+  FakeClock& clock;
+  std::map<std::string, Script> scripts;     // by run name
+  std::vector<std::pair<std::string, std::string>> launched;  // name, gpu
+  std::map<std::string, int> running_on;     // gpu -> runs in flight now
+  int max_on_one_gpu = 0;
+  std::function<void()> on_launch;
+};
+
+FakeHandle::FakeHandle(FakeLauncher& l, const RunSpec& spec, std::string gpu, Script s)
+    : l_(l), spec_(spec), gpu_(std::move(gpu)), s_(s) {
+  end_ = l_.clock.now() + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(s_.seconds));
+  l_.max_on_one_gpu = std::max(l_.max_on_one_gpu, ++l_.running_on[gpu_]);
+  if (l_.on_launch) l_.on_launch();
+}
+FakeHandle::~FakeHandle() { --l_.running_on[gpu_]; }
+
+std::optional<json> FakeHandle::poll() {
+  json doc = {{"format", "orch.result"}, {"version", 2},
+              {"run", {{"name", spec_.name}, {"hash", spec_.hash}, {"repeat", spec_.repeat}}}};
+  if (interrupted_) {
+    doc["status"] = "interrupted";
+    return doc;
+  }
+  if (l_.clock.now() < end_) return std::nullopt;
+  doc["status"] = s_.status;
+  if (s_.status == "ok") doc["metrics"] = {{"images_per_s", s_.images_per_s}};
+  else doc["error"] = "scripted " + s_.status;
+  if (s_.gpu_lost) doc["telemetry"] = {{"gpu_lost", true}};
+  return doc;
+}
+
+class FakeRecorder final : public Recorder {
+ public:
+  std::map<std::pair<std::string, int>, PriorRun> prior;
+  std::map<std::string, double> measured;  // by hash
+  std::map<std::pair<std::string, int>, std::string> status;  // what was recorded
+  std::vector<std::string> finished_names, stale;
+  int begins = 0, heartbeats = 0;
+  std::map<std::pair<std::string, int>, PriorRun> prior_runs() override { return prior; }
+  std::optional<double> measured_duration_s(const RunSpec& s) override {
+    auto it = measured.find(s.hash);
+    return it == measured.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+  std::int64_t begin(const RunSpec& s, const std::string&) override {
+    status[{s.hash, s.repeat}] = "running";
+    return ++begins;
+  }
+  void heartbeat(std::int64_t) override { ++heartbeats; }
+  void finish(std::int64_t, const json& doc) override {
+    status[{doc["run"]["hash"].get<std::string>(), doc["run"]["repeat"].get<int>()}] =
+        doc["status"].get<std::string>();
+    finished_names.push_back(doc["run"]["name"].get<std::string>());
+  }
+  void mark_stale(const RunSpec& s, const std::string&) override { stale.push_back(s.name); }
+};
+
+// Six runs: batch 16 32 64 x precision fp32 tf32 -> names like "fp32/b16".
+Plan six_runs() {
+  return test::plan_text(R"(name: s
+base: {device: cpu}
+matrix:
+  precision: [fp32, tf32]
+  batch_size: [16, 32, 64]
+)");
+}
+
+struct Fixture {
+  FakeClock clock;
+  FakeLauncher launcher{clock};
+  FakeRecorder recorder;
+  SweepOptions options;
+  std::ostringstream out;
+  std::atomic<bool> stop{false};
+  SweepSummary run(const Plan& p) {
+    return run_sweep(p.runs, options, launcher, recorder, clock, out, stop);
+  }
+};
+
+TEST_CASE("sweep: every run is started once and recorded; all ok exits 0", "[sweep]") {
+  Fixture f;
+  Plan p = six_runs();
+  auto s = f.run(p);
+  CHECK(s.total == 6);
+  CHECK(s.ok == 6);
+  CHECK(s.exit_code() == 0);
+  CHECK(f.launcher.launched.size() == 6);
+  CHECK(f.recorder.finished_names.size() == 6);
+  CHECK(f.out.str().find("[6/6]") != std::string::npos);
+}
+
+TEST_CASE("sweep: resume skips finished runs, redoes interrupted and stale running ones",
+          "[sweep]") {
+  Fixture f;
+  Plan p = six_runs();
+  f.recorder.prior[{p.runs[0].hash, 0}] = {"ok", 10.0};
+  f.recorder.prior[{p.runs[1].hash, 0}] = {"failed", 3.0};
+  f.recorder.prior[{p.runs[2].hash, 0}] = {"interrupted", std::nullopt};
+  f.recorder.prior[{p.runs[3].hash, 0}] = {"running", std::nullopt};
+  auto s = f.run(p);
+  CHECK(s.already_done == 2);
+  CHECK(s.ok == 4);
+  std::set<std::string> launched;
+  for (auto& [name, gpu] : f.launcher.launched) launched.insert(name);
+  CHECK(launched.size() == 4);
+  CHECK_FALSE(launched.count(p.runs[0].name));
+  CHECK_FALSE(launched.count(p.runs[1].name));
+  CHECK(launched.count(p.runs[2].name));
+  CHECK(launched.count(p.runs[3].name));
+  CHECK(f.recorder.stale == std::vector<std::string>{p.runs[3].name});
+  CHECK(s.exit_code() == 0);
+
+  SECTION("--retry-failed runs the failed one again") {
+    Fixture g;
+    g.recorder.prior = f.recorder.prior;
+    g.options.retry_failed = true;
+    auto s2 = g.run(p);
+    CHECK(s2.already_done == 1);
+    CHECK(g.launcher.launched.size() == 5);
+  }
+}
+
+TEST_CASE("sweep: two GPUs are both used, never two runs on one", "[sweep]") {
+  Fixture f;
+  f.options.gpus = {"0", "1"};
+  Plan p = six_runs();
+  auto s = f.run(p);
+  CHECK(s.ok == 6);
+  CHECK(f.launcher.max_on_one_gpu == 1);
+  std::map<std::string, int> per_gpu;
+  for (auto& [name, gpu] : f.launcher.launched) ++per_gpu[gpu];
+  CHECK(per_gpu["0"] == 3);
+  CHECK(per_gpu["1"] == 3);
+  // Six 10 s runs on two GPUs take ~30 s, not ~60 s.
+  CHECK(f.clock.now() - (Clock::time_point{} + 1000h) < 35s);
+}
+
+TEST_CASE("sweep: K consecutive failures retire a GPU; the others carry on", "[sweep]") {
+  Fixture f;
+  f.options.gpus = {"0", "1"};
+  f.options.max_consecutive_failures = 2;
+  Plan p = six_runs();
+  // GPU 0 gets runs 0, 2 (failing: short so it picks up work first); GPU 1 the long good ones.
+  f.launcher.scripts[p.runs[0].name] = {"failed", 1};
+  f.launcher.scripts[p.runs[1].name] = {"ok", 100};
+  f.launcher.scripts[p.runs[2].name] = {"failed", 1};
+  auto s = f.run(p);
+  std::map<std::string, std::vector<std::string>> by_gpu;
+  for (auto& [name, gpu] : f.launcher.launched) by_gpu[gpu].push_back(name);
+  CHECK(by_gpu["0"].size() == 2);  // retired after its second failure
+  CHECK(by_gpu["1"].size() == 4);
+  CHECK(s.failed == 2);
+  CHECK(s.ok == 4);
+  CHECK(s.exit_code() == 1);
+  CHECK(f.out.str().find("no longer using gpu 0") != std::string::npos);
+}
+
+TEST_CASE("sweep: when every GPU is retired the rest is recorded as skipped", "[sweep]") {
+  Fixture f;
+  f.options.max_consecutive_failures = 2;
+  Plan p = six_runs();
+  f.launcher.scripts[p.runs[0].name] = {"failed", 1};
+  f.launcher.scripts[p.runs[1].name] = {"timeout", 1};
+  auto s = f.run(p);
+  CHECK(f.launcher.launched.size() == 2);
+  CHECK(s.skipped == 4);
+  CHECK(f.recorder.status[{p.runs[5].hash, 0}] == "skipped");
+  CHECK(s.exit_code() == 1);
+}
+
+TEST_CASE("sweep: out of memory is the configuration's outcome, not the GPU's fault", "[sweep]") {
+  Fixture f;
+  f.options.max_consecutive_failures = 2;
+  Plan p = six_runs();
+  for (auto& r : p.runs) f.launcher.scripts[r.name] = {"oom", 1};
+  auto s = f.run(p);
+  CHECK(f.launcher.launched.size() == 6);
+  CHECK(s.failed == 6);
+  CHECK(s.skipped == 0);
+}
+
+TEST_CASE("sweep: a lost GPU is retired at once", "[sweep]") {
+  Fixture f;
+  f.options.gpus = {"0", "1"};
+  Plan p = six_runs();
+  Script lost{"ok", 1, 100, true};
+  f.launcher.scripts[p.runs[0].name] = lost;
+  f.run(p);
+  int on0 = 0;
+  for (auto& [name, gpu] : f.launcher.launched) on0 += gpu == "0";
+  CHECK(on0 == 1);
+}
+
+TEST_CASE("sweep: the deadline defers runs that would not finish, using measured times",
+          "[sweep]") {
+  Fixture f;
+  Plan p = six_runs();
+  for (auto& r : p.runs) f.recorder.measured[r.hash] = 100;  // each run is known to take 100 s
+  for (auto& r : p.runs) f.launcher.scripts[r.name] = {"ok", 100};
+  f.options.deadline = f.clock.now() + 250s;  // room for two runs, not three
+  auto s = f.run(p);
+  CHECK(s.ok == 2);
+  CHECK(s.deferred == 4);
+  CHECK(s.exit_code() == 3);
+  CHECK(f.out.str().find("deferred") != std::string::npos);
+}
+
+TEST_CASE("sweep: without measurements the deadline uses this sweep's own durations",
+          "[sweep]") {
+  Fixture f;
+  Plan p = six_runs();
+  for (auto& r : p.runs) f.launcher.scripts[r.name] = {"ok", 60};
+  f.options.deadline = f.clock.now() + 150s;
+  auto s = f.run(p);
+  // Run 1 starts (nothing known), run 2 at 60 s (fits: 120 <= 150), run 3 at 120 s would end
+  // at 180 s: deferred, and so is everything after it.
+  CHECK(s.ok == 2);
+  CHECK(s.deferred == 4);
+}
+
+TEST_CASE("sweep: fast-first orders by measured time, else by the cost proxy", "[sweep]") {
+  Plan p = six_runs();
+  SECTION("proxy: fp32 is costlier than tf32, bigger batches costlier than small") {
+    Fixture f;
+    f.options.fast_first = true;
+    f.run(p);
+    REQUIRE(f.launcher.launched.size() == 6);
+    CHECK(f.launcher.launched.front().first.find("tf32") != std::string::npos);
+    CHECK(f.launcher.launched.front().first.find("16") != std::string::npos);
+    CHECK(f.launcher.launched.back().first.find("fp32") != std::string::npos);
+    CHECK(f.launcher.launched.back().first.find("64") != std::string::npos);
+  }
+  SECTION("measured times win when every run has one") {
+    Fixture f;
+    f.options.fast_first = true;
+    double t = 600;
+    for (auto& r : p.runs) f.recorder.measured[r.hash] = t -= 60;  // the last is the fastest
+    f.run(p);
+    CHECK(f.launcher.launched.front().first == p.runs.back().name);
+    CHECK(f.launcher.launched.back().first == p.runs.front().name);
+  }
+}
+
+TEST_CASE("sweep: a stop request interrupts the running run and starts nothing more",
+          "[sweep]") {
+  Fixture f;
+  Plan p = six_runs();
+  int launches = 0;
+  f.launcher.on_launch = [&] {
+    if (++launches == 2) f.stop.store(true);  // SIGINT arrives while the second run runs
+  };
+  auto s = f.run(p);
+  CHECK(f.launcher.launched.size() == 2);
+  CHECK(s.interrupted);
+  CHECK(s.ok == 1);
+  CHECK(f.recorder.status[{p.runs[1].hash, 0}] == "interrupted");
+  CHECK(f.recorder.status.count({p.runs[2].hash, 0}) == 0);  // never started: resume runs it
+  CHECK(s.exit_code() == 3);
+}
+
+TEST_CASE("sweep: heartbeats are sent for long runs", "[sweep]") {
+  Fixture f;
+  Plan p = six_runs();
+  f.options.heartbeat_interval = 10s;
+  for (auto& r : p.runs) f.launcher.scripts[r.name] = {"ok", 45};
+  f.run(p);
+  CHECK(f.recorder.heartbeats >= 6 * 4);
+}
+
+TEST_CASE("sweep: the progress line has done/total, failures, ETA and the best so far",
+          "[sweep]") {
+  Fixture f;
+  Plan p = six_runs();
+  f.launcher.scripts[p.runs[0].name] = {"ok", 10, 500};
+  f.launcher.scripts[p.runs[1].name] = {"failed", 10};
+  f.run(p);
+  const std::string out = f.out.str();
+  CHECK(out.find("[2/6] " + p.runs[1].name + " (repeat 0) on cpu: failed: scripted failed | "
+                 "failures 1 | elapsed 0:20, ETA 0:40 | best " + p.runs[0].name +
+                 " 500.0 img/s") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace orch::sweep
