@@ -1,25 +1,38 @@
-// `orch rank`: recorded configurations ranked by throughput.
-#include <filesystem>
+// `orch rank`: a sweep's configurations ranked by a metric, repeats aggregated to a mean with
+// its 95% confidence interval, ties with the leader marked.
 #include <iostream>
 
 #include "cli/commands.h"
+#include "report/input_error.h"
+#include "report/metric_catalog.h"
 #include "report/rank_table.h"
-#include "storage/store.h"
+#include "report/ranking.h"
+#include "report/sweep_choice.h"
 
 namespace orch::cli {
 
 void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
-  auto* cmd = app.add_subcommand("rank", "rank recorded configurations by throughput");
-  auto experiment = std::make_shared<std::string>();
-  cmd->add_option("--experiment", *experiment, "only this experiment (its `name`)");
-  cmd->callback([&g, &exit_code, experiment] {
-    if (!std::filesystem::exists(g.db)) {
-      std::cerr << "orch: no database at " << g.db << " (run an experiment first, or pass --db)\n";
+  auto* cmd = app.add_subcommand("rank", "rank a sweep's configurations by a metric (default: throughput)");
+  struct Options {
+    std::string sweep, experiment, by = "images_per_s";
+    std::size_t top = 0;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--sweep", o->sweep, "the sweep to rank (default: the most recently updated)");
+  cmd->add_option("--experiment", o->experiment, "the latest sweep of this experiment (its `name`)");
+  cmd->add_option("--by", o->by, "the metric to rank by (lower-is-better ones rank ascending)")
+      ->capture_default_str();
+  cmd->add_option("--top", o->top, "show only the best N configurations (0: all)");
+  cmd->callback([&g, &exit_code, o] {
+    try {
+      const MetricInfo& metric = require_metric(o->by);  // before touching the database
+      auto store = open_existing_store(g.db);
+      const auto sweep = choose_sweep(*store, o->sweep, o->experiment);
+      std::cout << format_rank_table(rank_runs(store->runs(sweep.id), metric, o->top), sweep);
+    } catch (const InputError& e) {
+      std::cerr << "orch: " << e.what() << "\n";
       exit_code = kExitBadInput;
-      return;
     }
-    storage::Store store(g.db);
-    std::cout << format_ranking(store.ranking(*experiment));
   });
 }
 

@@ -1,42 +1,131 @@
-// Console ranking table. Speed-up is relative to the slowest configuration shown, the way the
+// Console ranking tables. Speed-up is relative to the slowest configuration, the way the
 // article reports "before -> after".
 #include "report/rank_table.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "report/sweep_choice.h"
+
 namespace orch {
+namespace {
+
+// A whole number with a suffix, or "-" when the value was not recorded.
+std::string or_dash(const std::optional<double>& v, const char* suffix) {
+  return v ? fmt::format("{:.0f}{}", *v, suffix) : std::string("-");
+}
+
+// A fixed-width table: columns left- or right-aligned, widths from the widest cell.
+struct Table {
+  std::vector<std::string> header;
+  std::vector<bool> left;
+  std::vector<std::vector<std::string>> rows;
+
+  std::string render() const {
+    std::vector<std::size_t> w(header.size());
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      w[c] = header[c].size();
+      for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string out;
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        if (c) out += "  ";
+        out += left[c] ? fmt::format("{:<{}}", cells[c], w[c]) : fmt::format("{:>{}}", cells[c], w[c]);
+      }
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      return out + "\n";
+    };
+    std::string out = line(header);
+    for (const auto& r : rows) out += line(r);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& sweep) {
+  const MetricInfo& m = ranking.metric;
+  std::string out = describe_sweep(sweep) + "\n";
+  out += fmt::format("ranked by {} ({}, {} is better): mean ± 95% confidence interval over repeats\n\n",
+                     m.name, display_unit(m.unit).empty() ? "number" : display_unit(m.unit),
+                     m.better == Better::kHigher ? "higher" : "lower");
+  if (ranking.rows.empty()) {
+    out += "no successful runs with " + m.name + " in this sweep\n";
+    if (ranking.unranked > 0) {
+      out += fmt::format("{} configuration(s) have runs but none succeeded: see the `failures` view\n",
+                         ranking.unranked);
+    }
+    return out;
+  }
+  const std::string unit = display_unit(m.unit);
+  Table t;
+  t.header = {"rank", "configuration", unit.empty() ? m.name : m.name + " (" + unit + ")", "vs #1", "n",
+              "speedup", "data wait / compute ms", "peak mem GiB", "GPU util", "power W", "diagnosis"};
+  t.left = {false, true, false, true, false, false, false, false, false, false, true};
+  bool single = false, ties = false;
+  for (const auto& c : ranking.rows) {
+    std::string value = format_metric_value(c.stats.mean, m.unit);
+    if (c.stats.ci95_half) value += " ± " + format_metric_value(*c.stats.ci95_half, m.unit);
+    else single = true;
+    ties = ties || c.tie;
+    std::string split = "-";
+    if (c.data_wait_ms && c.compute_ms) split = fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms);
+    t.rows.push_back({std::to_string(c.position), c.name, value, c.tie ? "tie" : "",
+                      std::to_string(c.stats.n),
+                      std::isnan(c.speedup) ? "-" : fmt::format("{:.2f}x", c.speedup), split,
+                      c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
+                      or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""),
+                      c.diagnosis.empty() ? "-" : c.diagnosis});
+  }
+  out += t.render();
+  out += "\n";
+  if (ranking.rows.size() < ranking.configurations) {
+    out += fmt::format("top {} of {} configurations shown ({} successful runs)\n", ranking.rows.size(),
+                       ranking.configurations, ranking.ok_runs);
+  } else {
+    out += fmt::format("{} configurations from {} successful runs\n", ranking.configurations, ranking.ok_runs);
+  }
+  if (ties) out += "tie: its 95% interval overlaps #1's, so the difference is not significant at this n\n";
+  if (single) out += "n=1: a single run has no confidence interval (and cannot tie); set `repeat: 3` for one\n";
+  if (ranking.unranked > 0) {
+    out += fmt::format("{} configuration(s) with no successful run are not ranked: see the `failures` view\n",
+                       ranking.unranked);
+  }
+  return out;
+}
 
 std::string format_ranking(const std::vector<storage::RankRow>& rows) {
   if (rows.empty()) return "no successful runs recorded\n";
   std::set<std::string> experiments;
-  std::size_t name_w = 13;
   double slowest = rows.front().images_per_s;
   for (const auto& r : rows) {
     experiments.insert(r.experiment);
-    name_w = std::max(name_w, r.name.size() + (experiments.size() > 1 ? 0 : 0));
     slowest = std::min(slowest, r.images_per_s);
   }
   const bool show_exp = experiments.size() > 1;
-  std::size_t exp_w = 10;
-  for (const auto& e : experiments) exp_w = std::max(exp_w, e.size());
-
-  std::string out;
-  if (show_exp) out += fmt::format("{:<{}}  ", "experiment", exp_w);
-  out += fmt::format("{:>4}  {:<{}}  {:>10}  {:>21}  {:>4}  {:>9}  {:>7}  {:>5}  {}\n", "rank",
-                     "configuration", name_w, "img/s", "min..max", "runs", "step ms", "speedup",
-                     "batch", "device");
+  Table t;
+  t.header = {"rank", "configuration", "img/s", "min..max", "runs", "step ms", "speedup", "batch", "device"};
+  t.left = {false, true, false, false, false, false, false, false, true};
+  if (show_exp) {
+    t.header.insert(t.header.begin(), "experiment");
+    t.left.insert(t.left.begin(), true);
+  }
   int rank = 1;
   for (const auto& r : rows) {
-    if (show_exp) out += fmt::format("{:<{}}  ", r.experiment, exp_w);
-    const std::string range = fmt::format("{:.1f}..{:.1f}", r.images_per_s_min, r.images_per_s_max);
-    out += fmt::format("{:>4}  {:<{}}  {:>10.1f}  {:>21}  {:>4}  {:>9.2f}  {:>6.2f}x  {:>5}  {}\n",
-                       rank++, r.name, name_w, r.images_per_s, range, r.runs, r.step_ms_mean,
-                       slowest > 0 ? r.images_per_s / slowest : 0.0, r.batch_size, r.device);
+    std::vector<std::string> row = {
+        std::to_string(rank++), r.name, fmt::format("{:.1f}", r.images_per_s),
+        fmt::format("{:.1f}..{:.1f}", r.images_per_s_min, r.images_per_s_max), std::to_string(r.runs),
+        fmt::format("{:.2f}", r.step_ms_mean),
+        fmt::format("{:.2f}x", slowest > 0 ? r.images_per_s / slowest : 0.0),
+        std::to_string(r.batch_size), r.device};
+    if (show_exp) row.insert(row.begin(), r.experiment);
+    t.rows.push_back(std::move(row));
   }
-  return out;
+  return t.render();
 }
 
 }  // namespace orch

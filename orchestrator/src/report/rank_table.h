@@ -1,13 +1,20 @@
-// The console ranking: configurations, fastest first, as a fixed-width table.
+// The console ranking tables: `orch rank`'s (per sweep, mean ± 95% CI, ties, step split,
+// memory, utilization, power, diagnosis), and the short one `orch run` prints at its end.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "report/ranking.h"
 #include "storage/store.h"
 
 namespace orch {
 
+/// `orch rank`'s table, with a header naming the sweep and the metric, and footnotes for
+/// single runs, ties and unranked configurations.
+std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& sweep);
+
+/// The short ranking of the `ranking` view (throughput only), as `orch run` prints it.
 std::string format_ranking(const std::vector<storage::RankRow>& rows);
 
 }  // namespace orch

@@ -1,0 +1,50 @@
+// `orch export --format csv|json`: a sweep's runs, one row each, with configuration and metrics.
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "report/export.h"
+#include "report/input_error.h"
+#include "report/sweep_choice.h"
+
+namespace orch::cli {
+
+void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("export", "write a sweep's runs (configuration and metrics) as CSV or JSON");
+  struct Options {
+    std::string format, sweep, output;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--format", o->format, "csv (RFC 4180) or json (an array of flat objects)")
+      ->required()
+      ->check(CLI::IsMember({"csv", "json"}));
+  cmd->add_option("--sweep", o->sweep, "the sweep (default: the most recently updated)");
+  cmd->add_option("-o,--output", o->output, "write to this file instead of standard output");
+  cmd->callback([&g, &exit_code, o] {
+    try {
+      auto store = open_existing_store(g.db);
+      const auto sweep = choose_sweep(*store, o->sweep);
+      const ExportTable table = export_table(store->runs(sweep.id));
+      const std::string text = o->format == "csv" ? to_csv(table) : to_json(table);
+      if (o->output.empty()) {
+        std::cout << text << std::flush;
+      } else {
+        std::ofstream out(o->output, std::ios::binary);
+        out << text;
+        out.close();
+        if (!out) {
+          std::cerr << "orch: cannot write " << o->output << "\n";
+          exit_code = kExitRunFailed;
+          return;
+        }
+        std::cerr << "orch: " << table.rows.size() << " runs of " << describe_sweep(sweep)
+                  << " written to " << o->output << "\n";
+      }
+    } catch (const InputError& e) {
+      std::cerr << "orch: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+    }
+  });
+}
+
+}  // namespace orch::cli

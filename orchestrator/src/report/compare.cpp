@@ -1,0 +1,171 @@
+// Selecting two configurations and comparing them.
+#include "report/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "report/input_error.h"
+
+namespace orch {
+namespace {
+
+constexpr std::size_t kMinHashPrefix = 4;
+
+bool all_of(const std::string& s, int (*pred)(int)) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [&](unsigned char c) { return pred(c) != 0; });
+}
+
+std::string config_list(const std::vector<storage::RunRecord>& runs) {
+  std::map<std::string, std::string> configs;  // name -> hash
+  for (const auto& r : runs) configs.emplace(r.name, r.config_hash);
+  std::string out;
+  for (const auto& [name, hash] : configs) {
+    out += fmt::format("\n  {}  (hash {})", name, hash.substr(0, 8));
+  }
+  return out.empty() ? " none" : out;
+}
+
+Selection of_config(const std::vector<storage::RunRecord>& runs, const std::string& hash,
+                    const std::string& selector) {
+  Selection s;
+  s.config_hash = hash;
+  std::set<std::string> statuses;
+  for (const auto& r : runs) {
+    if (r.config_hash != hash) continue;
+    s.label = r.name;
+    statuses.insert(r.status);
+    if (r.status == "ok") s.runs.push_back(r);
+  }
+  if (s.runs.empty()) {
+    std::string st;
+    for (const auto& x : statuses) st += (st.empty() ? "" : ", ") + x;
+    throw InputError(fmt::format("'{}' ({}) has no successful run to compare (its runs: {})",
+                                 selector, s.label, st));
+  }
+  return s;
+}
+
+Selection of_run(const storage::RunRecord& r, const std::string& selector) {
+  if (r.status != "ok") {
+    throw InputError(fmt::format("run {} ({}) did not succeed (status {}); nothing to compare",
+                                 r.id, r.name, r.status));
+  }
+  (void)selector;
+  return Selection{fmt::format("run {} ({})", r.id, r.name), r.config_hash, {r}};
+}
+
+std::optional<double> mean(const Selection& s, const std::string& metric) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : s.runs) {
+    if (auto v = r.metric(metric)) sum += *v, ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+}  // namespace
+
+Selection select_runs(const storage::Store& store, const std::vector<storage::RunRecord>& sweep_runs,
+                      const std::string& selector) {
+  std::string kind, text = selector;
+  for (const char* prefix : {"name:", "run:", "hash:"}) {
+    const std::string p(prefix);
+    if (selector.rfind(p, 0) == 0) kind = p.substr(0, p.size() - 1), text = selector.substr(p.size());
+  }
+  if (text.empty()) throw InputError("an empty configuration selector");
+
+  std::set<std::string> by_name, by_hash;
+  for (const auto& r : sweep_runs) {
+    if ((kind.empty() || kind == "name") && r.name == text) by_name.insert(r.config_hash);
+    if ((kind.empty() || kind == "hash") && text.size() >= kMinHashPrefix && all_of(text, ::isxdigit) &&
+        r.config_hash.rfind(text, 0) == 0) {
+      by_hash.insert(r.config_hash);
+    }
+  }
+  std::optional<storage::RunRecord> by_id;
+  if ((kind.empty() || kind == "run") && all_of(text, ::isdigit) && text.size() < 19) {
+    by_id = store.run(std::stoll(text));
+  }
+  const std::size_t readings = (by_name.empty() ? 0 : 1) + (by_hash.empty() ? 0 : 1) + (by_id ? 1 : 0);
+  if (readings == 0) {
+    throw InputError(fmt::format("'{}' is not a configuration name, run id or hash prefix of this sweep; "
+                                 "configurations:{}", selector, config_list(sweep_runs)));
+  }
+  if (readings > 1 || by_hash.size() > 1) {
+    std::string what;
+    if (!by_name.empty()) what += "\n  name:" + text;
+    if (by_id) what += fmt::format("\n  run:{} ({})", by_id->id, by_id->name);
+    for (const auto& h : by_hash) {
+      auto it = std::find_if(sweep_runs.begin(), sweep_runs.end(), [&](const auto& r) { return r.config_hash == h; });
+      what += fmt::format("\n  hash:{} ({})", h, it->name);
+    }
+    throw InputError(fmt::format("'{}' is ambiguous; it could be:{}", selector, what));
+  }
+  if (by_id) return of_run(*by_id, selector);
+  if (!by_name.empty()) {
+    // One name always maps to one configuration in a sweep (names are made unique), but a
+    // migrated or hand-edited database might not hold to that.
+    if (by_name.size() > 1) {
+      std::string what;
+      for (const auto& h : by_name) what += "\n  hash:" + h;
+      throw InputError(fmt::format("'{}' names {} configurations; pick one:{}", selector, by_name.size(), what));
+    }
+    return of_config(sweep_runs, *by_name.begin(), selector);
+  }
+  return of_config(sweep_runs, *by_hash.begin(), selector);
+}
+
+std::string format_comparison(const Selection& a, const Selection& b) {
+  struct Line {
+    std::string label;
+    std::optional<double> a, b;
+    int decimals;
+  };
+  auto split = [](const Selection& s) -> std::optional<double> {
+    auto step = mean(s, "step_ms_mean");
+    auto wait = mean(s, "data_wait_ms_mean");
+    if (!step || !wait) return std::nullopt;
+    return *step - *wait;
+  };
+  auto gib = [](std::optional<double> v) -> std::optional<double> {
+    if (!v) return v;
+    return *v / (1024.0 * 1024.0 * 1024.0);
+  };
+  const std::vector<Line> lines = {
+      {"throughput (img/s)", mean(a, "images_per_s"), mean(b, "images_per_s"), 1},
+      {"mean GPU utilization (%)", mean(a, "gpu_util_mean_pct"), mean(b, "gpu_util_mean_pct"), 1},
+      {"peak memory (GiB)", gib(mean(a, "peak_allocated_bytes")), gib(mean(b, "peak_allocated_bytes")), 2},
+      {"mean power (W)", mean(a, "power_mean_w"), mean(b, "power_mean_w"), 1},
+      {"step time (ms)", mean(a, "step_ms_mean"), mean(b, "step_ms_mean"), 2},
+      {"  data wait (ms)", mean(a, "data_wait_ms_mean"), mean(b, "data_wait_ms_mean"), 2},
+      {"  compute (ms)", split(a), split(b), 2},
+  };
+  auto cell = [](const std::optional<double>& v, int decimals) {
+    return v ? fmt::format("{:.{}f}", *v, decimals) : std::string("-");
+  };
+  std::string out = fmt::format("A: {} (config {}, {} run{})\nB: {} (config {}, {} run{})\n\n", a.label,
+                                a.config_hash.substr(0, 8), a.runs.size(), a.runs.size() == 1 ? "" : "s",
+                                b.label, b.config_hash.substr(0, 8), b.runs.size(),
+                                b.runs.size() == 1 ? "" : "s");
+  std::size_t w_a = 1, w_b = 1;
+  for (const auto& l : lines) {
+    w_a = std::max(w_a, cell(l.a, l.decimals).size());
+    w_b = std::max(w_b, cell(l.b, l.decimals).size());
+  }
+  out += fmt::format("{:<24}  {:>{}}  {:>{}}  {:>8}\n", "", "A", w_a, "B", w_b, "change");
+  for (const auto& l : lines) {
+    std::string change = "-";
+    if (l.a && l.b && *l.a != 0) change = fmt::format("{:+.1f}%", 100.0 * (*l.b - *l.a) / *l.a);
+    out += fmt::format("{:<24}  {:>{}}  {:>{}}  {:>8}\n", l.label, cell(l.a, l.decimals), w_a,
+                       cell(l.b, l.decimals), w_b, change);
+  }
+  out += "(means over each side's successful runs; change = (B - A) / A)\n";
+  return out;
+}
+
+}  // namespace orch

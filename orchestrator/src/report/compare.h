@@ -1,0 +1,30 @@
+// `orch compare A B`: the article's before/after table for two configurations (or runs) of a
+// sweep: throughput, GPU utilization, peak memory, power and the step time split into data
+// wait and compute, with the change from A to B in percent.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "storage/store.h"
+
+namespace orch {
+
+/// What a selector picked: a configuration's successful runs, or one run.
+struct Selection {
+  std::string label;                     ///< configuration name, or "run 12 (name)"
+  std::string config_hash;
+  std::vector<storage::RunRecord> runs;  ///< the runs its values are averaged over
+};
+
+/// Resolves a selector against a sweep's runs (`sweep_runs`, any status). A selector is a
+/// configuration name, a run id, or a configuration-hash prefix (at least 4 hex digits);
+/// `name:`, `run:` and `hash:` force one reading. An unknown or ambiguous selector, or one
+/// with no successful run, throws InputError listing the candidates.
+Selection select_runs(const storage::Store& store, const std::vector<storage::RunRecord>& sweep_runs,
+                      const std::string& selector);
+
+/// The comparison table, B against A.
+std::string format_comparison(const Selection& a, const Selection& b);
+
+}  // namespace orch

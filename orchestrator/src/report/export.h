@@ -1,0 +1,35 @@
+// `orch export`: one row per run with its configuration (flattened: config.precision.plugin,
+// config.batch_size, ...) and metrics (metrics.images_per_s, ...), as RFC 4180 CSV or as a JSON
+// array of flat objects with the same keys, for pandas, spreadsheets and scripts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "storage/store.h"
+
+namespace orch {
+
+struct ExportTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<nlohmann::json>> rows;  ///< cells: null, number, bool or string
+};
+
+/// The run fields first (run_id, sweep, name, status, ...), then the sorted union of the
+/// flattened configuration keys, then the sorted union of the metric names.
+ExportTable export_table(const std::vector<storage::RunRecord>& runs);
+
+/// RFC 4180: a header line, CRLF line ends, fields with a comma, quote, CR or LF quoted and
+/// quotes doubled; null is an empty field; numbers in their shortest round-trip form.
+std::string to_csv(const ExportTable& table);
+
+/// A JSON array with one object per row (null cells kept as null), pretty-printed.
+std::string to_json(const ExportTable& table);
+
+/// Flattens nested objects into "a.b.c" keys; arrays stay JSON text.
+void flatten_json(const nlohmann::json& value, const std::string& prefix,
+                  std::map<std::string, nlohmann::json>& out);
+
+}  // namespace orch

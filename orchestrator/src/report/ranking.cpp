@@ -1,0 +1,100 @@
+// Aggregation and ordering for `orch rank`.
+#include "report/ranking.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace orch {
+namespace {
+
+std::optional<double> mean_of(const std::vector<const storage::RunRecord*>& runs,
+                              const std::string& metric) {
+  double sum = 0;
+  int n = 0;
+  for (const auto* r : runs) {
+    if (auto v = r->metric(metric)) {
+      sum += *v;
+      ++n;
+    }
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+std::string most_frequent_diagnosis(const std::vector<const storage::RunRecord*>& runs) {
+  std::map<std::string, int> counts;
+  for (const auto* r : runs) {
+    if (!r->diagnosis.empty()) ++counts[r->diagnosis];
+  }
+  std::string best;
+  int best_n = 0;
+  for (const auto& [label, n] : counts) {
+    if (n > best_n) best = label, best_n = n;
+  }
+  return best;
+}
+
+}  // namespace
+
+bool intervals_overlap(const storage::Summary& a, const storage::Summary& b) {
+  return a.lower() <= b.upper() && b.lower() <= a.upper();
+}
+
+Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo& metric,
+                  std::size_t top) {
+  Ranking out;
+  out.metric = metric;
+  std::map<std::string, std::vector<const storage::RunRecord*>> by_config;
+  std::set<std::string> all_configs;
+  for (const auto& r : runs) {
+    all_configs.insert(r.config_hash);
+    if (r.status == "ok" && r.metric(metric.name)) {
+      by_config[r.config_hash].push_back(&r);
+      ++out.ok_runs;
+    }
+  }
+  out.unranked = all_configs.size() - by_config.size();
+
+  for (const auto& [hash, group] : by_config) {
+    RankedConfig c;
+    c.config_hash = hash;
+    c.name = group.front()->name;
+    std::vector<double> values;
+    for (const auto* r : group) values.push_back(*r->metric(metric.name));
+    c.stats = storage::summarize(values);
+    c.data_wait_ms = mean_of(group, "data_wait_ms_mean");
+    if (auto step = mean_of(group, "step_ms_mean"); step && c.data_wait_ms) {
+      c.compute_ms = *step - *c.data_wait_ms;
+    }
+    c.peak_bytes = mean_of(group, "peak_allocated_bytes");
+    c.gpu_util_pct = mean_of(group, "gpu_util_mean_pct");
+    c.power_w = mean_of(group, "power_mean_w");
+    c.diagnosis = most_frequent_diagnosis(group);
+    out.rows.push_back(std::move(c));
+  }
+  const bool higher = metric.better == Better::kHigher;
+  std::stable_sort(out.rows.begin(), out.rows.end(), [&](const auto& a, const auto& b) {
+    if (a.stats.mean != b.stats.mean) return higher ? a.stats.mean > b.stats.mean : a.stats.mean < b.stats.mean;
+    return a.name < b.name;
+  });
+  out.configurations = out.rows.size();
+  if (out.rows.empty()) return out;
+
+  // Speed-up over the worst: for a lower-is-better metric, worst/this (2x = half the time).
+  const double worst = out.rows.back().stats.mean;
+  const auto& leader = out.rows.front().stats;
+  for (std::size_t i = 0; i < out.rows.size(); ++i) {
+    auto& c = out.rows[i];
+    c.position = static_cast<int>(i + 1);
+    c.tie = i > 0 && intervals_overlap(c.stats, leader);
+    const double num = higher ? c.stats.mean : worst;
+    const double den = higher ? worst : c.stats.mean;
+    c.speedup = den > 0 ? num / den : std::nan("");
+  }
+  if (top > 0 && out.rows.size() > top) out.rows.resize(top);
+  return out;
+}
+
+}  // namespace orch

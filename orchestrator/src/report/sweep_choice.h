@@ -1,0 +1,22 @@
+// Which sweep a read-only command shows: the one named, else the latest of an experiment,
+// else the most recently updated one. Each unknown name is an InputError listing the choices.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "storage/store.h"
+
+namespace orch {
+
+/// Opens the database for a read-only command; a missing file is an InputError, so reading
+/// never creates a database.
+std::unique_ptr<storage::Store> open_existing_store(const std::string& path);
+
+storage::SweepInfo choose_sweep(const storage::Store& store, const std::string& sweep_name,
+                                const std::string& experiment = {});
+
+/// "sweep NAME (experiment E, FILE), updated T" for the first line of a command's output.
+std::string describe_sweep(const storage::SweepInfo& sweep);
+
+}  // namespace orch
