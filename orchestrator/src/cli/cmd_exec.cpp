@@ -1,0 +1,92 @@
+// `orch exec --spec SPEC --out RESULT`: one run specification, executed in this process, its
+// result document written to RESULT. This is what `orch sweep` starts in a child process for
+// every run and batch-size probe (and what a cluster task runs): whatever happens in here
+// (a CUDA error, a crash) dies with this process, not with the sweep.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/plugin_loading.h"
+#include "plan/run_spec_json.h"
+#include "runner/runner.h"
+
+namespace orch::cli {
+namespace {
+
+struct ExecOptions {
+  std::string spec, out;
+  std::int64_t batch_size = 0;
+  bool probe = false;
+  long parent_pid = 0;
+};
+
+// Written to a temporary name and renamed: the parent never reads half a document.
+void write_atomically(const std::string& path, const nlohmann::json& doc) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << doc.dump(1) << "\n";
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "exec", "execute one run specification (JSON) in this process and write its result "
+              "document; `orch sweep` runs each run this way in a child process");
+  auto o = std::make_shared<ExecOptions>();
+  cmd->add_option("--spec", o->spec, "run specification (JSON), as written by `orch sweep`")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", o->out, "where to write the result document (JSON)")->required();
+  cmd->add_option("--batch-size", o->batch_size,
+                  "the batch to use when the specification says `auto`")->check(CLI::PositiveNumber);
+  cmd->add_flag("--probe", o->probe,
+                "a batch-size probe: 2 warm-up steps and 1 measured step, no telemetry");
+  cmd->add_option("--parent-pid", o->parent_pid,
+                  "die with this process (the sweep): a killed sweep leaves no run behind "
+                  "holding its GPU");
+  cmd->callback([&g, &exit_code, o] {
+    if (o->parent_pid > 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != o->parent_pid) {  // the parent died before prctl took effect
+        std::cerr << "orch exec: the sweep that started this run is gone\n";
+        exit_code = kExitRunFailed;
+        return;
+      }
+    }
+    RunSpec spec;
+    try {
+      std::ifstream in(o->spec);
+      spec = run_spec_from_json(nlohmann::json::parse(in));
+    } catch (const std::exception& e) {
+      std::cerr << "orch exec: " << o->spec << ": " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    if (o->batch_size > 0) spec.batch_size = o->batch_size;
+    if (o->probe) {
+      spec.warmup_steps = 2;  // the first optimizer step allocates its state; the second
+      spec.measure_steps = 1;  // step runs with everything allocated
+      spec.telemetry.enabled = false;
+    }
+    PluginRegistry registry;
+    load_registry(registry, g, /*warn=*/false);
+    nlohmann::json doc = run_one(spec, registry);
+    if (o->batch_size > 0) doc["batch_size"] = o->batch_size;
+    if (o->probe) doc["probe"] = true;
+    write_atomically(o->out, doc);
+    std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
+              << "): " << doc.value("status", "?") << "\n";
+  });
+}
+
+}  // namespace orch::cli

@@ -1,0 +1,195 @@
+// `orch sweep FILE`: the whole matrix, unattended. Each run in its own child process (one per
+// GPU at a time), every outcome recorded, and running the same command again resumes: finished
+// runs are skipped, interrupted ones run again.
+#include <c10/cuda/CUDAFunctions.h>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/plan_arguments.h"
+#include "cli/plugin_loading.h"
+#include "report/rank_table.h"
+#include "storage/store.h"
+#include "sweep/child_run.h"
+#include "sweep/deadline.h"
+#include "sweep/store_recorder.h"
+#include "sweep/sweep_lock.h"
+
+namespace orch::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+struct SweepArgs {
+  PlanArguments plan;
+  std::string sweep_name, gpus, until, order = "as-written";
+  bool resume = false, retry_failed = false;
+  int max_consecutive_failures = 3;
+  double grace_s = 10;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Slot names are what each child's CUDA_VISIBLE_DEVICES is set to: the entries of our own
+// CUDA_VISIBLE_DEVICES when it is set (so `CUDA_VISIBLE_DEVICES=2,3 orch sweep` uses GPUs 2
+// and 3), else the device indices. --gpus selects among the visible ones by position.
+std::vector<std::string> gpu_slots(const std::string& requested) {
+  const int count = static_cast<int>(c10::cuda::device_count());
+  std::vector<std::string> visible;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) visible = split_commas(v);
+  auto name_of = [&](int i) {
+    return i < static_cast<int>(visible.size()) ? visible[static_cast<std::size_t>(i)]
+                                                : std::to_string(i);
+  };
+  std::vector<std::string> slots;
+  if (requested.empty()) {
+    for (int i = 0; i < count; ++i) slots.push_back(name_of(i));
+    if (slots.empty()) slots.push_back("");  // no GPU: one run at a time on the CPU
+    return slots;
+  }
+  for (const auto& item : split_commas(requested)) {
+    int index = -1;
+    try {
+      std::size_t used = 0;
+      index = std::stoi(item, &used);
+      if (used != item.size()) index = -1;
+    } catch (const std::exception&) {
+    }
+    if (index < 0 || index >= count) {
+      throw std::invalid_argument(fmt::format(
+          "--gpus: '{}' is not a visible GPU (visible: {})", item,
+          count == 0 ? std::string("none") : fmt::format("0..{}", count - 1)));
+    }
+    const std::string name = name_of(index);
+    if (std::find(slots.begin(), slots.end(), name) != slots.end()) {
+      throw std::invalid_argument("--gpus: GPU " + item + " is listed twice; one run per GPU");
+    }
+    slots.push_back(name);
+  }
+  return slots;
+}
+
+std::string work_dir_for(const std::string& db, const std::string& sweep) {
+  std::string safe = sweep;
+  for (char& c : safe) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return db + ".runs/" + safe;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "sweep", "run a whole experiment unattended: each run in its own process, one per GPU, "
+               "resumable");
+  auto a = std::make_shared<SweepArgs>();
+  add_plan_arguments(*cmd, a->plan);
+  cmd->add_option("--sweep", a->sweep_name, "name of the sweep in the database (default: the "
+                                            "experiment's name); the same name resumes it");
+  cmd->add_option("--gpus", a->gpus, "GPUs to use, by index among the visible ones, e.g. 0,1 "
+                                     "(default: all visible; none: the CPU)");
+  cmd->add_option("--until", a->until, "HH:MM: start no run that would not finish by then");
+  cmd->add_option("--order", a->order, "as-written, or fast-first (cheap configurations first)")
+      ->check(CLI::IsMember({"as-written", "fast-first"}));
+  cmd->add_flag("--resume", a->resume, "resume the sweep (the default behaviour; for clarity)");
+  cmd->add_flag("--retry-failed", a->retry_failed,
+                "run again the runs that failed, ran out of memory, timed out or were skipped");
+  cmd->add_option("--max-consecutive-failures", a->max_consecutive_failures,
+                  "stop using a GPU after this many failed runs in a row")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--grace", a->grace_s, "seconds between SIGTERM and SIGKILL when a run times "
+                                         "out or the sweep is stopped")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->callback([&g, &exit_code, a] {
+    PluginRegistry registry;
+    load_registry(registry, g);
+    auto planned = plan_or_report(a->plan, registry);
+    if (!planned) {
+      exit_code = kExitBadInput;
+      return;
+    }
+    const Plan& plan = *planned;
+    sweep::SweepOptions options;
+    options.retry_failed = a->retry_failed;
+    options.max_consecutive_failures = a->max_consecutive_failures;
+    options.fast_first = a->order == "fast-first";
+    try {
+      options.gpus = gpu_slots(a->gpus);
+      if (!a->until.empty()) {
+        options.deadline = sweep::parse_until(a->until, std::chrono::system_clock::now());
+      }
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "orch sweep: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    const std::string name = a->sweep_name.empty() ? plan.name : a->sweep_name;
+    std::optional<sweep::SweepLock> lock;
+    try {
+      lock.emplace(sweep::lock_path(g.db, name));
+    } catch (const std::runtime_error& e) {
+      std::cerr << "orch sweep: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    storage::Store store(g.db);
+    std::int64_t sweep_id = 0;
+    try {
+      sweep_id = store.open_sweep(name, plan.name, plan.file, plan.description);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "orch sweep: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    sweep::StoreRecorder recorder(store, sweep_id);
+    sweep::ChildLaunchOptions launch;
+    launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
+    launch.plugin_paths = g.plugin_paths;
+    launch.work_dir = work_dir_for(g.db, name);
+    launch.grace_s = a->grace_s;
+    sweep::ChildLauncher launcher(launch);
+    sweep::WallClock clock;
+
+    g_stop.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old_int {}, old_term {};
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    std::cout << name << (plan.description.empty() ? "" : ": " + plan.description) << "\n";
+    const sweep::SweepSummary s =
+        sweep::run_sweep(plan.runs, options, launcher, recorder, clock, std::cout, g_stop);
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+
+    std::cout << fmt::format(
+        "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok, {} skipped, {} deferred{}\n",
+        name, s.total, s.already_done, s.ok, s.failed, s.skipped, s.deferred,
+        s.interrupted ? ", stopped by a signal" : "");
+    if (s.exit_code() == 3) {
+        std::cout << "run the same command again to continue where it stopped\n";
+    }
+    std::cout << "\nRanking for " << plan.name << " (" << g.db << "):\n"
+              << format_ranking(store.ranking(plan.name));
+    exit_code = s.exit_code();
+  });
+}
+
+}  // namespace orch::cli

@@ -1,0 +1,241 @@
+#include "sweep/child_run.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "plan/run_spec_json.h"
+#include "sweep/batch_search.h"
+#include "sweep/child_process.h"
+
+namespace orch::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using Steady = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+std::optional<json> read_document(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    json doc = json::parse(in);
+    if (doc.is_object() && doc.value("format", "") == "orch.result" && doc.contains("status")) {
+      return doc;
+    }
+  } catch (const json::exception&) {
+  }
+  return std::nullopt;
+}
+
+// One child process: `orch exec` for a run or a probe, with its timeout.
+class Attempt {
+ public:
+  Attempt(const ChildLaunchOptions& o, const RunSpec& spec, const std::string& gpu,
+          const fs::path& dir, std::optional<std::int64_t> batch, bool probe)
+      : grace_(o.grace_s), timeout_(spec.timeout_s), dir_(dir) {
+    fs::create_directories(dir_);
+    const fs::path spec_path = dir_ / "spec.json";
+    {
+      std::ofstream out(spec_path);
+      out << run_spec_json(spec).dump(2) << "\n";
+    }
+    fs::remove(dir_ / "result.json");
+    ChildOptions c;
+    c.argv = {o.orch_binary};
+    for (const auto& p : o.plugin_paths) {
+      c.argv.push_back("--plugin-path");
+      c.argv.push_back(p);
+    }
+    c.argv.insert(c.argv.end(), {"exec", "--spec", spec_path.string(), "--out",
+                                 (dir_ / "result.json").string(), "--parent-pid",
+                                 std::to_string(::getpid())});
+    if (batch) {
+      c.argv.push_back("--batch-size");
+      c.argv.push_back(std::to_string(*batch));
+    }
+    if (probe) c.argv.push_back("--probe");
+    // Pinned to its GPU: the child sees exactly one device, as cuda:0.
+    if (!gpu.empty()) c.env["CUDA_VISIBLE_DEVICES"] = gpu;
+    c.stdout_path = (dir_ / "stdout.log").string();
+    c.stderr_path = (dir_ / "stderr.log").string();
+    started_ = Steady::now();
+    child_ = std::make_unique<ChildProcess>(c);
+  }
+
+  /// The attempt's document once the child has ended.
+  std::optional<json> poll() {
+    auto st = child_->poll();
+    if (!st) {
+      enforce_timeout();
+      return std::nullopt;
+    }
+    return finish(*st);
+  }
+
+  void interrupt() {
+    if (stop_reason_.empty()) {
+      stop_reason_ = "interrupted";
+      stop_sent_ = Steady::now();
+      child_->signal_group(SIGTERM);
+    }
+  }
+
+ private:
+  void enforce_timeout() {
+    const auto now = Steady::now();
+    if (stop_reason_.empty() && now - started_ > std::chrono::duration<double>(timeout_)) {
+      stop_reason_ = "timeout";
+      stop_sent_ = now;
+      child_->signal_group(SIGTERM);
+    } else if (!stop_reason_.empty() && !killed_ &&
+               now - stop_sent_ > std::chrono::duration<double>(grace_)) {
+      killed_ = true;
+      child_->signal_group(SIGKILL);
+    }
+  }
+
+  json finish(const ExitStatus& st) {
+    const std::string tail = file_tail((dir_ / "stderr.log").string());
+    std::optional<json> written = read_document(dir_ / "result.json");
+    json doc = written ? *written : json::object();
+    if (stop_reason_ == "timeout") {
+      doc["status"] = "timeout";
+      doc["error"] = fmt::format(
+          "no result within the timeout of {:.0f} s: sent SIGTERM{}", timeout_,
+          killed_ ? fmt::format(", then SIGKILL after {:.0f} s", grace_) : std::string());
+    } else if (stop_reason_ == "interrupted") {
+      doc["status"] = "interrupted";
+      doc["error"] = "the sweep was stopped (SIGINT/SIGTERM) while this run was in progress";
+    } else if (!written) {
+      doc["status"] = "failed";
+      std::string last_line = tail;
+      while (!last_line.empty() && last_line.back() == '\n') last_line.pop_back();
+      if (auto nl = last_line.rfind('\n'); nl != std::string::npos) last_line.erase(0, nl + 1);
+      doc["error"] = "the run's process ended without a result (" + st.describe() + ")" +
+                     (last_line.empty() ? "" : ": " + last_line);
+    }
+    doc["outcome"] = {{"exit_code", st.signal ? json(nullptr) : json(st.exit_code)},
+                      {"signal", st.signal ? json(st.signal) : json(nullptr)},
+                      {"stderr_tail", tail}};
+    return doc;
+  }
+
+  double grace_, timeout_;
+  fs::path dir_;
+  Steady::time_point started_, stop_sent_;
+  std::string stop_reason_;
+  bool killed_ = false;
+  std::unique_ptr<ChildProcess> child_;
+};
+
+// A run: for `batch_size: auto`, a series of probes first, then the run itself.
+class ChildRun final : public RunHandle {
+ public:
+  ChildRun(const ChildLaunchOptions& o, std::map<std::string, std::int64_t>& chosen,
+           const RunSpec& spec, const std::string& gpu)
+      : o_(o), chosen_(chosen), spec_(spec), gpu_(gpu) {
+    dir_ = fs::path(o.work_dir) /
+           fmt::format("{}-r{}", spec.hash.substr(0, std::min<std::size_t>(12, spec.hash.size())),
+                       spec.repeat);
+    if (spec.batch_size) {
+      start_run(*spec.batch_size);
+    } else if (auto it = chosen_.find(spec.hash); it != chosen_.end()) {
+      auto_ = true;
+      start_run(it->second);
+    } else {
+      auto_ = true;
+      search_.emplace(o.probe_start, o.probe_granularity);
+      start_probe();
+    }
+  }
+
+  std::optional<json> poll() override {
+    if (done_) return done_;
+    auto doc = attempt_->poll();
+    if (!doc) return std::nullopt;
+    if (!probing_) return done_ = complete(std::move(*doc));
+    const std::string status = doc->value("status", "failed");
+    if (status == "ok" || status == "oom") {
+      search_->report(status == "ok");
+      if (search_->next()) {
+        start_probe();
+      } else if (auto b = search_->result()) {
+        chosen_[spec_.hash] = *b;
+        start_run(*b);
+      } else {
+        (*doc)["status"] = "oom";
+        (*doc)["error"] = fmt::format("batch_size: auto: even a batch of {} does not fit",
+                                      search_->probes().back().batch);
+        return done_ = complete(std::move(*doc));
+      }
+      return std::nullopt;
+    }
+    // A probe that crashed, hung or was interrupted ends the run with that outcome.
+    (*doc)["error"] = fmt::format("batch_size: auto: the probe at batch {} ended with {}: {}",
+                                  *search_->next(), status, doc->value("error", ""));
+    return done_ = complete(std::move(*doc));
+  }
+
+  void interrupt() override {
+    if (attempt_) attempt_->interrupt();
+  }
+
+ private:
+  void start_probe() {
+    probing_ = true;
+    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_, dir_ / fmt::format("probe-b{}", *search_->next()),
+                                         *search_->next(), /*probe=*/true);
+  }
+  void start_run(std::int64_t batch) {
+    probing_ = false;
+    batch_ = batch;
+    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_, dir_, batch, /*probe=*/false);
+  }
+
+  json complete(json doc) {
+    // The header is the parent's: a child that crashed wrote none.
+    const json header = run_spec_json(spec_);
+    for (const auto& [k, v] : header.items()) {
+      if (!doc.contains(k)) doc[k] = v;
+    }
+    doc["format"] = "orch.result";
+    if (!doc.contains("version")) doc["version"] = 2;
+    doc["batch_auto"] = auto_;
+    if (batch_) doc["batch_size"] = *batch_;
+    if (search_) {
+      json probes = json::array();
+      for (const auto& p : search_->probes()) probes.push_back({{"batch", p.batch}, {"fits", p.fits}});
+      doc["batch_search"] = {{"probes", probes}};
+      if (auto b = search_->result()) doc["batch_search"]["chosen"] = *b;
+    }
+    doc["work_dir"] = dir_.string();
+    return doc;
+  }
+
+  const ChildLaunchOptions& o_;
+  std::map<std::string, std::int64_t>& chosen_;
+  RunSpec spec_;
+  std::string gpu_;
+  fs::path dir_;
+  bool auto_ = false, probing_ = false;
+  std::optional<std::int64_t> batch_;
+  std::optional<BatchSearch> search_;
+  std::unique_ptr<Attempt> attempt_;
+  std::optional<json> done_;
+};
+
+}  // namespace
+
+ChildLauncher::ChildLauncher(ChildLaunchOptions options) : options_(std::move(options)) {}
+
+std::unique_ptr<RunHandle> ChildLauncher::launch(const RunSpec& spec, const std::string& gpu) {
+  return std::make_unique<ChildRun>(options_, chosen_, spec, gpu);
+}
+
+}  // namespace orch::sweep

@@ -1,0 +1,38 @@
+// The real Launcher: every run (and every batch-size probe) is `orch exec` in a child process
+// of its own, pinned to its GPU with CUDA_VISIBLE_DEVICES. The child writes the result
+// document; when it cannot (crash, kill, hang), the parent writes one from what it saw: the
+// exit code or signal and the tail of the child's stderr.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sweep/scheduler.h"
+
+namespace orch::sweep {
+
+struct ChildLaunchOptions {
+  std::string orch_binary;                 ///< the orch executable (normally /proc/self/exe)
+  std::vector<std::string> plugin_paths;   ///< passed on as --plugin-path
+  std::string work_dir;                    ///< spec, result and logs of each run go below it
+  double grace_s = 10;                     ///< SIGTERM -> SIGKILL delay on timeout/interrupt
+  std::int64_t probe_start = 64;           ///< batch_size: auto starts here
+  std::int64_t probe_granularity = 8;      ///< and narrows to multiples of this
+};
+
+class ChildLauncher final : public Launcher {
+ public:
+  explicit ChildLauncher(ChildLaunchOptions options);
+  std::unique_ptr<RunHandle> launch(const RunSpec& spec, const std::string& gpu) override;
+
+  /// Batches chosen by the auto search, by configuration hash: repeats do not search again.
+  std::map<std::string, std::int64_t>& chosen_batches() { return chosen_; }
+
+ private:
+  ChildLaunchOptions options_;
+  std::map<std::string, std::int64_t> chosen_;
+};
+
+}  // namespace orch::sweep

@@ -1,0 +1,56 @@
+#include "sweep/store_recorder.h"
+
+#include <unistd.h>
+
+#include <numeric>
+
+#include "plan/run_spec_json.h"
+
+namespace orch::sweep {
+
+StoreRecorder::StoreRecorder(storage::Store& store, std::int64_t sweep_id)
+    : store_(store), sweep_id_(sweep_id) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  host_ = host;
+}
+
+std::map<std::pair<std::string, int>, PriorRun> StoreRecorder::prior_runs() {
+  std::map<std::pair<std::string, int>, PriorRun> out;
+  for (const auto& [key, st] : store_.run_states(sweep_id_)) {
+    out[key] = {st.status, st.duration_s};
+    ids_[key] = st.id;
+    // Only completed measurements predict how long a run takes (not crashes or timeouts).
+    if (st.status == "ok" && st.duration_s) durations_[key.first].push_back(*st.duration_s);
+  }
+  return out;
+}
+
+std::optional<double> StoreRecorder::measured_duration_s(const RunSpec& spec) {
+  auto it = durations_.find(spec.hash);
+  if (it == durations_.end() || it->second.empty()) return std::nullopt;
+  return std::accumulate(it->second.begin(), it->second.end(), 0.0) /
+         static_cast<double>(it->second.size());
+}
+
+std::int64_t StoreRecorder::begin(const RunSpec& spec, const std::string& gpu) {
+  const std::int64_t id = store_.begin_run(sweep_id_, run_spec_json(spec), host_, ::getpid(), gpu);
+  ids_[{spec.hash, spec.repeat}] = id;
+  return id;
+}
+
+void StoreRecorder::heartbeat(std::int64_t id) { store_.heartbeat(id); }
+
+void StoreRecorder::finish(std::int64_t, const nlohmann::json& doc) {
+  store_.record(sweep_id_, doc);
+  if (doc.value("status", "") == "ok" && doc.contains("duration_s") && doc.contains("run")) {
+    durations_[doc["run"].value("hash", "")].push_back(doc["duration_s"].get<double>());
+  }
+}
+
+void StoreRecorder::mark_stale(const RunSpec& spec, const std::string& reason) {
+  auto it = ids_.find({spec.hash, spec.repeat});
+  if (it != ids_.end()) store_.mark_interrupted(it->second, reason);
+}
+
+}  // namespace orch::sweep
