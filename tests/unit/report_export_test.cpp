@@ -105,8 +105,14 @@ TEST_CASE("JSON export parses back as an array of flat objects", "[report][expor
 
 TEST_CASE("flattening nests with dots and keeps arrays as JSON text", "[report][export]") {
   std::map<std::string, nlohmann::json> out;
-  flatten_json({{"a", {{"b", 1}, {"c", {{"d", "x"}}}}}, {"list", {1, 2}}}, "config", out);
+  flatten_json({{"a", {{"b", 1}, {"c", {{"d", "x"}}}}},
+                {"list", {1, 2}},
+                {"precision", {{"plugin", "amp"}, {"params", {{"dtype", "bf16"}}}}}},
+               "config", out);
   CHECK(out.at("config.a.b") == 1);
   CHECK(out.at("config.a.c.d") == "x");
   CHECK(out.at("config.list") == "[1,2]");
+  CHECK(out.at("config.precision.plugin") == "amp");
+  CHECK(out.at("config.precision.dtype") == "bf16");
+  CHECK(out.count("config.precision.params.dtype") == 0);
 }

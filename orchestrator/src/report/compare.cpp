@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -160,7 +161,11 @@ std::string format_comparison(const Selection& a, const Selection& b) {
   out += fmt::format("{:<24}  {:>{}}  {:>{}}  {:>8}\n", "", "A", w_a, "B", w_b, "change");
   for (const auto& l : lines) {
     std::string change = "-";
-    if (l.a && l.b && *l.a != 0) change = fmt::format("{:+.1f}%", 100.0 * (*l.b - *l.a) / *l.a);
+    // A change relative to a value that shows as zero (a data wait of 0.004 ms) is noise.
+    const double shown_zero = 0.5 * std::pow(10.0, -l.decimals);
+    if (l.a && l.b && std::fabs(*l.a) >= shown_zero) {
+      change = fmt::format("{:+.1f}%", 100.0 * (*l.b - *l.a) / *l.a);
+    }
     out += fmt::format("{:<24}  {:>{}}  {:>{}}  {:>8}\n", l.label, cell(l.a, l.decimals), w_a,
                        cell(l.b, l.decimals), w_b, change);
   }

@@ -1,5 +1,5 @@
 // `orch export`: one row per run with its configuration (flattened: config.precision.plugin,
-// config.batch_size, ...) and metrics (metrics.images_per_s, ...), as RFC 4180 CSV or as a JSON
+// config.precision.dtype, config.batch_size, ...) and metrics (metrics.images_per_s, ...), as RFC 4180 CSV or as a JSON
 // array of flat objects with the same keys, for pandas, spreadsheets and scripts.
 #pragma once
 
@@ -28,7 +28,9 @@ std::string to_csv(const ExportTable& table);
 /// A JSON array with one object per row (null cells kept as null), pretty-printed.
 std::string to_json(const ExportTable& table);
 
-/// Flattens nested objects into "a.b.c" keys; arrays stay JSON text.
+/// Flattens nested objects into "a.b.c" keys; arrays stay JSON text. A plugin choice's
+/// `params` are lifted: {precision: {plugin: amp, params: {dtype: bf16}}} gives
+/// precision.plugin and precision.dtype.
 void flatten_json(const nlohmann::json& value, const std::string& prefix,
                   std::map<std::string, nlohmann::json>& out);
 
