@@ -24,5 +24,6 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_doctor_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 
 }  // namespace orch::cli

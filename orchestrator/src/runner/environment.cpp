@@ -1,4 +1,5 @@
-// Environment collection: LibTorch's view of the CUDA device plus host facts.
+// Environment collection: LibTorch's view of the CUDA device, NVML's facts about the GPU, and
+// host facts. The torch-free parts live in telemetry/ (gpu_facts, host_facts).
 #include "runner/environment.h"
 
 #include <ATen/Context.h>
@@ -11,6 +12,9 @@
 #include <cstdlib>
 #include <thread>
 
+#include "telemetry/gpu_facts.h"
+#include "telemetry/host_facts.h"
+
 namespace orch {
 namespace {
 
@@ -18,24 +22,45 @@ namespace {
 // makes every kernel synchronous) or where it runs.
 constexpr const char* kRelevantVariables[] = {
     "CUDA_LAUNCH_BLOCKING", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS",
-    "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "NVIDIA_TF32_OVERRIDE"};
+    "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "NVIDIA_TF32_OVERRIDE",
+    "CUDA_MODULE_LOADING"};
+
+nlohmann::json string_or_null(const std::string& s) {
+  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
 
 }  // namespace
+
+std::map<std::string, std::string> relevant_variables() {
+  std::map<std::string, std::string> out;
+  for (const char* name : kRelevantVariables) {
+    if (const char* v = std::getenv(name)) out[name] = v;
+  }
+  return out;
+}
+
+std::string pci_bus_id_of(const c10::Device& device) {
+  if (!device.is_cuda()) return "";
+  const cudaDeviceProp* p = at::cuda::getDeviceProperties(device.index());
+  return pci_bus_id(p->pciDomainID, p->pciBusID, p->pciDeviceID);
+}
 
 nlohmann::json collect_environment(const c10::Device& device) {
   nlohmann::json env;
   env["orch_version"] = ORCH_VERSION;
+  env["git_revision"] = git_revision();
   env["torch_version"] = TORCH_VERSION;
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) env["hostname"] = host;
+  env["cpu_model"] = string_or_null(cpu_model());
   env["cpu_count"] = std::thread::hardware_concurrency();
   env["torch_threads"] = at::get_num_threads();
   nlohmann::json vars = nlohmann::json::object();
-  for (const char* name : kRelevantVariables) {
-    if (const char* v = std::getenv(name)) vars[name] = v;
-  }
+  for (const auto& [name, value] : relevant_variables()) vars[name] = value;
   env["variables"] = vars;
   env["device"] = device.str();
+
+  std::vector<std::string> bus_ids;
   if (device.is_cuda()) {
     const cudaDeviceProp* p = at::cuda::getDeviceProperties(device.index());
     env["gpu_name"] = p->name;
@@ -48,6 +73,25 @@ nlohmann::json collect_environment(const c10::Device& device) {
     env["cuda_runtime_version"] = runtime;
     env["cuda_driver_api_version"] = driver;
     env["cudnn_version"] = at::detail::getCUDAHooks().versionCuDNN();
+    bus_ids.push_back(pci_bus_id(p->pciDomainID, p->pciBusID, p->pciDeviceID));
+    env["pci_bus_id"] = bus_ids.back();
+  }
+
+  // NVML: the driver version on any machine that has one; the GPU's link, persistence mode
+  // and UUID when the run is on a GPU. A failure only leaves these null.
+  const NvmlFacts nvml = gather_nvml_facts(bus_ids, /*list_processes=*/false);
+  env["driver_version"] = string_or_null(nvml.driver_version);
+  if (!nvml.available) env["nvml_error"] = nvml.reason;
+  if (device.is_cuda()) {
+    const GpuFacts* g = nvml.gpus.empty() ? nullptr : &nvml.gpus.front();
+    if (g && !g->found) env["nvml_error"] = g->reason;
+    const bool known = g && g->found;
+    env["gpu_uuid"] = known ? string_or_null(g->uuid) : nlohmann::json(nullptr);
+    // Read before the run starts: an idle GPU may have lowered its link generation to save
+    // power, so gen_current can be below what the run itself gets.
+    env["pcie"] = pcie_json(known ? g->pcie : PcieLink{});
+    env["persistence_mode"] = known && g->persistence_mode ? nlohmann::json(*g->persistence_mode)
+                                                           : nlohmann::json(nullptr);
   }
   return env;
 }

@@ -4,10 +4,25 @@
 
 #include <c10/core/Device.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace orch {
 
+/// LibTorch's and CUDA's view of the device, plus what NVML adds (driver version, PCIe link
+/// current and maximum, persistence mode, UUID; telemetry/gpu_facts.h) and host facts (CPU
+/// model, host name, CPU count, relevant environment variables, orch version and git
+/// revision). Never throws for a missing NVML: the NVML fields are null and `nvml_error`
+/// says why.
 nlohmann::json collect_environment(const c10::Device& device);
+
+/// The environment variables that change what a run measures or where it runs (the article's
+/// CUDA_LAUNCH_BLOCKING, CUDA_VISIBLE_DEVICES, ...), those that are set, with their values.
+std::map<std::string, std::string> relevant_variables();
+
+/// The PCI bus id of a CUDA device ("0000:3b:00.0"), which names the same GPU to NVML
+/// whatever CUDA_VISIBLE_DEVICES did to CUDA's numbering. Empty for the CPU.
+std::string pci_bus_id_of(const c10::Device& device);
 
 }  // namespace orch

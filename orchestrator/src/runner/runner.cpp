@@ -8,13 +8,17 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <memory>
 #include <numeric>
+#include <optional>
 
 #include "orch/nvtx.h"
 #include "runner/device.h"
 #include "runner/environment.h"
 #include "runner/sgd.h"
 #include "runner/step_timer.h"
+#include "telemetry/host_facts.h"
+#include "telemetry/nvml_sampler.h"
 
 namespace orch {
 namespace {
@@ -74,7 +78,33 @@ struct Measurement {
   double param_checksum = 0;  // sum of every parameter after training, in float64
 };
 
-Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device) {
+// The GPU sampler for this run, started; or nullptr with `why_not` saying why there is none.
+std::unique_ptr<NvmlSampler> start_sampler(const RunSpec& spec, const c10::Device& device,
+                                           std::string& why_not) {
+  if (!spec.telemetry.enabled) {
+    why_not = "telemetry disabled by the experiment (telemetry.enabled: false)";
+    return nullptr;
+  }
+  if (!device.is_cuda()) {
+    why_not = "the run's device is the CPU";
+    return nullptr;
+  }
+  SamplerOptions options;
+  options.interval_ms = static_cast<int>(spec.telemetry.interval_ms);
+  options.pci_bus_id = pci_bus_id_of(device);
+  auto sampler = std::make_unique<NvmlSampler>(options);
+  if (!sampler->available()) {
+    why_not = sampler->unavailable_reason();
+    return nullptr;
+  }
+  sampler->start();
+  return sampler;
+}
+
+// `sampler` (may be null) is told when the measured steps begin and end, so the telemetry
+// summaries cover exactly the steps the throughput covers.
+Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device,
+                  NvmlSampler* sampler) {
   Measurement m;
   torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
   const bool channels_last = spec.memory_format == "channels_last";
@@ -135,6 +165,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   std::vector<torch::Tensor> losses;
   losses.reserve(n);
   m.data_wait_ms.reserve(n);
+  if (sampler) sampler->mark_measure_begin();
   t0 = Clock::now();
   for (std::size_t i = 0; i < n; ++i) {
     NvtxRange range("step");
@@ -146,6 +177,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   }
   synchronize(device);
   m.measure_s = seconds_since(t0);
+  if (sampler) sampler->mark_measure_end();
 
   m.step_ms = timer.step_ms();
   auto all = torch::stack(losses).to(torch::kCPU, torch::kDouble);
@@ -179,18 +211,34 @@ bool cudnn_benchmark_enabled(const std::string& setting, std::int64_t batch,
 nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
   nlohmann::json doc;
   doc["format"] = "orch.result";
-  doc["version"] = 1;
+  doc["version"] = 2;  // 2: `telemetry`, telemetry summaries and host_peak_rss_bytes in metrics
   doc["experiment"] = spec.experiment;
   doc["run"] = {{"name", spec.name}, {"hash", spec.hash}, {"repeat", spec.repeat}};
   doc["config"] = spec.config;
   doc["started_at"] = utc_now();
   const auto t0 = Clock::now();
+  // Telemetry outlives the try: a failed run still reports what was sampled (a lost GPU
+  // above all), and the sampling thread is always joined before the document is returned.
+  std::unique_ptr<NvmlSampler> sampler;
+  std::optional<TelemetryRecord> telemetry;
+  auto finish_telemetry = [&] {
+    if (sampler) {
+      telemetry = sampler->stop();
+      sampler.reset();
+    }
+  };
   try {
     const c10::Device device = resolve_device(spec.device);
     doc["device"] = device.str();
     doc["environment"] = collect_environment(device);
     reset_peak_memory(device);
-    Measurement m = train(spec, registry, device);
+    std::string why_not;
+    sampler = start_sampler(spec, device, why_not);
+    if (!sampler) {
+      telemetry = TelemetryRecord::unavailable(why_not, static_cast<int>(spec.telemetry.interval_ms));
+    }
+    Measurement m = train(spec, registry, device, sampler.get());
+    finish_telemetry();
 
     const auto batch = static_cast<double>(*spec.batch_size);
     nlohmann::json metrics;
@@ -212,6 +260,9 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
     metrics["param_checksum"] = m.param_checksum;
     if (m.peak_allocated >= 0) metrics["peak_allocated_bytes"] = m.peak_allocated;
     if (m.peak_reserved >= 0) metrics["peak_reserved_bytes"] = m.peak_reserved;
+    // The process's peak, so with several runs in one process it covers the earlier ones too.
+    metrics["host_peak_rss_bytes"] = host_peak_rss_bytes();
+    metrics.update(telemetry_metrics(*telemetry));
     doc["metrics"] = metrics;
     doc["counters"] = m.counters;
     nlohmann::json steps = nlohmann::json::array();
@@ -232,6 +283,8 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
     doc["status"] = "failed";
     doc["error"] = e.what();
   }
+  finish_telemetry();
+  if (telemetry) doc["telemetry"] = telemetry_json(*telemetry);
   doc["duration_s"] = seconds_since(t0);
   doc["finished_at"] = utc_now();
   return doc;
