@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <optional>
 
+#include <torch/cuda.h>
+
 #include "integration/test_support.h"
 #include "runner/runner.h"
 
@@ -92,6 +94,48 @@ TEST_CASE("telemetry: the environment carries NVML's driver version", "[runner][
   REQUIRE(doc["status"] == "ok");
   CHECK(doc["environment"]["driver_version"] == "580.65.06-fake");
   CHECK_FALSE(doc["environment"].contains("nvml_error"));
+}
+
+TEST_CASE("telemetry: a run on a GPU samples that GPU through the real NVML",
+          "[runner][telemetry]") {
+  // On a machine without CUDA, `auto` resolves to the CPU and this checks the unavailable
+  // path once more; the GPU machine (which runs this suite too) checks the real NVML.
+  RunSpec spec = test::small_cpu_spec();
+  spec.device = "auto";
+  spec.telemetry.interval_ms = 10;
+  const bool cuda = torch::cuda::is_available();
+  if (cuda) spec.measure_steps = 400;  // about a second of measured steps on a fast GPU
+  const auto doc = run_one(spec, test::built_plugins());
+  INFO(doc["telemetry"].dump(2).substr(0, 4000));
+  REQUIRE(doc["status"] == "ok");
+  const auto& t = doc["telemetry"];
+  if (!cuda) {
+    CHECK(t["available"] == false);
+    CHECK(t["reason"] == "the run's device is the CPU");
+    return;
+  }
+  REQUIRE(t["available"] == true);
+  CHECK(t["reason"].is_null());
+  CHECK(t["gpu_lost"] == false);
+  REQUIRE(t["measure_window_s"].is_array());
+  CHECK(t["samples"].size() >= 3);
+  double last = -1;
+  for (const auto& s : t["samples"]) {
+    CHECK(s["t_s"].get<double>() > last);
+    last = s["t_s"].get<double>();
+  }
+  const auto& m = doc["metrics"];
+  CHECK(m["telemetry_samples"].get<std::int64_t>() >= 1);
+  CHECK(m["memory_used_max_bytes"].get<std::int64_t>() > 0);
+  CHECK(m["power_mean_w"].get<double>() > 0);
+  CHECK(m.contains("gpu_util_mean_pct"));
+  CHECK(m.contains("sm_clock_mean_mhz"));
+  const auto& env = doc["environment"];
+  CHECK(env["driver_version"].is_string());
+  CHECK(env["gpu_uuid"].get<std::string>().rfind("GPU-", 0) == 0);
+  CHECK(env["pcie"]["gen_max"].is_number());
+  CHECK(env["pcie"]["width_max"].is_number());
+  CHECK(env["persistence_mode"].is_boolean());
 }
 
 TEST_CASE("telemetry: orch doctor exits 1 on an error finding, 0 on warnings only",
