@@ -1,12 +1,11 @@
 // Telemetry in a real run's document (on the CPU, where there is nothing to sample), the
 // NVML facts in its environment (through the fake NVML), and `orch doctor` through the binary.
-#include <catch2/catch.hpp>
+#include <torch/cuda.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
-
-#include <torch/cuda.h>
 
 #include "integration/test_support.h"
 #include "runner/runner.h"

@@ -1,8 +1,7 @@
 // `orch doctor`'s checks on faked machines: each check fires when its condition holds, names
 // what it found, carries advice, and stays quiet on a healthy machine.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "telemetry/doctor.h"
 
@@ -50,8 +49,8 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 int count(const std::vector<Finding>& all, Severity s) {
-  return static_cast<int>(std::count_if(all.begin(), all.end(),
-                                        [&](const Finding& f) { return f.severity == s; }));
+  return static_cast<int>(
+      std::count_if(all.begin(), all.end(), [&](const Finding& f) { return f.severity == s; }));
 }
 
 TEST_CASE("doctor: a healthy machine gets only ok findings", "[telemetry][doctor]") {
@@ -60,8 +59,8 @@ TEST_CASE("doctor: a healthy machine gets only ok findings", "[telemetry][doctor
   CHECK(count(findings, Severity::kWarning) == 0);
   CHECK(count(findings, Severity::kError) == 0);
   CHECK_FALSE(has_error(findings));
-  for (const char* check : {"launch_blocking", "gpu", "nvml", "pcie", "persistence", "processes",
-                            "versions"}) {
+  for (const char* check :
+       {"launch_blocking", "gpu", "nvml", "pcie", "persistence", "processes", "versions"}) {
     CHECK(with(findings, check).size() == 1);
   }
   CHECK(doctor_json(healthy(), findings)["ok"] == true);
@@ -126,8 +125,8 @@ TEST_CASE("doctor: a PCIe link below its maximum is a warning", "[telemetry][doc
 
 TEST_CASE("doctor: other processes on the GPU are an error naming them", "[telemetry][doctor]") {
   DoctorFacts f = healthy();
-  f.gpus[0].nvml.other_processes = std::vector<GpuProcess>{{4242, "python3", 2LL << 30},
-                                                           {4243, "", -1}};
+  f.gpus[0].nvml.other_processes =
+      std::vector<GpuProcess>{{4242, "python3", 2LL << 30}, {4243, "", -1}};
   const auto findings = doctor_checks(f);
   const auto p = with(findings, "processes");
   REQUIRE(p.size() == 1);
@@ -180,8 +179,7 @@ TEST_CASE("doctor: no GPU says runs use the CPU and telemetry is unavailable",
   CHECK(with(findings, "versions").size() == 1);
 }
 
-TEST_CASE("doctor: a GPU without NVML warns that telemetry is unavailable",
-          "[telemetry][doctor]") {
+TEST_CASE("doctor: a GPU without NVML warns that telemetry is unavailable", "[telemetry][doctor]") {
   DoctorFacts f = healthy();
   f.nvml_available = false;
   f.nvml_reason = "nvmlInit failed: NVML_ERROR_DRIVER_NOT_LOADED";

@@ -1,10 +1,10 @@
 // One-off GPU facts through the fake NVML (driver, PCIe link, persistence, processes), and
 // the host facts (CPU model, peak RSS).
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "telemetry/gpu_facts.h"
 #include "telemetry/host_facts.h"
@@ -38,8 +38,9 @@ TEST_CASE("facts: driver, link, persistence and UUID from NVML", "[telemetry]") 
   CHECK(g.persistence_mode == false);
   REQUIRE(g.other_processes);
   CHECK(g.other_processes->empty());
-  CHECK(pcie_json(g.pcie) == nlohmann::json{{"gen_current", 4}, {"width_current", 16},
-                                            {"gen_max", 5}, {"width_max", 16}});
+  CHECK(
+      pcie_json(g.pcie) ==
+      nlohmann::json{{"gen_current", 4}, {"width_current", 16}, {"gen_max", 5}, {"width_max", 16}});
   CHECK_FALSE(f.gpus[1].found);  // no GPU at that bus id
   CHECK(f.gpus[1].reason.find("0000:af:00.0") != std::string::npos);
 }
@@ -78,8 +79,8 @@ TEST_CASE("facts: without NVML nothing is known and nothing throws", "[telemetry
 }
 
 TEST_CASE("facts: CPU model from a cpuinfo file; peak RSS of this process", "[telemetry]") {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("orch-cpuinfo-" + std::to_string(getpid()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("orch-cpuinfo-" + std::to_string(getpid()));
   {
     std::ofstream out(path);
     out << "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9454 48-Core "

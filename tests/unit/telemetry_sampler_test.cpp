@@ -1,9 +1,8 @@
 // The NVML sampler against the fake NVML: samples arrive at about the interval with NVML's
 // units converted, unsupported fields are null with a reason while the others keep coming,
 // no driver means "unavailable" (never a failure), and a lost GPU stops sampling.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "telemetry/nvml_sampler.h"
@@ -55,15 +54,15 @@ TEST_CASE("sampler: samples at about the interval, in the document's units", "[t
   }
   // Ticks sit on a 20 ms grid from t = 0: late wake-ups and skipped ticks can only stretch
   // the mean gap, never shrink it below the interval.
-  const double mean_gap = (r.samples.back().t_s - r.samples.front().t_s) /
-                          static_cast<double>(r.samples.size() - 1);
+  const double mean_gap =
+      (r.samples.back().t_s - r.samples.front().t_s) / static_cast<double>(r.samples.size() - 1);
   CHECK(mean_gap >= 0.018);
   CHECK(mean_gap <= 0.1);
 
   const GpuSample& s = r.samples.front();
   CHECK(s.get(GpuField::kGpuUtilPct) == 87);
   CHECK(s.get(GpuField::kMemUtilPct) == 42);
-  CHECK(s.get(GpuField::kPowerW) == Approx(250.5));          // 250500 mW
+  CHECK(s.get(GpuField::kPowerW) == Approx(250.5));  // 250500 mW
   CHECK(s.get(GpuField::kSmClockMhz) == 1980);
   CHECK(s.get(GpuField::kMemClockMhz) == 2619);
   CHECK(s.get(GpuField::kTemperatureC) == 61);

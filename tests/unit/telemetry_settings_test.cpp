@@ -34,9 +34,11 @@ TEST_CASE("telemetry settings: defaults written out keep the hash; other values 
           "[telemetry][plan]") {
   const std::string plain = plan_text("name: x\n").runs.at(0).hash;
   CHECK(plan_text("name: x\nbase:\n  telemetry: {enabled: true, interval_ms: 100}\n")
-            .runs.at(0).hash == plain);
+            .runs.at(0)
+            .hash == plain);
   CHECK(plan_text("name: x\nbase:\n  telemetry: {enabled: yes}\n").runs.at(0).hash == plain);
-  const std::string off = plan_text("name: x\nbase:\n  telemetry: {enabled: false}\n").runs.at(0).hash;
+  const std::string off =
+      plan_text("name: x\nbase:\n  telemetry: {enabled: false}\n").runs.at(0).hash;
   const std::string fast =
       plan_text("name: x\nbase:\n  telemetry: {interval_ms: 20}\n").runs.at(0).hash;
   CHECK(off != plain);
@@ -45,8 +47,8 @@ TEST_CASE("telemetry settings: defaults written out keep the hash; other values 
 }
 
 TEST_CASE("telemetry settings: sweeping on/off gives two configurations", "[telemetry][plan]") {
-  const Plan p = plan_text(
-      "name: x\nbase:\n  repeat: 2\nmatrix:\n  telemetry.enabled: [true, false]\n");
+  const Plan p =
+      plan_text("name: x\nbase:\n  repeat: 2\nmatrix:\n  telemetry.enabled: [true, false]\n");
   REQUIRE(p.runs.size() == 4);
   CHECK(p.runs[0].telemetry.enabled);
   CHECK_FALSE(p.runs[2].telemetry.enabled);

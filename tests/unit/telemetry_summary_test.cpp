@@ -22,11 +22,11 @@ TelemetryRecord known_record() {
   TelemetryRecord r;
   r.available = true;
   r.measure_window_s = std::pair{1.0, 3.0};
-  r.samples = {sample(0.0, 10, 100, 40, 1e9),   // before the window: warm-up
-               sample(1.0, 80, 200, 50, 5e9),   // window start (inclusive)
+  r.samples = {sample(0.0, 10, 100, 40, 1e9),  // before the window: warm-up
+               sample(1.0, 80, 200, 50, 5e9),  // window start (inclusive)
                sample(2.0, 90, 300, 70, 9e9),
-               sample(3.0, 70, 250, 60, 7e9),   // window end (inclusive)
-               sample(4.0, 5, 900, 90, 2e10)};  // after: must not count
+               sample(3.0, 70, 250, 60, 7e9),          // window end (inclusive)
+               sample(4.0, 5, 900, 90, 2e10)};         // after: must not count
   r.samples[2].set(GpuField::kPcieRxBytesPerS, 4096);  // only one sample has PCIe RX
   return r;
 }
@@ -34,9 +34,9 @@ TelemetryRecord known_record() {
 TEST_CASE("summary: means and maxima over the samples inside the window", "[telemetry]") {
   const auto m = telemetry_metrics(known_record());
   CHECK(m["telemetry_samples"] == 3);
-  CHECK(m["gpu_util_mean_pct"].get<double>() == Approx(80.0));     // (80+90+70)/3
-  CHECK(m["power_mean_w"].get<double>() == Approx(250.0));         // (200+300+250)/3
-  CHECK(m["power_max_w"].get<double>() == Approx(300.0));          // not the 900 outside
+  CHECK(m["gpu_util_mean_pct"].get<double>() == Approx(80.0));  // (80+90+70)/3
+  CHECK(m["power_mean_w"].get<double>() == Approx(250.0));      // (200+300+250)/3
+  CHECK(m["power_max_w"].get<double>() == Approx(300.0));       // not the 900 outside
   CHECK(m["temperature_max_c"] == 70);
   CHECK(m["memory_used_max_bytes"].get<std::int64_t>() == 9000000000);
   CHECK(m["pcie_rx_mean_bytes_per_s"].get<double>() == Approx(4096));  // over the one that has it

@@ -40,7 +40,8 @@ void under_load(int index, double seconds, Read read) {
   const c10::Device device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
   auto a = torch::randn({4096, 4096}, torch::TensorOptions(device));
   const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         seconds) {
     for (int i = 0; i < 8; ++i) a = torch::tanh(torch::matmul(a, a));
     torch::cuda::synchronize(index);
   }
@@ -116,9 +117,10 @@ DoctorFacts gather_facts() {
 }  // namespace
 
 void add_doctor_command(CLI::App& app, GlobalOptions& /*g*/, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "doctor", "check this machine before a sweep (launch blocking, PCIe link, other "
-                "processes on the GPU, persistence mode, versions)");
+  auto* cmd =
+      app.add_subcommand("doctor",
+                         "check this machine before a sweep (launch blocking, PCIe link, other "
+                         "processes on the GPU, persistence mode, versions)");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print the findings and the facts as JSON");
   cmd->callback([&exit_code, json] {

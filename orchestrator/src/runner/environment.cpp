@@ -21,9 +21,9 @@ namespace {
 // Environment variables that change what a run measures (the article's CUDA_LAUNCH_BLOCKING
 // makes every kernel synchronous) or where it runs.
 constexpr const char* kRelevantVariables[] = {
-    "CUDA_LAUNCH_BLOCKING", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS",
-    "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "NVIDIA_TF32_OVERRIDE",
-    "CUDA_MODULE_LOADING"};
+    "CUDA_LAUNCH_BLOCKING",    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS",
+    "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS",      "PYTORCH_CUDA_ALLOC_CONF",
+    "NVIDIA_TF32_OVERRIDE",    "CUDA_MODULE_LOADING"};
 
 nlohmann::json string_or_null(const std::string& s) {
   return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);

@@ -109,7 +109,8 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
   const bool channels_last = spec.memory_format == "channels_last";
   const std::int64_t batch = spec.batch_size.value_or(0);
-  if (batch <= 0) throw std::runtime_error("batch_size: auto is resolved by `orch sweep`, not here");
+  if (batch <= 0)
+    throw std::runtime_error("batch_size: auto is resolved by `orch sweep`, not here");
 
   auto precision = registry.create_precision(spec.precision, {device});
   precision->configure();
@@ -235,7 +236,8 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
     std::string why_not;
     sampler = start_sampler(spec, device, why_not);
     if (!sampler) {
-      telemetry = TelemetryRecord::unavailable(why_not, static_cast<int>(spec.telemetry.interval_ms));
+      telemetry =
+          TelemetryRecord::unavailable(why_not, static_cast<int>(spec.telemetry.interval_ms));
     }
     Measurement m = train(spec, registry, device, sampler.get());
     finish_telemetry();
@@ -267,8 +269,10 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
     doc["counters"] = m.counters;
     nlohmann::json steps = nlohmann::json::array();
     for (std::size_t i = 0; i < m.step_ms.size(); ++i) {
-      steps.push_back({{"step", i}, {"step_ms", m.step_ms[i]},
-                       {"data_wait_ms", m.data_wait_ms[i]}, {"loss", m.loss[i]}});
+      steps.push_back({{"step", i},
+                       {"step_ms", m.step_ms[i]},
+                       {"data_wait_ms", m.data_wait_ms[i]},
+                       {"loss", m.loss[i]}});
     }
     doc["steps"] = steps;
     doc["status"] = "ok";

@@ -42,8 +42,8 @@ void check_gpus_visible(const DoctorFacts& f, std::vector<Finding>& out) {
   if (f.cuda_available && !f.gpus.empty()) {
     std::string names;
     for (const DoctorGpu& g : f.gpus) names += (names.empty() ? "" : ", ") + gpu_label(g);
-    out.push_back({Severity::kOk, "gpu", fmt::format("{} GPU(s) visible: {}", f.gpus.size(), names),
-                   ""});
+    out.push_back(
+        {Severity::kOk, "gpu", fmt::format("{} GPU(s) visible: {}", f.gpus.size(), names), ""});
     return;
   }
   std::string why = f.nvml_available ? "CUDA sees no device" : f.nvml_reason;
@@ -58,8 +58,8 @@ void check_gpus_visible(const DoctorFacts& f, std::vector<Finding>& out) {
 void check_nvml(const DoctorFacts& f, std::vector<Finding>& out) {
   if (!f.cuda_available || f.gpus.empty()) return;  // already said by the gpu check
   if (!f.nvml_available) {
-    out.push_back({Severity::kWarning, "nvml", "NVML unavailable: telemetry unavailable (" +
-                                                   f.nvml_reason + ")",
+    out.push_back({Severity::kWarning, "nvml",
+                   "NVML unavailable: telemetry unavailable (" + f.nvml_reason + ")",
                    "Runs still measure throughput, but without utilization, power, clocks and "
                    "PCIe traffic the cause of a slow configuration cannot be seen. NVML is "
                    "libnvidia-ml.so.1, installed with the driver."});
@@ -81,10 +81,9 @@ void check_gpu(const DoctorGpu& g, std::vector<Finding>& out) {
   // PCIe (article #8): a link below its maximum caps host<->GPU copies.
   const PcieLink& l = g.nvml.pcie;
   if (!(l.gen_current && l.gen_max && l.width_current && l.width_max)) {
-    out.push_back({Severity::kOk, "pcie",
-                   fmt::format("{}: PCIe link not fully reported ({})", label,
-                               or_unknown(l.reason)),
-                   ""});
+    out.push_back(
+        {Severity::kOk, "pcie",
+         fmt::format("{}: PCIe link not fully reported ({})", label, or_unknown(l.reason)), ""});
   } else {
     const std::string link = fmt::format("gen{} x{} (maximum gen{} x{})", *l.gen_current,
                                          *l.width_current, *l.gen_max, *l.width_max);
@@ -103,15 +102,16 @@ void check_gpu(const DoctorGpu& g, std::vector<Finding>& out) {
           "configurations will look PCIe-bound. Check `lspci -vv` (LnkSta vs LnkCap) and the "
           "BIOS PCIe setting.";
       if (!g.pcie_read_under_load) {
-        advice = "Idle GPUs lower the link generation to save power, so this may be normal: "
-                 "read it during a run (`nvidia-smi -q -d PCIE`, or the run's "
-                 "environment.pcie). " + advice;
+        advice =
+            "Idle GPUs lower the link generation to save power, so this may be normal: "
+            "read it during a run (`nvidia-smi -q -d PCIE`, or the run's "
+            "environment.pcie). " +
+            advice;
       }
-      out.push_back(
-          {Severity::kWarning, "pcie",
-           fmt::format("{}: PCIe link runs at {} {}: below its maximum generation", label, link,
-                       when),
-           advice});
+      out.push_back({Severity::kWarning, "pcie",
+                     fmt::format("{}: PCIe link runs at {} {}: below its maximum generation", label,
+                                 link, when),
+                     advice});
     }
     if (*l.width_current >= *l.width_max && *l.gen_current >= *l.gen_max) {
       out.push_back({Severity::kOk, "pcie",
@@ -181,9 +181,12 @@ void check_versions(const DoctorFacts& f, std::vector<Finding>& out) {
 
 std::string to_string(Severity s) {
   switch (s) {
-    case Severity::kOk: return "ok";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
+    case Severity::kOk:
+      return "ok";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kError:
+      return "error";
   }
   return "?";
 }
@@ -233,7 +236,8 @@ nlohmann::json doctor_json(const DoctorFacts& facts, const std::vector<Finding>&
     if (g.nvml.other_processes) {
       procs = json::array();
       for (const GpuProcess& p : *g.nvml.other_processes) {
-        procs.push_back({{"pid", p.pid}, {"name", p.name}, {"used_memory_bytes", p.used_memory_bytes}});
+        procs.push_back(
+            {{"pid", p.pid}, {"name", p.name}, {"used_memory_bytes", p.used_memory_bytes}});
       }
     }
     gpus.push_back({{"cuda_index", g.cuda_index},
@@ -243,8 +247,8 @@ nlohmann::json doctor_json(const DoctorFacts& facts, const std::vector<Finding>&
                     {"uuid", g.nvml.uuid},
                     {"pcie", pcie_json(g.nvml.pcie)},
                     {"pcie_read_under_load", g.pcie_read_under_load},
-                    {"persistence_mode", g.nvml.persistence_mode ? json(*g.nvml.persistence_mode)
-                                                                 : json(nullptr)},
+                    {"persistence_mode",
+                     g.nvml.persistence_mode ? json(*g.nvml.persistence_mode) : json(nullptr)},
                     {"other_processes", procs}});
   }
   json facts_json = {{"variables", facts.variables},

@@ -26,8 +26,7 @@ void query_link(const NvmlLibrary& lib, nvml::Device d, PcieLink& link) {
   one(lib.device_get_curr_pcie_link_generation, "nvmlDeviceGetCurrPcieLinkGeneration",
       link.gen_current);
   one(lib.device_get_curr_pcie_link_width, "nvmlDeviceGetCurrPcieLinkWidth", link.width_current);
-  one(lib.device_get_max_pcie_link_generation, "nvmlDeviceGetMaxPcieLinkGeneration",
-      link.gen_max);
+  one(lib.device_get_max_pcie_link_generation, "nvmlDeviceGetMaxPcieLinkGeneration", link.gen_max);
   one(lib.device_get_max_pcie_link_width, "nvmlDeviceGetMaxPcieLinkWidth", link.width_max);
 }
 

@@ -18,7 +18,7 @@ struct PcieLink {
 
 struct GpuProcess {
   unsigned pid = 0;
-  std::string name;                   ///< the executable, or "" when NVML cannot name it
+  std::string name;                     ///< the executable, or "" when NVML cannot name it
   std::int64_t used_memory_bytes = -1;  ///< -1 when NVML does not report it
 };
 

@@ -11,26 +11,25 @@ namespace orch {
 /// The sampled quantities, in document order. Values are stored already converted to the
 /// document's units (W, bytes/s), so consumers never see NVML's mW and KB/s.
 enum class GpuField : int {
-  kGpuUtilPct,        ///< percent of the last period a kernel ran
-  kMemUtilPct,        ///< percent of the last period device memory was read or written
-  kPowerW,            ///< board power draw
+  kGpuUtilPct,  ///< percent of the last period a kernel ran
+  kMemUtilPct,  ///< percent of the last period device memory was read or written
+  kPowerW,      ///< board power draw
   kSmClockMhz,
   kMemClockMhz,
-  kTemperatureC,      ///< GPU die
-  kMemoryUsedBytes,   ///< device memory in use (all processes, plus the driver's reserve)
-  kPcieRxBytesPerS,   ///< host -> GPU
-  kPcieTxBytesPerS,   ///< GPU -> host
-  kThrottleReasons,   ///< NVML clocks-event-reasons bitmask (0 = clocks not held back)
+  kTemperatureC,     ///< GPU die
+  kMemoryUsedBytes,  ///< device memory in use (all processes, plus the driver's reserve)
+  kPcieRxBytesPerS,  ///< host -> GPU
+  kPcieTxBytesPerS,  ///< GPU -> host
+  kThrottleReasons,  ///< NVML clocks-event-reasons bitmask (0 = clocks not held back)
 };
 inline constexpr int kGpuFieldCount = 10;
 
 /// The document's name of a field: "gpu_util_pct", "power_w", ...
 constexpr std::string_view field_name(GpuField f) {
   constexpr std::string_view kNames[kGpuFieldCount] = {
-      "gpu_util_pct",      "mem_util_pct",        "power_w",
-      "sm_clock_mhz",      "mem_clock_mhz",       "temperature_c",
-      "memory_used_bytes", "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s",
-      "throttle_reasons"};
+      "gpu_util_pct",        "mem_util_pct",    "power_w",           "sm_clock_mhz",
+      "mem_clock_mhz",       "temperature_c",   "memory_used_bytes", "pcie_rx_bytes_per_s",
+      "pcie_tx_bytes_per_s", "throttle_reasons"};
   return kNames[static_cast<int>(f)];
 }
 

@@ -14,7 +14,7 @@
 
 namespace orch::nvml {
 
-using Return = int;  // nvmlReturn_t (an enum of int size)
+using Return = int;                            // nvmlReturn_t (an enum of int size)
 constexpr Return kSuccess = 0;                 // NVML_SUCCESS
 constexpr Return kErrorUninitialized = 1;      // NVML_ERROR_UNINITIALIZED
 constexpr Return kErrorInvalidArgument = 2;    // NVML_ERROR_INVALID_ARGUMENT
@@ -41,7 +41,7 @@ const char* error_name(Return r);
 struct DeviceSt;
 using Device = DeviceSt*;  // nvmlDevice_t
 
-struct Utilization {  // nvmlUtilization_t
+struct Utilization {    // nvmlUtilization_t
   unsigned int gpu;     // percent of time a kernel was executing, over the last sample period
   unsigned int memory;  // percent of time device memory was read or written
 };
@@ -84,17 +84,17 @@ using ShutdownFn = Return (*)();                                   // nvmlShutdo
 using ErrorStringFn = const char* (*)(Return);                     // nvmlErrorString
 using SystemGetDriverVersionFn = Return (*)(char*, unsigned int);  // nvmlSystemGetDriverVersion
 using SystemGetProcessNameFn = Return (*)(unsigned int, char*, unsigned int);
-using DeviceGetCountFn = Return (*)(unsigned int*);                 // nvmlDeviceGetCount_v2
-using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);  // ..._v2
+using DeviceGetCountFn = Return (*)(unsigned int*);                    // nvmlDeviceGetCount_v2
+using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);    // ..._v2
 using DeviceGetHandleByPciBusIdFn = Return (*)(const char*, Device*);  // ..._v2
-using DeviceGetStringFn = Return (*)(Device, char*, unsigned int);  // GetName, GetUUID
+using DeviceGetStringFn = Return (*)(Device, char*, unsigned int);     // GetName, GetUUID
 using DeviceGetUtilizationRatesFn = Return (*)(Device, Utilization*);
 using DeviceGetMemoryInfoFn = Return (*)(Device, Memory*);  // nvmlDeviceGetMemoryInfo (v1)
 using DeviceGetUintFn = Return (*)(Device, unsigned int*);  // PowerUsage (mW), PCIe link gen/width
-using DeviceGetClockInfoFn = Return (*)(Device, int, unsigned int*);    // MHz
-using DeviceGetTemperatureFn = Return (*)(Device, int, unsigned int*);  // degrees C
+using DeviceGetClockInfoFn = Return (*)(Device, int, unsigned int*);       // MHz
+using DeviceGetTemperatureFn = Return (*)(Device, int, unsigned int*);     // degrees C
 using DeviceGetPcieThroughputFn = Return (*)(Device, int, unsigned int*);  // KB/s
-using DeviceGetReasonsFn = Return (*)(Device, unsigned long long*);  // clocks event reasons
+using DeviceGetReasonsFn = Return (*)(Device, unsigned long long*);        // clocks event reasons
 using DeviceGetEnableStateFn = Return (*)(Device, int*);  // nvmlDeviceGetPersistenceMode
 using DeviceGetProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);  // _v3 / _v2
 

@@ -12,23 +12,40 @@ namespace nvml {
 
 const char* error_name(Return r) {
   switch (r) {
-    case kSuccess: return "NVML_SUCCESS";
-    case kErrorUninitialized: return "NVML_ERROR_UNINITIALIZED";
-    case kErrorInvalidArgument: return "NVML_ERROR_INVALID_ARGUMENT";
-    case kErrorNotSupported: return "NVML_ERROR_NOT_SUPPORTED";
-    case kErrorNoPermission: return "NVML_ERROR_NO_PERMISSION";
-    case kErrorNotFound: return "NVML_ERROR_NOT_FOUND";
-    case kErrorInsufficientSize: return "NVML_ERROR_INSUFFICIENT_SIZE";
-    case kErrorDriverNotLoaded: return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case kErrorTimeout: return "NVML_ERROR_TIMEOUT";
-    case kErrorLibraryNotFound: return "NVML_ERROR_LIBRARY_NOT_FOUND";
-    case kErrorFunctionNotFound: return "NVML_ERROR_FUNCTION_NOT_FOUND";
-    case kErrorGpuIsLost: return "NVML_ERROR_GPU_IS_LOST";
-    case kErrorResetRequired: return "NVML_ERROR_RESET_REQUIRED";
-    case kErrorNoData: return "NVML_ERROR_NO_DATA";
-    case kErrorGpuNotFound: return "NVML_ERROR_GPU_NOT_FOUND";
-    case kErrorUnknown: return "NVML_ERROR_UNKNOWN";
-    default: return "NVML error";
+    case kSuccess:
+      return "NVML_SUCCESS";
+    case kErrorUninitialized:
+      return "NVML_ERROR_UNINITIALIZED";
+    case kErrorInvalidArgument:
+      return "NVML_ERROR_INVALID_ARGUMENT";
+    case kErrorNotSupported:
+      return "NVML_ERROR_NOT_SUPPORTED";
+    case kErrorNoPermission:
+      return "NVML_ERROR_NO_PERMISSION";
+    case kErrorNotFound:
+      return "NVML_ERROR_NOT_FOUND";
+    case kErrorInsufficientSize:
+      return "NVML_ERROR_INSUFFICIENT_SIZE";
+    case kErrorDriverNotLoaded:
+      return "NVML_ERROR_DRIVER_NOT_LOADED";
+    case kErrorTimeout:
+      return "NVML_ERROR_TIMEOUT";
+    case kErrorLibraryNotFound:
+      return "NVML_ERROR_LIBRARY_NOT_FOUND";
+    case kErrorFunctionNotFound:
+      return "NVML_ERROR_FUNCTION_NOT_FOUND";
+    case kErrorGpuIsLost:
+      return "NVML_ERROR_GPU_IS_LOST";
+    case kErrorResetRequired:
+      return "NVML_ERROR_RESET_REQUIRED";
+    case kErrorNoData:
+      return "NVML_ERROR_NO_DATA";
+    case kErrorGpuNotFound:
+      return "NVML_ERROR_GPU_NOT_FOUND";
+    case kErrorUnknown:
+      return "NVML_ERROR_UNKNOWN";
+    default:
+      return "NVML error";
   }
 }
 
@@ -45,8 +62,7 @@ Fn symbol(void* handle, const char* name) {
 
 std::unique_ptr<NvmlLibrary> NvmlLibrary::open(std::string& reason) {
   const char* override_path = std::getenv(kNvmlLibraryVariable);
-  const std::string path =
-      override_path && *override_path ? override_path : "libnvidia-ml.so.1";
+  const std::string path = override_path && *override_path ? override_path : "libnvidia-ml.so.1";
   // RTLD_LOCAL: NVML's symbols stay out of the global namespace; RTLD_NOW: a broken library
   // fails here, not in the middle of a run.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

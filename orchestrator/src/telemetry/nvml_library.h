@@ -36,14 +36,14 @@ class NvmlLibrary {
   // The entry points. Required ones are never null; optional ones (newer or older drivers
   // lack some) may be, and callers treat a null one as NOT_SUPPORTED.
   nvml::ShutdownFn shutdown = nullptr;
-  nvml::ErrorStringFn error_string = nullptr;                  // optional
+  nvml::ErrorStringFn error_string = nullptr;                          // optional
   nvml::SystemGetDriverVersionFn system_get_driver_version = nullptr;  // optional
   nvml::SystemGetProcessNameFn system_get_process_name = nullptr;      // optional
   nvml::DeviceGetCountFn device_get_count = nullptr;
   nvml::DeviceGetHandleByIndexFn device_get_handle_by_index = nullptr;
   nvml::DeviceGetHandleByPciBusIdFn device_get_handle_by_pci_bus_id = nullptr;
-  nvml::DeviceGetStringFn device_get_name = nullptr;  // optional
-  nvml::DeviceGetStringFn device_get_uuid = nullptr;  // optional
+  nvml::DeviceGetStringFn device_get_name = nullptr;                         // optional
+  nvml::DeviceGetStringFn device_get_uuid = nullptr;                         // optional
   nvml::DeviceGetUtilizationRatesFn device_get_utilization_rates = nullptr;  // optional
   nvml::DeviceGetMemoryInfoFn device_get_memory_info = nullptr;              // optional
   nvml::DeviceGetUintFn device_get_power_usage = nullptr;                    // optional
@@ -52,7 +52,7 @@ class NvmlLibrary {
   nvml::DeviceGetPcieThroughputFn device_get_pcie_throughput = nullptr;      // optional
   /// nvmlDeviceGetCurrentClocksEventReasons, or on drivers before R535 its older name
   /// nvmlDeviceGetCurrentClocksThrottleReasons (same signature, same bits).
-  nvml::DeviceGetReasonsFn device_get_clocks_event_reasons = nullptr;  // optional
+  nvml::DeviceGetReasonsFn device_get_clocks_event_reasons = nullptr;    // optional
   nvml::DeviceGetUintFn device_get_curr_pcie_link_generation = nullptr;  // optional
   nvml::DeviceGetUintFn device_get_curr_pcie_link_width = nullptr;       // optional
   nvml::DeviceGetUintFn device_get_max_pcie_link_generation = nullptr;   // optional

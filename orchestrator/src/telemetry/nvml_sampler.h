@@ -74,7 +74,7 @@ class NvmlSampler {
 
   // Written only by the sampling thread, read after it is joined.
   std::vector<GpuSample> samples_;
-  std::array<bool, kGpuFieldCount> off_{};        // NOT_SUPPORTED: never asked again
+  std::array<bool, kGpuFieldCount> off_{};       // NOT_SUPPORTED: never asked again
   std::array<std::string, kGpuFieldCount> why_;  // first reason a field was null
   std::string gpu_lost_reason_;
 
