@@ -281,8 +281,14 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
     doc["error"] = std::string("out of memory at batch size ") +
                    std::to_string(spec.batch_size.value_or(0)) + ": " + e.what_without_backtrace();
   } catch (const c10::Error& e) {
-    doc["status"] = "failed";
-    doc["error"] = e.what_without_backtrace();
+    // LibTorch's CPU allocator reports an allocation failure as a plain c10::Error; it is out
+    // of memory all the same (the configuration's outcome, not a crash).
+    const std::string what = e.what_without_backtrace();
+    const bool host_oom = what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos;
+    doc["status"] = host_oom ? "oom" : "failed";
+    doc["error"] = host_oom ? "out of host memory at batch size " +
+                                  std::to_string(spec.batch_size.value_or(0)) + ": " + what
+                            : what;
   } catch (const std::exception& e) {
     doc["status"] = "failed";
     doc["error"] = e.what();

@@ -1,0 +1,231 @@
+// `orch sweep` for real on the CPU: every outcome a run can have, produced by the fault plugin
+// in child processes; kill -9 of the orchestrator and resume; SIGTERM; batch_size: auto.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "integration/test_support.h"
+#include "storage/store.h"
+#include "sweep/child_process.h"
+
+namespace orch {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+std::string fault_plugin_path() { return std::string("--plugin-path '") + ORCH_FAULT_PLUGIN_DIR + "'"; }
+
+// A tiny CPU configuration on the fault model; `base_extra` lines are added under `base:`
+// (they may replace the model, data or steps lines), `matrix` under `matrix:`.
+fs::path write_experiment(const TempDir& tmp, const std::string& name, const std::string& base_extra,
+                          const std::string& matrix) {
+  std::map<std::string, std::string> base = {
+      {"model", "{plugin: fault}"},
+      {"data", "{plugin: synthetic, image_size: 8, classes: 4, batches: 1}"},
+      {"batch_size", "4"},
+      {"device", "cpu"},
+      {"steps", "{warmup: 1, measure: 3}"},
+      {"telemetry", "{enabled: false}"}};
+  std::istringstream extra(base_extra);
+  for (std::string line; std::getline(extra, line);) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto start = line.find_first_not_of(' ');
+    base[line.substr(start, colon - start)] = line.substr(colon + 2);
+  }
+  const fs::path file = tmp.path() / (name + ".yaml");
+  std::ofstream out(file);
+  out << "name: " << name << "\nbase:\n";
+  for (const auto& [k, v] : base) out << "  " << k << ": " << v << "\n";
+  out << "matrix:\n" << matrix;
+  return file;
+}
+
+std::map<std::string, storage::RunRecord> runs_by_name(const fs::path& db, const std::string& sweep) {
+  storage::Store store(db.string());
+  auto id = store.find_sweep(sweep);
+  REQUIRE(id.has_value());
+  std::map<std::string, storage::RunRecord> out;
+  for (auto& r : store.runs(*id)) out[r.name] = r;
+  return out;
+}
+
+std::string integrity(const fs::path& db) {
+  storage::Store store(db.string());
+  storage::Statement st(store.database(), "PRAGMA integrity_check");
+  st.step();
+  return st.column_text(0);
+}
+
+TEST_CASE("sweep: every fault outcome is recorded and the next run still succeeds", "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  // Matrix order puts a healthy run (at_step 100 is never reached: 4 forward passes) right
+  // after each fault; K is high so the CPU slot is never retired.
+  const auto faults = write_experiment(tmp, "faults", "  timeout: 4\n", R"(  model.mode: [segfault, abort, throw, hang, oom, exit, none]
+  model.at_step: [2, 100]
+)");
+  auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() +
+                          " sweep --max-consecutive-failures 10 --grace 1 '" + faults.string() + "'");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);  // something failed
+  auto runs = runs_by_name(db, "faults");
+  REQUIRE(runs.size() == 14);
+  auto status_of = [&](const std::string& mode) -> const storage::RunRecord& {
+    for (auto& [name, rec] : runs) {
+      const auto& params = rec.config["model"]["params"];
+      if (params["mode"] == mode && params["at_step"] == 2) return rec;
+    }
+    FAIL("no run for mode " << mode);
+    throw std::logic_error("unreachable");
+  };
+  for (auto& [name, rec] : runs) {
+    if (rec.config["model"]["params"]["at_step"] == 100) {
+      INFO(name);
+      CHECK(rec.status == "ok");  // fresh process after every kind of failure
+    }
+  }
+  CHECK(status_of("none").status == "ok");
+  CHECK(status_of("segfault").status == "failed");
+  CHECK(status_of("segfault").error.find("signal 11 (SIGSEGV)") != std::string::npos);
+  CHECK(status_of("segfault").term_signal == 11);
+  CHECK(status_of("abort").status == "failed");
+  CHECK(status_of("abort").term_signal == 6);
+  CHECK(status_of("throw").status == "failed");
+  CHECK(status_of("throw").error.find("injected exception at step 2") != std::string::npos);
+  CHECK(status_of("hang").status == "timeout");
+  CHECK(status_of("hang").error.find("timeout of 4 s") != std::string::npos);
+  CHECK(status_of("oom").status == "oom");
+  CHECK(status_of("oom").error.find("batch size 4") != std::string::npos);
+  CHECK(status_of("exit").status == "failed");
+  CHECK(status_of("exit").exit_code == 3);
+  CHECK(status_of("exit").error.find("exit code 3") != std::string::npos);
+  CHECK(r.output.find("[14/14]") != std::string::npos);
+  CHECK(integrity(db) == "ok");
+
+  SECTION("running the same command again runs nothing; --retry-failed reruns the failures") {
+    auto again = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() +
+                                " sweep --grace 1 '" + faults.string() + "'");
+    INFO(again.output);
+    CHECK(again.output.find("14 already finished, 0 to run") != std::string::npos);
+    CHECK(again.exit_code == 0);  // nothing ran, nothing failed in this invocation
+  }
+}
+
+// Sweep of n healthy runs that each take a moment (many measured steps on a small model).
+fs::path slow_experiment(const TempDir& tmp, int n) {
+  std::string seeds;
+  for (int i = 0; i < n; ++i) seeds += (i ? ", " : "") + std::to_string(i);
+  // 1 + 8 forward passes of 100 ms: about a second per run, plus the process start.
+  return write_experiment(tmp, "resume", "  model: {plugin: fault, sleep_ms: 100}\n  steps: {warmup: 1, measure: 8}\n",
+                          "  seed: [" + seeds + "]\n");
+}
+
+int count_with_status(const fs::path& db, const std::string& status) {
+  int n = 0;
+  for (auto& [name, r] : runs_by_name(db, "resume")) n += r.status == status;
+  return n;
+}
+
+sweep::ChildProcess start_sweep(const fs::path& db, const fs::path& file, const fs::path& log) {
+  sweep::ChildOptions o;
+  o.argv = {ORCH_BINARY, "--db", db.string(), "--plugin-path", ORCH_FAULT_PLUGIN_DIR, "sweep",
+            file.string()};
+  o.stdout_path = log.string();
+  o.stderr_path = log.string() + ".err";
+  return sweep::ChildProcess(o);
+}
+
+bool wait_for(const std::function<bool()>& cond, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+TEST_CASE("sweep: kill -9 of the orchestrator, then resume: nothing lost, nothing twice",
+          "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const auto file = slow_experiment(tmp, 6);
+  std::map<std::string, std::string> finished_before;
+  {
+    auto sweep = start_sweep(db, file, tmp.path() / "first.log");
+    REQUIRE(wait_for([&] { return fs::exists(db) && count_with_status(db, "ok") >= 2; }, 120));
+    ::kill(sweep.pid(), SIGKILL);
+    sweep.wait();
+  }
+  for (auto& [name, r] : runs_by_name(db, "resume")) {
+    if (r.status == "ok") finished_before[name] = r.finished_at;
+  }
+  REQUIRE(finished_before.size() >= 2);
+  CHECK(integrity(db) == "ok");
+  // The run in flight was left `running`, its child killed with the orchestrator (PDEATHSIG).
+  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" +
+                              ORCH_FAULT_PLUGIN_DIR + "' sweep '" + file.string() + "'");
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(again.output.find(std::to_string(finished_before.size()) + " already finished") !=
+        std::string::npos);
+  auto after = runs_by_name(db, "resume");
+  CHECK(after.size() == 6);  // one row per run: none duplicated
+  for (auto& [name, r] : after) CHECK(r.status == "ok");
+  for (auto& [name, finished_at] : finished_before) {
+    CHECK(after[name].finished_at == finished_at);  // not run again
+    CHECK(after[name].attempts == 1);
+  }
+  CHECK(integrity(db) == "ok");
+}
+
+TEST_CASE("sweep: SIGTERM stops cleanly, the run in flight is interrupted, resume finishes",
+          "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const auto file = slow_experiment(tmp, 4);
+  {
+    auto sweep = start_sweep(db, file, tmp.path() / "first.log");
+    REQUIRE(wait_for([&] { return fs::exists(db) && count_with_status(db, "ok") >= 1; }, 120));
+    ::kill(sweep.pid(), SIGTERM);
+    const auto st = sweep.wait();
+    CHECK(st.exit_code == 3);
+  }
+  CHECK(count_with_status(db, "running") == 0);
+  CHECK(count_with_status(db, "interrupted") + count_with_status(db, "ok") >= 1);
+  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" +
+                              ORCH_FAULT_PLUGIN_DIR + "' sweep '" + file.string() + "'");
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(count_with_status(db, "ok") == 4);
+}
+
+TEST_CASE("sweep: batch_size auto finds the largest batch under a memory limit", "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  // The fault model emulates a device holding 100 samples: larger batches fail to allocate.
+  const auto file = write_experiment(
+      tmp, "auto", "  model: {plugin: fault, max_batch: 100}\n  repeat: 2\n", "  batch_size: [auto]\n");
+  auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() + " sweep '" +
+                          file.string() + "'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto runs = runs_by_name(db, "auto");
+  REQUIRE(runs.size() == 1);  // one configuration name, its repeats are rows of the same name
+  storage::Store store(db.string());
+  for (auto& rec : store.runs(*store.find_sweep("auto"))) {
+    CHECK(rec.status == "ok");
+    CHECK(rec.batch_size == 96);
+    CHECK(rec.batch_auto);
+  }
+}
+
+}  // namespace
+}  // namespace orch
