@@ -4,8 +4,21 @@ data with PyTorch's own API, configured like the matching orch run (same batch, 
 warm-up and measured steps), timed the same way: synchronise, run the measured steps, synchronise.
 
     python3 bench/pytorch_resnet50.py --precision amp-bf16 --channels-last --batch 256
+    python3 bench/pytorch_resnet50.py --precision amp-bf16 --channels-last --stream copy-overlap
 
-Prints one JSON line: {"precision": ..., "images_per_s": ..., "step_ms": ..., ...}.
+`--stream` mirrors orch's stream strategies in plain PyTorch, over two synthetic batches like
+orch's bench (`data.batches: 2`):
+  device        batches already on the GPU (orch: default, data.location=device)
+  pinned        batches in pinned host memory, copied on the compute stream each step
+                (orch: default, data.location=pinned)
+  copy-overlap  the next batch copied from pinned memory on a side stream while this step
+                computes; compute waits on an event (orch: copy-overlap)
+  cuda-graph    the whole step captured with torch.cuda.graph after 3 eager steps on a side
+                stream, replayed on static inputs (orch: cuda-graph)
+  multi-stream  the batch split in two halves whose forward passes run on two streams, one
+                backward and one optimizer step (orch: multi-stream, streams: 2)
+
+Prints one JSON line: {"precision": ..., "stream": ..., "images_per_s": ..., ...}.
 """
 import argparse
 import json
@@ -24,6 +37,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=15)
     ap.add_argument("--measure", type=int, default=40)
     ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--stream", choices=["device", "pinned", "copy-overlap", "cuda-graph", "multi-stream"],
+                    default="device")
     args = ap.parse_args()
 
     dev = torch.device("cuda")
@@ -37,20 +52,105 @@ def main() -> None:
 
     model = torchvision.models.resnet50().to(dev).to(memory_format=fmt)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4, foreach=True)
-    images = torch.randn(args.batch, 3, args.image_size, args.image_size, device=dev).to(memory_format=fmt)
-    labels = torch.randint(1000, (args.batch,), device=dev)
+    shape = (args.batch, 3, args.image_size, args.image_size)
+    host = args.stream in ("pinned", "copy-overlap")
+    batches = []
+    for _ in range(2):
+        x, y = torch.randn(shape), torch.randint(1000, (args.batch,))
+        if host:
+            batches.append((x.pin_memory(), y.pin_memory()))
+        else:
+            batches.append((x.to(dev).to(memory_format=fmt), y.to(dev)))
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(args.precision)
     scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "amp-fp16")
     loss_fn = torch.nn.CrossEntropyLoss()
+    counter = [0]
 
-    def step() -> torch.Tensor:
-        opt.zero_grad(set_to_none=True)
+    def next_batch():
+        b = batches[counter[0] % len(batches)]
+        counter[0] += 1
+        return b
+
+    def to_device(b, non_blocking=False):
+        x, y = b
+        return x.to(dev, non_blocking=non_blocking).to(memory_format=fmt), y.to(dev, non_blocking=non_blocking)
+
+    def forward_loss(x, y):
         with torch.autocast("cuda", dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
-            loss = loss_fn(model(images), labels)
+            return loss_fn(model(x), y)
+
+    def train_step(x, y) -> torch.Tensor:
+        opt.zero_grad(set_to_none=True)
+        loss = forward_loss(x, y)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
         return loss.detach()
+
+    if args.stream in ("device", "pinned"):
+        def step() -> torch.Tensor:
+            return train_step(*to_device(next_batch()))
+    elif args.stream == "copy-overlap":
+        copy_stream = torch.cuda.Stream()
+        pending = []
+
+        def prefetch():
+            with torch.cuda.stream(copy_stream):
+                x, y = to_device(next_batch(), non_blocking=True)
+                ev = torch.cuda.Event()
+                ev.record(copy_stream)
+            pending.append((x, y, ev))
+
+        def step() -> torch.Tensor:
+            if not pending:
+                prefetch()
+            x, y, ev = pending.pop(0)
+            cur = torch.cuda.current_stream()
+            cur.wait_event(ev)
+            x.record_stream(cur)
+            y.record_stream(cur)
+            prefetch()
+            return train_step(x, y)
+    elif args.stream == "cuda-graph":
+        if args.precision == "amp-fp16":
+            raise SystemExit("cuda-graph here is for bf16/fp32/tf32 (GradScaler syncs the host)")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        static_x, static_y = (t.clone() for t in next_batch())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                train_step(static_x, static_y)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph):
+            static_loss = train_step(static_x, static_y)
+
+        def step() -> torch.Tensor:
+            x, y = next_batch()
+            static_x.copy_(x, non_blocking=True)
+            static_y.copy_(y, non_blocking=True)
+            graph.replay()
+            return static_loss.clone()
+    else:  # multi-stream
+        streams = [torch.cuda.Stream() for _ in range(2)]
+
+        def step() -> torch.Tensor:
+            x, y = next_batch()
+            opt.zero_grad(set_to_none=True)
+            main = torch.cuda.current_stream()
+            losses = []
+            for s, xi, yi in zip(streams, x.chunk(2), y.chunk(2)):
+                s.wait_stream(main)
+                with torch.cuda.stream(s):
+                    losses.append(forward_loss(xi, yi))
+            for s in streams:
+                main.wait_stream(s)
+            loss = torch.stack(losses).mean()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            return loss.detach()
 
     for _ in range(args.warmup):
         step()
@@ -62,7 +162,8 @@ def main() -> None:
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     print(json.dumps({
-        "side": "pytorch", "precision": args.precision, "channels_last": args.channels_last,
+        "side": "pytorch", "precision": args.precision, "stream": args.stream,
+        "channels_last": args.channels_last,
         "batch": args.batch, "images_per_s": args.batch * args.measure / dt,
         "step_ms": 1000 * dt / args.measure,
         "peak_allocated_gib": torch.cuda.max_memory_allocated() / 2**30,
