@@ -227,5 +227,27 @@ TEST_CASE("sweep: batch_size auto finds the largest batch under a memory limit",
   }
 }
 
+TEST_CASE("sweep: batch_size auto treats an error above a batch that fitted as not fitting",
+          "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  // Like cuDNN on the H200 near the limit: CUDNN_STATUS_INTERNAL_ERROR instead of OOM.
+  const auto file = write_experiment(
+      tmp, "auto", "  model: {plugin: fault, max_batch: 100, over_max_batch: error}\n",
+      "  batch_size: [auto]\n");
+  auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() + " sweep '" +
+                          file.string() + "'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  storage::Store store(db.string());
+  auto runs = store.runs(*store.find_sweep("auto"));
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].batch_size == 96);
+  storage::Statement st(store.database(),
+                        "SELECT json_extract(document_json, '$.batch_search.probes[1].note') FROM runs");
+  REQUIRE(st.step());
+  CHECK_THAT(st.column_text(0), Catch::Contains("CUDNN_STATUS_INTERNAL_ERROR"));
+}
+
 }  // namespace
 }  // namespace orch

@@ -48,7 +48,7 @@ TEST_CASE("batch search: below the first probe it halves, then narrows to single
   CHECK(none.probes().back().batch == 1);
 }
 
-TEST_CASE("--until: today when still ahead, else tomorrow; bad text is refused", "[sweep]") {
+TEST_CASE("deadline: --until is today when still ahead, else tomorrow; bad text is refused", "[sweep]") {
   std::tm tm{};
   tm.tm_year = 126;  // 2026
   tm.tm_mon = 10;

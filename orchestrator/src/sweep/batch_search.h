@@ -14,6 +14,7 @@ namespace orch::sweep {
 struct BatchProbe {
   std::int64_t batch = 0;
   bool fits = false;
+  std::string note;  ///< why it did not fit, when that was not a plain out-of-memory
 };
 
 class BatchSearch {
@@ -25,8 +26,8 @@ class BatchSearch {
 
   /// The batch to probe next, or nothing when the search is over.
   std::optional<std::int64_t> next() const;
-  /// The outcome of probing next(): fits, or ran out of memory.
-  void report(bool fits);
+  /// The outcome of probing next(): fits, or ran out of memory (`note` says how, if unusual).
+  void report(bool fits, std::string note = {});
 
   /// The largest batch that fitted; nothing when even the smallest probe did not.
   std::optional<std::int64_t> result() const;
