@@ -1,5 +1,5 @@
 # The two commands a user needs (see README.md):
-#   make demo   install what is missing, build, run experiments/quickstart.yaml, print the ranking
+#   make demo   install what is missing, build, sweep experiments/quickstart.yaml, print the ranking
 #   make test   install what is missing, build, run every test through ctest
 BUILD     ?= build
 BUILD_TYPE ?= Release
@@ -35,9 +35,9 @@ test: build
 
 demo: build
 	@mkdir -p $(dir $(DEMO_DB))
-	./$(BUILD)/orch --db $(DEMO_DB) run experiments/quickstart.yaml
+	./$(BUILD)/orch --db $(DEMO_DB) sweep experiments/quickstart.yaml
 	@echo
-	./$(BUILD)/orch --db $(DEMO_DB) rank --experiment quickstart
+	./$(BUILD)/orch --db $(DEMO_DB) rank --sweep quickstart
 
 clean:
 	rm -rf $(BUILD)

@@ -36,7 +36,7 @@ TEST_CASE("orch run records every run in SQLite and prints the ranking", "[cli]"
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("[1/2] contiguous"));
-  CHECK_THAT(r.output, Contains("Ranking for tiny"));
+  CHECK_THAT(r.output, Contains("sweep tiny"));
   REQUIRE(std::filesystem::exists(db));
 
   storage::Store store(db.string());

@@ -56,8 +56,7 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       if (doc.value("status", "") != "ok") ++failed;
       std::cout << summary(doc) << std::endl;
     }
-    std::cout << "\nRanking for " << plan.name << " (" << g.db << "):\n"
-              << format_ranking(store.ranking(plan.name));
+    std::cout << "\n" << format_sweep_ranking(store, sweep_id);
     if (failed > 0) {
       std::cerr << "orch: " << failed << " of " << total << " runs did not succeed\n";
       exit_code = kExitRunFailed;

@@ -186,8 +186,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     if (s.exit_code() == 3) {
         std::cout << "run the same command again to continue where it stopped\n";
     }
-    std::cout << "\nRanking for " << plan.name << " (" << g.db << "):\n"
-              << format_ranking(store.ranking(plan.name));
+    std::cout << "\n" << format_sweep_ranking(store, sweep_id);
     exit_code = s.exit_code();
   });
 }

@@ -98,34 +98,10 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
   return out;
 }
 
-std::string format_ranking(const std::vector<storage::RankRow>& rows) {
-  if (rows.empty()) return "no successful runs recorded\n";
-  std::set<std::string> experiments;
-  double slowest = rows.front().images_per_s;
-  for (const auto& r : rows) {
-    experiments.insert(r.experiment);
-    slowest = std::min(slowest, r.images_per_s);
-  }
-  const bool show_exp = experiments.size() > 1;
-  Table t;
-  t.header = {"rank", "configuration", "img/s", "min..max", "runs", "step ms", "speedup", "batch", "device"};
-  t.left = {false, true, false, false, false, false, false, false, true};
-  if (show_exp) {
-    t.header.insert(t.header.begin(), "experiment");
-    t.left.insert(t.left.begin(), true);
-  }
-  int rank = 1;
-  for (const auto& r : rows) {
-    std::vector<std::string> row = {
-        std::to_string(rank++), r.name, fmt::format("{:.1f}", r.images_per_s),
-        fmt::format("{:.1f}..{:.1f}", r.images_per_s_min, r.images_per_s_max), std::to_string(r.runs),
-        fmt::format("{:.2f}", r.step_ms_mean),
-        fmt::format("{:.2f}x", slowest > 0 ? r.images_per_s / slowest : 0.0),
-        std::to_string(r.batch_size), r.device};
-    if (show_exp) row.insert(row.begin(), r.experiment);
-    t.rows.push_back(std::move(row));
-  }
-  return t.render();
+std::string format_sweep_ranking(const storage::Store& store, std::int64_t sweep_id) {
+  const auto sweep = store.sweep(sweep_id);
+  if (!sweep) return "no such sweep\n";
+  return format_rank_table(rank_runs(store.runs(sweep_id), require_metric("images_per_s")), *sweep);
 }
 
 }  // namespace orch

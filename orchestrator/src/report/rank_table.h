@@ -14,7 +14,8 @@ namespace orch {
 /// single runs, ties and unranked configurations.
 std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& sweep);
 
-/// The short ranking of the `ranking` view (throughput only), as `orch run` prints it.
-std::string format_ranking(const std::vector<storage::RankRow>& rows);
+/// `orch rank`'s table for one sweep by throughput: what `orch run` and `orch sweep` print at
+/// their end.
+std::string format_sweep_ranking(const storage::Store& store, std::int64_t sweep_id);
 
 }  // namespace orch
