@@ -17,6 +17,7 @@
 #include "runner/environment.h"
 #include "runner/sgd.h"
 #include "runner/step_timer.h"
+#include "storage/row_values.h"  // utc_now: the store and the documents share one time format
 #include "telemetry/host_facts.h"
 #include "telemetry/nvml_sampler.h"
 
@@ -24,15 +25,6 @@ namespace orch {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -216,7 +208,7 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
   doc["experiment"] = spec.experiment;
   doc["run"] = {{"name", spec.name}, {"hash", spec.hash}, {"repeat", spec.repeat}};
   doc["config"] = spec.config;
-  doc["started_at"] = utc_now();
+  doc["started_at"] = storage::utc_now();
   const auto t0 = Clock::now();
   // Telemetry outlives the try: a failed run still reports what was sampled (a lost GPU
   // above all), and the sampling thread is always joined before the document is returned.
@@ -296,7 +288,7 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
   finish_telemetry();
   if (telemetry) doc["telemetry"] = telemetry_json(*telemetry);
   doc["duration_s"] = seconds_since(t0);
-  doc["finished_at"] = utc_now();
+  doc["finished_at"] = storage::utc_now();
   return doc;
 }
 
