@@ -121,12 +121,7 @@ Selection select_runs(const storage::Store& store, const std::vector<storage::Ru
   return of_config(sweep_runs, *by_hash.begin(), selector);
 }
 
-std::string format_comparison(const Selection& a, const Selection& b) {
-  struct Line {
-    std::string label;
-    std::optional<double> a, b;
-    int decimals;
-  };
+std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection& b) {
   auto split = [](const Selection& s) -> std::optional<double> {
     auto step = mean(s, "step_ms_mean");
     auto wait = mean(s, "data_wait_ms_mean");
@@ -137,15 +132,25 @@ std::string format_comparison(const Selection& a, const Selection& b) {
     if (!v) return v;
     return *v / (1024.0 * 1024.0 * 1024.0);
   };
-  const std::vector<Line> lines = {
-      {"throughput (img/s)", mean(a, "images_per_s"), mean(b, "images_per_s"), 1},
-      {"mean GPU utilization (%)", mean(a, "gpu_util_mean_pct"), mean(b, "gpu_util_mean_pct"), 1},
-      {"peak memory (GiB)", gib(mean(a, "peak_allocated_bytes")), gib(mean(b, "peak_allocated_bytes")), 2},
-      {"mean power (W)", mean(a, "power_mean_w"), mean(b, "power_mean_w"), 1},
-      {"step time (ms)", mean(a, "step_ms_mean"), mean(b, "step_ms_mean"), 2},
-      {"  data wait (ms)", mean(a, "data_wait_ms_mean"), mean(b, "data_wait_ms_mean"), 2},
-      {"  compute (ms)", split(a), split(b), 2},
+  std::vector<ComparisonLine> lines = {
+      {"throughput (img/s)", mean(a, "images_per_s"), mean(b, "images_per_s"), 1, {}},
+      {"mean GPU utilization (%)", mean(a, "gpu_util_mean_pct"), mean(b, "gpu_util_mean_pct"), 1, {}},
+      {"peak memory (GiB)", gib(mean(a, "peak_allocated_bytes")), gib(mean(b, "peak_allocated_bytes")), 2, {}},
+      {"mean power (W)", mean(a, "power_mean_w"), mean(b, "power_mean_w"), 1, {}},
+      {"step time (ms)", mean(a, "step_ms_mean"), mean(b, "step_ms_mean"), 2, {}},
+      {"  data wait (ms)", mean(a, "data_wait_ms_mean"), mean(b, "data_wait_ms_mean"), 2, {}},
+      {"  compute (ms)", split(a), split(b), 2, {}},
   };
+  for (auto& l : lines) {
+    // A change relative to a value that shows as zero (a data wait of 0.004 ms) is noise.
+    const double shown_zero = 0.5 * std::pow(10.0, -l.decimals);
+    if (l.a && l.b && std::fabs(*l.a) >= shown_zero) l.change_pct = 100.0 * (*l.b - *l.a) / *l.a;
+  }
+  return lines;
+}
+
+std::string format_comparison(const Selection& a, const Selection& b) {
+  const std::vector<ComparisonLine> lines = comparison_lines(a, b);
   auto cell = [](const std::optional<double>& v, int decimals) {
     return v ? fmt::format("{:.{}f}", *v, decimals) : std::string("-");
   };
@@ -160,12 +165,7 @@ std::string format_comparison(const Selection& a, const Selection& b) {
   }
   out += fmt::format("{:<24}  {:>{}}  {:>{}}  {:>8}\n", "", "A", w_a, "B", w_b, "change");
   for (const auto& l : lines) {
-    std::string change = "-";
-    // A change relative to a value that shows as zero (a data wait of 0.004 ms) is noise.
-    const double shown_zero = 0.5 * std::pow(10.0, -l.decimals);
-    if (l.a && l.b && std::fabs(*l.a) >= shown_zero) {
-      change = fmt::format("{:+.1f}%", 100.0 * (*l.b - *l.a) / *l.a);
-    }
+    const std::string change = l.change_pct ? fmt::format("{:+.1f}%", *l.change_pct) : "-";
     out += fmt::format("{:<24}  {:>{}}  {:>{}}  {:>8}\n", l.label, cell(l.a, l.decimals), w_a,
                        cell(l.b, l.decimals), w_b, change);
   }

@@ -3,6 +3,7 @@
 // wait and compute, with the change from A to B in percent.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,18 @@ struct Selection {
 /// with no successful run, throws InputError listing the candidates.
 Selection select_runs(const storage::Store& store, const std::vector<storage::RunRecord>& sweep_runs,
                       const std::string& selector);
+
+/// One line of the comparison: each side's mean (none when not recorded), the decimals shown,
+/// and the change from A to B in percent (none when a side is missing or A shows as zero).
+struct ComparisonLine {
+  std::string label;  ///< "throughput (img/s)"; the step split is indented with two spaces
+  std::optional<double> a, b;
+  int decimals = 0;
+  std::optional<double> change_pct;
+};
+
+/// The lines of the comparison, B against A, in the table's order.
+std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection& b);
 
 /// The comparison table, B against A.
 std::string format_comparison(const Selection& a, const Selection& b);
