@@ -1,0 +1,130 @@
+// Reading one sweep's report data from the store.
+#include "report/html_report_data.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include "report/metric_catalog.h"
+#include "storage/sqlite.h"
+
+namespace orch {
+namespace {
+
+std::optional<double> opt_double(const storage::Statement& s, int col) {
+  if (s.is_null(col)) return std::nullopt;
+  return s.column_double(col);
+}
+
+std::optional<std::int64_t> opt_int(const storage::Statement& s, int col) {
+  if (s.is_null(col)) return std::nullopt;
+  return s.column_int(col);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+RunTimeline read_timeline(const storage::Database& db, const storage::RunRecord& r) {
+  RunTimeline t;
+  t.run_id = r.id;
+  t.name = r.name;
+  t.status = r.status;
+  t.repeat = r.repeat;
+  storage::Statement doc(
+      db,
+      "SELECT json_extract(document_json, '$.telemetry.measure_window_s[0]'), "
+      "json_extract(document_json, '$.telemetry.measure_window_s[1]'), "
+      "COALESCE(telemetry_reason, json_extract(document_json, '$.telemetry.reason')) "
+      "FROM runs WHERE id = ?");
+  doc.bind(1, r.id);
+  if (doc.step()) {
+    if (!doc.is_null(0) && !doc.is_null(1))
+      t.window = std::make_pair(doc.column_double(0), doc.column_double(1));
+    if (!doc.is_null(2)) t.reason = doc.column_text(2);
+  }
+  storage::Statement s(
+      db,
+      "SELECT t_s, gpu_util_pct, power_w, memory_used_bytes FROM telemetry_samples "
+      "WHERE run_id = ? AND t_s IS NOT NULL ORDER BY seq");
+  s.bind(1, r.id);
+  while (s.step()) {
+    t.t_s.push_back(s.column_double(0));
+    t.gpu_util_pct.push_back(opt_double(s, 1));
+    t.power_w.push_back(opt_double(s, 2));
+    t.memory_used_bytes.push_back(opt_double(s, 3));
+  }
+  if (t.t_s.empty() && t.reason.empty()) {
+    t.reason =
+        r.status == "ok" ? "no telemetry samples were recorded" : "the run recorded no telemetry";
+  }
+  return t;
+}
+
+}  // namespace
+
+ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& sweep) {
+  ReportData d;
+  d.sweep = sweep;
+  d.generated_at = utc_now();
+  d.runs = store.runs(sweep.id);
+  d.ranking = rank_runs(d.runs, require_metric("images_per_s"));
+  if (d.ranking.rows.size() >= 2) {
+    d.best = select_runs(store, d.runs, "hash:" + d.ranking.rows.front().config_hash);
+    d.baseline = select_runs(store, d.runs, "hash:" + d.ranking.rows.back().config_hash);
+  }
+
+  const storage::Database& db = store.database();  // read only: samples, windows, the views
+
+  // Timelines in ranking order (then repeat), runs of unranked configurations after.
+  std::map<std::string, int> position;
+  for (const auto& c : d.ranking.rows) position[c.config_hash] = c.position;
+  std::vector<const storage::RunRecord*> order;
+  for (const auto& r : d.runs) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [&](const auto* a, const auto* b) {
+    const int pa = position.count(a->config_hash) ? position[a->config_hash] : 1 << 20;
+    const int pb = position.count(b->config_hash) ? position[b->config_hash] : 1 << 20;
+    if (pa != pb) return pa < pb;
+    if (a->name != b->name) return a->name < b->name;
+    return a->repeat < b->repeat;
+  });
+  for (const auto* r : order) d.timelines.push_back(read_timeline(db, *r));
+
+  storage::Statement env(db, "SELECT environment_json FROM runs WHERE sweep_id = ? ORDER BY id");
+  env.bind(1, sweep.id);
+  while (env.step()) {
+    nlohmann::json e;
+    if (!env.is_null(0)) e = nlohmann::json::parse(env.column_text(0), nullptr, false);
+    d.environments.push_back(e.is_discarded() ? nlohmann::json() : e);
+  }
+
+  storage::Statement f(
+      db,
+      "SELECT run_id, name, repeat, status, attempts, error, exit_code, term_signal, "
+      "stderr_tail FROM failures WHERE sweep = ? ORDER BY name, repeat");
+  f.bind(1, sweep.name);
+  while (f.step()) {
+    FailureRow row;
+    row.run_id = f.column_int(0);
+    row.name = f.column_text(1);
+    row.repeat = static_cast<int>(f.column_int(2));
+    row.status = f.column_text(3);
+    row.attempts = static_cast<int>(f.column_int(4));
+    row.error = f.column_text(5);
+    row.exit_code = opt_int(f, 6);
+    row.term_signal = opt_int(f, 7);
+    row.stderr_tail = f.column_text(8);
+    d.failures.push_back(std::move(row));
+  }
+  return d;
+}
+
+}  // namespace orch

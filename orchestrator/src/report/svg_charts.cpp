@@ -1,0 +1,261 @@
+// SVG drawing for the report's charts (see svg_charts.h).
+#include "report/svg_charts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/html_escape.h"
+#include "report/svg_axis.h"
+
+namespace orch {
+namespace {
+
+// Colours: dark and light parts differ by ~50 points of lightness, so they stay apart in grey.
+constexpr const char* kBarFill = "#4a78a8";
+constexpr const char* kDark = "#1f3b5c";
+constexpr const char* kLight = "#f0b37e";
+constexpr const char* kLightStroke = "#8a4b14";
+constexpr const char* kGrid = "#d9d9d9";
+constexpr const char* kWindow = "#e4e4e4";
+constexpr double kCharWidth = 6.8;  // of a 12px sans-serif character, on average
+constexpr std::size_t kMaxLabelChars = 44;
+
+double label_width(const std::vector<std::string>& labels) {
+  std::size_t chars = 4;
+  for (const auto& l : labels)
+    chars = std::max(chars, std::min(kMaxLabelChars, shorten(l, kMaxLabelChars).size()));
+  return chars * kCharWidth + 14;
+}
+
+// Text shortened to fit, with the whole text as a tooltip when it was cut.
+std::string label_text(const std::string& label, double x, double y, const char* anchor) {
+  const std::string shown = shorten(label, kMaxLabelChars);
+  std::string out =
+      fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" dominant-baseline=\"middle\">",
+                  svg_num(x), svg_num(y), anchor);
+  if (shown != label) out += "<title>" + html_escape(label) + "</title>";
+  return out + html_escape(shown) + "</text>";
+}
+
+std::string open_svg(double width, double height, const std::string& aria) {
+  return fmt::format(
+      "<svg class=\"chart\" viewBox=\"0 0 {} {}\" width=\"{}\" "
+      "height=\"{}\" role=\"img\" aria-label=\"{}\">",
+      svg_num(width), svg_num(height), svg_num(width), svg_num(height), html_escape(aria));
+}
+
+// Vertical grid lines and tick labels of an x axis from x0 to x1 (pixels), with its title.
+std::string x_axis(const AxisTicks& t, double x0, double x1, double y_top, double y_axis,
+                   const std::string& title) {
+  auto px = [&](double v) { return x0 + (v - t.lo) / (t.hi - t.lo) * (x1 - x0); };
+  std::string out = "<g class=\"axis\">";
+  for (double v : t.values) {
+    const double x = px(v);
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/>",
+                       svg_num(x), svg_num(y_top), svg_num(y_axis), kGrid);
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#333\"/>",
+                       svg_num(x), svg_num(y_axis), svg_num(y_axis + 4));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", svg_num(x),
+                       svg_num(y_axis + 16), html_escape(format_grouped(v, t.decimals)));
+  }
+  out += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#333\"/>",
+                     svg_num(x0), svg_num(x1), svg_num(y_axis));
+  out +=
+      fmt::format("<text class=\"axis-title\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                  svg_num((x0 + x1) / 2), svg_num(y_axis + 34), html_escape(title));
+  return out + "</g>";
+}
+
+}  // namespace
+
+std::string svg_bar_chart(const std::vector<BarItem>& items, const std::string& axis_title) {
+  std::vector<std::string> labels;
+  std::size_t value_chars = 4;
+  double top = 0;
+  for (const auto& i : items) {
+    labels.push_back(i.label);
+    value_chars = std::max(value_chars, i.value_text.size());
+    top = std::max({top, i.value, i.upper.value_or(0.0)});
+  }
+  const double row = 26, left = label_width(labels), right = value_chars * kCharWidth + 16;
+  const double width = std::max(960.0, left + 560 + right), plot_top = 8;
+  const double plot_bottom = plot_top + row * std::max<std::size_t>(1, items.size());
+  const double height = plot_bottom + 44;
+  const AxisTicks t = nice_ticks(0, top > 0 ? top : 1);
+  const double x0 = left, x1 = width - right;
+  auto px = [&](double v) { return x0 + (v - t.lo) / (t.hi - t.lo) * (x1 - x0); };
+
+  std::string out = open_svg(width, height, axis_title + " per configuration");
+  out += x_axis(t, x0, x1, plot_top, plot_bottom, axis_title);
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const BarItem& i = items[k];
+    const double yc = plot_top + row * (k + 0.5);
+    out += label_text(i.label, x0 - 8, yc, "end");
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+        svg_num(x0), svg_num(yc - row * 0.32), svg_num(std::max(0.0, px(i.value) - x0)),
+        svg_num(row * 0.64), kBarFill, html_escape(i.label + ": " + i.value_text));
+    double end = px(i.value);
+    if (i.lower && i.upper) {
+      const double a = px(std::max(t.lo, *i.lower)), b = px(*i.upper);
+      out += fmt::format(
+          "<g class=\"whisker\" stroke=\"#000\" stroke-width=\"1.5\"><line x1=\"{0}\" y1=\"{2}\" "
+          "x2=\"{1}\" "
+          "y2=\"{2}\"/><line x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{4}\"/><line x1=\"{1}\" "
+          "y1=\"{3}\" "
+          "x2=\"{1}\" y2=\"{4}\"/></g>",
+          svg_num(a), svg_num(b), svg_num(yc), svg_num(yc - 6), svg_num(yc + 6));
+      end = std::max(end, b);
+    }
+    out += fmt::format("<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text>",
+                       svg_num(end + 6), svg_num(yc), html_escape(i.value_text));
+  }
+  return out + "</svg>";
+}
+
+std::string svg_stacked_bars(const std::vector<StackItem>& items, const std::string& first_name,
+                             const std::string& second_name, const std::string& axis_title,
+                             const std::string& id) {
+  std::vector<std::string> labels;
+  std::size_t value_chars = 4;
+  double top = 0;
+  for (const auto& i : items) {
+    labels.push_back(i.label);
+    value_chars = std::max(value_chars, i.value_text.size());
+    top = std::max(top, i.first + i.second);
+  }
+  const double row = 26, left = label_width(labels), right = value_chars * kCharWidth + 16;
+  const double width = std::max(960.0, left + 560 + right), plot_top = 30;
+  const double plot_bottom = plot_top + row * std::max<std::size_t>(1, items.size());
+  const double height = plot_bottom + 44;
+  const AxisTicks t = nice_ticks(0, top > 0 ? top : 1);
+  const double x0 = left, x1 = width - right;
+  auto px = [&](double v) { return x0 + (v - t.lo) / (t.hi - t.lo) * (x1 - x0); };
+  const std::string pattern = html_escape(id + "-hatch");
+
+  std::string out = open_svg(width, height, axis_title + ": " + first_name + " and " + second_name);
+  out += fmt::format(
+      "<defs><pattern id=\"{0}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+      "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"{1}\"/><line x1=\"0\" "
+      "y1=\"0\" "
+      "x2=\"0\" y2=\"6\" stroke=\"{2}\" stroke-width=\"2\"/></pattern></defs>",
+      pattern, kLight, kLightStroke);
+  // The legend, above the plot.
+  out += fmt::format(
+      "<g class=\"legend\"><rect x=\"{0}\" y=\"6\" width=\"14\" height=\"14\" fill=\"url(#{1})\" "
+      "stroke=\"{2}\"/>"
+      "<text x=\"{3}\" y=\"13\" dominant-baseline=\"middle\">{4}</text>",
+      svg_num(x0), pattern, kLightStroke, svg_num(x0 + 20), html_escape(first_name));
+  const double second_x = x0 + 20 + shorten(first_name, 60).size() * kCharWidth + 24;
+  out += fmt::format(
+      "<rect x=\"{0}\" y=\"6\" width=\"14\" height=\"14\" fill=\"{1}\"/><text x=\"{2}\" y=\"13\" "
+      "dominant-baseline=\"middle\">{3}</text></g>",
+      svg_num(second_x), kDark, svg_num(second_x + 20), html_escape(second_name));
+  out += x_axis(t, x0, x1, plot_top, plot_bottom, axis_title);
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const StackItem& i = items[k];
+    const double yc = plot_top + row * (k + 0.5), h = row * 0.64, y = yc - h / 2;
+    out += label_text(i.label, x0 - 8, yc, "end");
+    const double a = px(std::max(0.0, i.first)),
+                 b = px(std::max(0.0, i.first) + std::max(0.0, i.second));
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#{})\" stroke=\"{}\" "
+        "stroke-width=\"0.5\">"
+        "<title>{}</title></rect>",
+        svg_num(x0), svg_num(y), svg_num(a - x0), svg_num(h), pattern, kLightStroke,
+        html_escape(i.label + ": " + first_name + " " + format_grouped(i.first, 2)));
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+        svg_num(a), svg_num(y), svg_num(b - a), svg_num(h), kDark,
+        html_escape(i.label + ": " + second_name + " " + format_grouped(i.second, 2)));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text>",
+                       svg_num(b + 6), svg_num(yc), html_escape(i.value_text));
+  }
+  return out + "</svg>";
+}
+
+std::string svg_time_series(const TimeSeries& s) {
+  const double width = 440, height = 210, x0 = 54, x1 = width - 14, y0 = 30, y1 = height - 44;
+  double t_max = s.x_max, v_max = 0;
+  for (double t : s.t_s) t_max = std::max(t_max, t);
+  if (s.window) t_max = std::max(t_max, s.window->second);
+  for (const auto& v : s.y) {
+    if (v) v_max = std::max(v_max, *v);
+  }
+  const AxisTicks tx = nice_ticks(0, t_max > 0 ? t_max : 1, 6);
+  const AxisTicks ty = nice_ticks(0, s.y_max ? *s.y_max : (v_max > 0 ? v_max : 1), 4);
+  auto px = [&](double t) { return x0 + (t - tx.lo) / (tx.hi - tx.lo) * (x1 - x0); };
+  auto py = [&](double v) { return y1 - (v - ty.lo) / (ty.hi - ty.lo) * (y1 - y0); };
+
+  std::string out = open_svg(width, height, s.title + " over time");
+  // The y label and the legend share the top line.
+  out += fmt::format("<text class=\"axis-title\" x=\"{}\" y=\"14\">{}</text>", svg_num(x0 - 46),
+                     html_escape(s.title));
+  out += fmt::format(
+      "<g class=\"legend\"><line x1=\"{0}\" y1=\"10\" x2=\"{1}\" y2=\"10\" stroke=\"{2}\" "
+      "stroke-width=\"1.5\"/>"
+      "<text x=\"{3}\" y=\"10\" dominant-baseline=\"middle\">sample</text><rect x=\"{4}\" y=\"4\" "
+      "width=\"12\" "
+      "height=\"12\" fill=\"{5}\" stroke=\"#777\" stroke-dasharray=\"3 2\"/><text x=\"{6}\" "
+      "y=\"10\" "
+      "dominant-baseline=\"middle\">measured steps</text></g>",
+      svg_num(x1 - 190), svg_num(x1 - 172), kDark, svg_num(x1 - 167), svg_num(x1 - 112), kWindow,
+      svg_num(x1 - 96));
+  if (s.window) {
+    const double a = px(std::max(tx.lo, s.window->first)),
+                 b = px(std::min(tx.hi, s.window->second));
+    out += fmt::format(
+        "<rect class=\"window\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
+        "stroke=\"#777\" "
+        "stroke-dasharray=\"3 2\"><title>measured steps: {} s to {} s</title></rect>",
+        svg_num(a), svg_num(y0), svg_num(std::max(1.0, b - a)), svg_num(y1 - y0), kWindow,
+        format_grouped(s.window->first, 2), format_grouped(s.window->second, 2));
+  }
+  // y grid and ticks
+  out += "<g class=\"axis\">";
+  for (double v : ty.values) {
+    out += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\"/>",
+                       svg_num(x0), svg_num(x1), svg_num(py(v)), kGrid);
+    out += fmt::format(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
+        svg_num(x0 - 6), svg_num(py(v)),
+        html_escape(ty.decimals > 3 ? fmt::format("{:.2g}", v) : format_grouped(v, ty.decimals)));
+  }
+  out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#333\"/></g>",
+                     svg_num(x0), svg_num(y0), svg_num(y1));
+  out += x_axis(tx, x0, x1, y0, y1, "time since the run started (s)");
+  // The samples: one polyline per stretch without gaps; a lone sample is a dot.
+  std::vector<std::pair<double, double>> run;
+  auto flush = [&] {
+    if (run.size() == 1) {
+      out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"{}\"/>", svg_num(run[0].first),
+                         svg_num(run[0].second), kDark);
+    } else if (run.size() > 1) {
+      std::string pts;
+      for (const auto& [x, y] : run)
+        pts += (pts.empty() ? "" : " ") + svg_num(x) + "," + svg_num(y);
+      out += fmt::format(
+          "<polyline class=\"series\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
+          "stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
+          pts, kDark);
+    }
+    run.clear();
+  };
+  for (std::size_t k = 0; k < s.t_s.size() && k < s.y.size(); ++k) {
+    if (!s.y[k]) {
+      flush();
+      continue;
+    }
+    run.emplace_back(px(s.t_s[k]), py(std::min(ty.hi, *s.y[k])));
+  }
+  flush();
+  if (s.t_s.empty()) {
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no samples</text>",
+                       svg_num((x0 + x1) / 2), svg_num((y0 + y1) / 2));
+  }
+  return out + "</svg>";
+}
+
+}  // namespace orch
