@@ -1,5 +1,6 @@
 # The two commands a user needs (see README.md):
-#   make demo   install what is missing, build, sweep experiments/quickstart.yaml, print the ranking
+#   make demo   install what is missing, build, sweep experiments/quickstart.yaml, print the ranking,
+#               write its HTML report
 #   make test   install what is missing, build, run every test through ctest
 BUILD     ?= build
 BUILD_TYPE ?= Release
@@ -38,6 +39,9 @@ demo: build
 	./$(BUILD)/orch --db $(DEMO_DB) sweep experiments/quickstart.yaml
 	@echo
 	./$(BUILD)/orch --db $(DEMO_DB) rank --sweep quickstart
+	@echo
+	./$(BUILD)/orch --db $(DEMO_DB) report --sweep quickstart -o $(basename $(DEMO_DB)).html
+	@echo "report: $(abspath $(basename $(DEMO_DB)).html) (open it in a browser)"
 
 clean:
 	rm -rf $(BUILD)

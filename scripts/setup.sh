@@ -16,6 +16,7 @@ DEBIAN_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   libyaml-cpp-dev libsqlite3-dev sqlite3 libboost-dev catch2 libcli11-dev nlohmann-json3-dev
   libfmt-dev libxxhash-dev libjpeg62-turbo-dev python3-venv
+  chromium  # headless, for the test that opens `orch report`'s HTML in a real browser
 )
 
 say() { echo "setup: $*"; }
