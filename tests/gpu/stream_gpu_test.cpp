@@ -28,6 +28,18 @@ RunSpec gpu_spec(const std::string& strategy, const std::string& location) {
 
 }  // namespace
 
+TEST_CASE("the synthetic loader's pinned batches are page-locked host memory", "[gpu][stream]") {
+  auto loader = test::built_plugins().create_loader(
+      test::choice("synthetic", {{"image_size", std::int64_t{8}}, {"channels", std::int64_t{3}},
+                                 {"classes", std::int64_t{10}}, {"batches", std::int64_t{1}},
+                                 {"location", std::string("pinned")}}),
+      {2, torch::Device(torch::kCUDA, 0), 0, false});
+  const Batch b = loader->next();
+  CHECK(b.images.device().is_cpu());
+  CHECK(b.images.is_pinned());
+  CHECK(b.labels.is_pinned());
+}
+
 TEST_CASE("copy-overlap and cuda-graph end with default's weights on CUDA", "[gpu][stream]") {
   // cuDNN's default backward kernels accumulate with atomics, so two identical runs differ
   // and the difference grows over training steps. Deterministic kernels make "the same

@@ -71,3 +71,22 @@ TEST_CASE("the synthetic loader serves host batches when asked", "[stream]") {
   CHECK_FALSE(torch::equal(a.images, b.images));  // two distinct batches...
   CHECK(torch::equal(a.images, c.images));        // ...served in a cycle
 }
+
+TEST_CASE("the synthetic loader puts batches where `location` says", "[stream]") {
+  // The meta device stands in for a GPU on a CPU-only machine: `device` must move the batches
+  // there, `pinned` and `pageable` must keep them in host memory (pinned only where CUDA can
+  // pin; tests/gpu checks is_pinned on a GPU). A loader ignoring `location` fails here.
+  for (const char* location : {"device", "pinned", "pageable"}) {
+    INFO(location);
+    auto loader = test::built_plugins().create_loader(
+        test::choice("synthetic", {{"image_size", std::int64_t{8}}, {"channels", std::int64_t{3}},
+                                   {"classes", std::int64_t{10}}, {"batches", std::int64_t{1}},
+                                   {"location", std::string(location)}}),
+        {2, torch::Device(torch::kMeta), 0, /*channels_last=*/false});
+    const Batch b = loader->next();
+    const bool on_host = std::string(location) != "device";
+    CHECK(b.images.device().is_cpu() == on_host);
+    CHECK(b.labels.device().is_cpu() == on_host);
+    CHECK(b.images.device().is_meta() == !on_host);
+  }
+}

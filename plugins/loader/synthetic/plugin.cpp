@@ -27,7 +27,15 @@ class SyntheticLoader final : public DataLoader {
       auto images = at::randn({ctx.batch_size, channels_, size_, size_}, gen, torch::kFloat32);
       if (ctx.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
       auto labels = at::randint(classes_, {ctx.batch_size}, gen, torch::kInt64);
-      batches_.push_back({images.to(ctx.device), labels.to(ctx.device)});
+      if (location == "device") {
+        batches_.push_back({images.to(ctx.device), labels.to(ctx.device)});
+      } else if (location == "pinned" && at::hasCUDA()) {
+        // Page-locked host memory: the copy to the GPU can be asynchronous (and overlapped).
+        batches_.push_back({images.pin_memory(), labels.pin_memory()});
+      } else {
+        // Pageable host memory; also `pinned` where there is no CUDA to pin memory for.
+        batches_.push_back({images, labels});
+      }
     }
   }
   std::vector<std::int64_t> sample_shape() const override { return {channels_, size_, size_}; }
