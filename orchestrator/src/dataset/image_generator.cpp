@@ -1,0 +1,183 @@
+#include "dataset/image_generator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <vector>
+
+#include "dataset/dataset_error.h"
+#include "dataset/parallel.h"
+#include "dataset/sample_random.h"
+
+namespace orch::dataset {
+namespace fs = std::filesystem;
+namespace {
+
+struct Rgb {
+  float r, g, b;
+};
+
+Rgb random_color(SampleRng& rng) {
+  return {static_cast<float>(rng.uniform(20, 235)), static_cast<float>(rng.uniform(20, 235)),
+          static_cast<float>(rng.uniform(20, 235))};
+}
+
+// A lattice of random values, bilinearly interpolated: smooth shading (large cells) or texture
+// (small cells). Values in [-1, 1].
+class ValueNoise {
+ public:
+  ValueNoise(SampleRng& rng, int width, int height, int cell)
+      : cell_(cell), gw_(width / cell + 2), gh_(height / cell + 2),
+        grid_(static_cast<std::size_t>(gw_) * gh_) {
+    for (auto& v : grid_) v = static_cast<float>(rng.uniform(-1, 1));
+  }
+  float at(int x, int y) const {
+    const int gx = x / cell_, gy = y / cell_;
+    const float fx = static_cast<float>(x % cell_) / cell_, fy = static_cast<float>(y % cell_) / cell_;
+    const float* r0 = &grid_[static_cast<std::size_t>(gy) * gw_ + gx];
+    const float* r1 = r0 + gw_;
+    const float top = r0[0] + (r0[1] - r0[0]) * fx, bottom = r1[0] + (r1[1] - r1[0]) * fx;
+    return top + (bottom - top) * fy;
+  }
+
+ private:
+  int cell_, gw_, gh_;
+  std::vector<float> grid_;
+};
+
+}  // namespace
+
+std::string class_folder_name(int c) { return fmt::format("n{:08d}", 1440764 + c * 7919); }
+
+JpegSize generated_size(std::uint64_t seed, int cls, int index) {
+  SampleRng rng = SampleRng::for_sample(seed ^ 0x5157a7e5ULL, static_cast<std::uint64_t>(cls),
+                                        static_cast<std::uint64_t>(index));
+  const double pick = rng.uniform();
+  int long_side = 500, short_side = 375;
+  if (pick < 0.45) {
+    short_side = 375;
+  } else if (pick < 0.7) {
+    short_side = 333;
+  } else if (pick < 0.85) {
+    short_side = static_cast<int>(rng.uniform(280, 500));
+  } else {
+    long_side = static_cast<int>(rng.uniform(200, 640));
+    short_side = static_cast<int>(long_side * rng.uniform(0.56, 1.0));
+  }
+  const bool portrait = rng.uniform() < 0.25;
+  return portrait ? JpegSize{short_side, long_side} : JpegSize{long_side, short_side};
+}
+
+RgbImage render_image(std::uint64_t seed, int cls, int index) {
+  const JpegSize size = generated_size(seed, cls, index);
+  const int w = size.width, h = size.height;
+  // The class picks a palette; the image varies it.
+  SampleRng class_rng = SampleRng::for_sample(seed ^ 0xc1a55ULL, static_cast<std::uint64_t>(cls), 0);
+  const Rgb base_a = random_color(class_rng), base_b = random_color(class_rng);
+  SampleRng rng = SampleRng::for_sample(seed, static_cast<std::uint64_t>(cls),
+                                        static_cast<std::uint64_t>(index));
+  auto jitter = [&](Rgb c) {
+    return Rgb{c.r + static_cast<float>(rng.uniform(-30, 30)),
+               c.g + static_cast<float>(rng.uniform(-30, 30)),
+               c.b + static_cast<float>(rng.uniform(-30, 30))};
+  };
+  const Rgb a = jitter(base_a), b = jitter(base_b);
+  const double angle = rng.uniform(0, 6.283185307);
+  const float gx = static_cast<float>(std::cos(angle) / w), gy = static_cast<float>(std::sin(angle) / h);
+  std::vector<float> img(static_cast<std::size_t>(w) * h * 3);
+  // Background: a linear gradient with low-frequency shading.
+  ValueNoise shade(rng, w, h, 48 + static_cast<int>(rng.below(48)));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const float t = std::clamp(0.5f + (x - w / 2) * gx + (y - h / 2) * gy, 0.0f, 1.0f);
+      const float s = 28.0f * shade.at(x, y);
+      float* p = &img[(static_cast<std::size_t>(y) * w + x) * 3];
+      p[0] = a.r + (b.r - a.r) * t + s;
+      p[1] = a.g + (b.g - a.g) * t + s;
+      p[2] = a.b + (b.b - a.b) * t + s;
+    }
+  // Objects: soft blobs and hard-edged ellipses and rectangles, each only over its bounding box.
+  const int shapes = 6 + static_cast<int>(rng.below(9));
+  for (int k = 0; k < shapes; ++k) {
+    const Rgb c = k % 2 ? jitter(base_a) : random_color(rng);
+    const float cx = static_cast<float>(rng.uniform(0, w)), cy = static_cast<float>(rng.uniform(0, h));
+    const float rx = static_cast<float>(rng.uniform(0.04, 0.3) * w);
+    const float ry = static_cast<float>(rng.uniform(0.04, 0.3) * h);
+    const int kind = static_cast<int>(rng.below(3));  // 0 soft blob, 1 ellipse, 2 rectangle
+    const float alpha = static_cast<float>(rng.uniform(0.5, 1.0));
+    const int x0 = std::max(0, static_cast<int>(cx - rx)), x1 = std::min(w, static_cast<int>(cx + rx) + 1);
+    const int y0 = std::max(0, static_cast<int>(cy - ry)), y1 = std::min(h, static_cast<int>(cy + ry) + 1);
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) {
+        const float dx = (x - cx) / rx, dy = (y - cy) / ry, d2 = dx * dx + dy * dy;
+        float m = 0;
+        if (kind == 0) m = d2 < 1 ? (1 - d2) * (1 - d2) : 0;
+        else if (kind == 1) m = d2 < 1 ? 1.0f : 0.0f;
+        else m = 1.0f;
+        m *= alpha;
+        if (m <= 0) continue;
+        float* p = &img[(static_cast<std::size_t>(y) * w + x) * 3];
+        p[0] += (c.r - p[0]) * m;
+        p[1] += (c.g - p[1]) * m;
+        p[2] += (c.b - p[2]) * m;
+      }
+  }
+  // Texture: mid-frequency noise (surfaces) and per-pixel grain (sensor noise), which is what
+  // makes JPEG spend bytes the way it does on photos.
+  ValueNoise texture(rng, w, h, 3);
+  const float texture_amp = static_cast<float>(rng.uniform(22, 36));
+  const float grain_amp = static_cast<float>(rng.uniform(32, 50));
+  RgbImage out;
+  out.width = w;
+  out.height = h;
+  out.pixels.resize(img.size());
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const float t = texture_amp * texture.at(x, y);
+      const std::size_t i = (static_cast<std::size_t>(y) * w + x) * 3;
+      for (int c = 0; c < 3; ++c) {
+        const float grain = grain_amp * static_cast<float>(static_cast<std::int64_t>(rng.below(2001)) - 1000) / 1000.0f;
+        out.pixels[i + c] = static_cast<std::uint8_t>(std::clamp(img[i + c] + t + grain, 0.0f, 255.0f) + 0.5f);
+      }
+    }
+  return out;
+}
+
+GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {
+  if (o.classes < 1 || o.per_class < 1) throw DatasetError("--classes and --per-class must be at least 1");
+  if (o.quality < 1 || o.quality > 100) throw DatasetError("--quality must be within 1..100");
+  const fs::path train = dir / "train";
+  std::error_code ec;
+  if (fs::exists(train, ec) && !fs::is_empty(train, ec))
+    throw DatasetError(train.string() + ": already exists and is not empty (nothing is overwritten)");
+  for (int c = 0; c < o.classes; ++c) {
+    fs::create_directories(train / class_folder_name(c), ec);
+    if (ec) throw DatasetError((train / class_folder_name(c)).string() + ": cannot create: " + ec.message());
+  }
+  std::atomic<std::uint64_t> bytes{0}, widths{0}, heights{0};
+  const std::int64_t n = static_cast<std::int64_t>(o.classes) * o.per_class;
+  parallel_for(n, o.workers > 0 ? o.workers : default_workers(), [&](std::int64_t i) {
+    const int c = static_cast<int>(i / o.per_class), k = static_cast<int>(i % o.per_class);
+    const RgbImage image = render_image(o.seed, c, k);
+    const std::vector<std::uint8_t> jpeg = encode_jpeg(image, o.quality);
+    const std::string name = class_folder_name(c);
+    const fs::path path = train / name / fmt::format("{}_{}.JPEG", name, k);
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw DatasetError(path.string() + ": cannot create");
+    const bool ok = std::fwrite(jpeg.data(), 1, jpeg.size(), f) == jpeg.size();
+    if (std::fclose(f) != 0 || !ok) throw DatasetError(path.string() + ": write failed");
+    bytes += jpeg.size();
+    widths += static_cast<std::uint64_t>(image.width);
+    heights += static_cast<std::uint64_t>(image.height);
+  });
+  GeneratorSummary s;
+  s.files = n;
+  s.bytes = bytes;
+  s.mean_width = static_cast<double>(widths) / n;
+  s.mean_height = static_cast<double>(heights) / n;
+  return s;
+}
+
+}  // namespace orch::dataset

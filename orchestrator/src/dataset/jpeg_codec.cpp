@@ -1,0 +1,177 @@
+#include "dataset/jpeg_codec.h"
+
+// jpeglib.h needs size_t and FILE declared first.
+#include <algorithm>
+#include <cmath>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <jpeglib.h>
+#include <jerror.h>
+#include <string>
+
+#include "dataset/dataset_error.h"
+
+namespace orch::dataset {
+namespace {
+
+// libjpeg reports errors through error_exit, which must not return: we longjmp back to the
+// call that set up `jump` and throw from there, after libjpeg's state is destroyed.
+struct ErrorManager {
+  jpeg_error_mgr pub;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void on_error(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+// Level -1 is a corrupt-data warning ("Premature end of JPEG file", "Corrupt JPEG data"):
+// treated as an error so damaged files are never silently decoded. Trace messages are ignored.
+void on_message(j_common_ptr cinfo, int level) {
+  if (level < 0) on_error(cinfo);
+}
+
+void set_up_errors(jpeg_decompress_struct& cinfo, ErrorManager& err) {
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = on_error;
+  err.pub.emit_message = on_message;
+  err.message[0] = '\0';
+}
+
+[[noreturn]] void fail(const char* what, const char* message) {
+  throw DatasetError(std::string(what) + ": " + (message[0] ? message : "unknown libjpeg error"));
+}
+
+int choose_scale(const CropBox& box, int min_w, int min_h) {
+  for (int num = 1; num < 8; ++num) {
+    // libjpeg rounds scaled dimensions up; the crop is measured the same way.
+    const double w = box.w * num / 8.0, h = box.h * num / 8.0;
+    if (w >= min_w && h >= min_h) return num;
+  }
+  return 8;
+}
+
+// The decoding work, between setjmp and the end; no objects with destructors live in the
+// frame that calls setjmp.
+void decode_into(jpeg_decompress_struct& cinfo, const CropBox& box, int min_w, int min_h,
+                 bool allow_scaling, DecodedRegion& out) {
+  jpeg_read_header(&cinfo, TRUE);
+  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK)
+    ERREXIT(&cinfo, JERR_CONVERSION_NOTIMPL);
+  const int full_w = static_cast<int>(cinfo.image_width);
+  const int full_h = static_cast<int>(cinfo.image_height);
+  CropBox b = box;
+  if (b.w <= 0 || b.h <= 0) b = {0, 0, full_w, full_h};
+  b.x = std::clamp(b.x, 0, full_w - 1);
+  b.y = std::clamp(b.y, 0, full_h - 1);
+  b.w = std::clamp(b.w, 1, full_w - b.x);
+  b.h = std::clamp(b.h, 1, full_h - b.y);
+  cinfo.out_color_space = JCS_RGB;
+  cinfo.scale_num = allow_scaling ? static_cast<unsigned>(choose_scale(b, min_w, min_h)) : 8;
+  cinfo.scale_denom = 8;
+  cinfo.dct_method = JDCT_ISLOW;
+  jpeg_start_decompress(&cinfo);
+  const int ow = static_cast<int>(cinfo.output_width);
+  const int oh = static_cast<int>(cinfo.output_height);
+  const double fx = static_cast<double>(ow) / full_w, fy = static_cast<double>(oh) / full_h;
+  const BoxF scaled{b.x * fx, b.y * fy, b.w * fx, b.h * fy};
+  // One pixel of margin on each side for the bilinear filter.
+  const int x0 = std::max(0, static_cast<int>(std::floor(scaled.x)) - 1);
+  const int x1 = std::min(ow, static_cast<int>(std::ceil(scaled.x + scaled.w)) + 1);
+  const int y0 = std::max(0, static_cast<int>(std::floor(scaled.y)) - 1);
+  const int y1 = std::min(oh, static_cast<int>(std::ceil(scaled.y + scaled.h)) + 1);
+  JDIMENSION xoff = static_cast<JDIMENSION>(x0), width = static_cast<JDIMENSION>(x1 - x0);
+  if (width < static_cast<JDIMENSION>(ow)) jpeg_crop_scanline(&cinfo, &xoff, &width);
+  if (y0 > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(y0));
+  out.scale_num = static_cast<int>(cinfo.scale_num);
+  out.image.width = static_cast<int>(cinfo.output_width);  // the cropped width
+  out.image.height = y1 - y0;
+  out.image.pixels.resize(static_cast<std::size_t>(out.image.width) * out.image.height * 3);
+  const std::size_t stride = static_cast<std::size_t>(out.image.width) * 3;
+  while (static_cast<int>(cinfo.output_scanline) < y1) {
+    JSAMPROW row = out.image.pixels.data() +
+                   (static_cast<std::size_t>(cinfo.output_scanline) - y0) * stride;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  out.crop = {scaled.x - static_cast<double>(xoff), scaled.y - y0, scaled.w, scaled.h};
+  jpeg_abort_decompress(&cinfo);
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
+  jpeg_compress_struct cinfo;
+  ErrorManager err;
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = on_error;
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    std::free(buffer);
+    fail("JPEG encode", err.message);
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, &buffer, &size);
+  cinfo.image_width = static_cast<JDIMENSION>(image.width);
+  cinfo.image_height = static_cast<JDIMENSION>(image.height);
+  cinfo.input_components = 3;
+  cinfo.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, quality, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  const std::size_t stride = static_cast<std::size_t>(image.width) * 3;
+  while (cinfo.next_scanline < cinfo.image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(image.pixels.data() + cinfo.next_scanline * stride);
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  std::vector<std::uint8_t> out(buffer, buffer + size);
+  std::free(buffer);
+  return out;
+}
+
+JpegSize read_jpeg_size(const std::uint8_t* data, std::size_t size) {
+  jpeg_decompress_struct cinfo;
+  ErrorManager err;
+  set_up_errors(cinfo, err);
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    fail("not a readable JPEG", err.message);
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&cinfo, TRUE);
+  JpegSize s{static_cast<int>(cinfo.image_width), static_cast<int>(cinfo.image_height)};
+  jpeg_destroy_decompress(&cinfo);
+  return s;
+}
+
+DecodedRegion decode_jpeg_region(const std::uint8_t* data, std::size_t size, const CropBox& box,
+                                 int min_width, int min_height, bool allow_scaling) {
+  DecodedRegion out;
+  jpeg_decompress_struct cinfo;
+  ErrorManager err;
+  set_up_errors(cinfo, err);
+  if (size == 0) throw DatasetError("empty file");
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    fail("corrupt JPEG", err.message);
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  decode_into(cinfo, box, min_width, min_height, allow_scaling, out);
+  jpeg_destroy_decompress(&cinfo);
+  return out;
+}
+
+RgbImage decode_jpeg(const std::uint8_t* data, std::size_t size) {
+  return decode_jpeg_region(data, size, CropBox{}, 0, 0, false).image;
+}
+
+}  // namespace orch::dataset
