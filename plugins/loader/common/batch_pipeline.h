@@ -1,0 +1,246 @@
+// The batch pipeline the imagefolder and cached loaders share: worker threads that turn samples
+// into normalised float images written straight into (pinned) batch tensors, and a bounded
+// queue of `prefetch` batches the training loop takes from in order.
+//
+// Determinism: batch b of the run is batch b % batches_per_epoch of epoch b / batches_per_epoch,
+// its samples are fixed by the epoch's order (from seed and epoch), and every sample's crop and
+// flip come from (seed, epoch, sample index). Threads only decide who does the work, never what
+// it produces, so the batches are the same for any number of workers.
+//
+// Header-only, compiled into each loader plugin (plugins cannot share a LibTorch library).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dataset/resample.h"
+#include "dataset/sample_random.h"
+#include "orch/data_loader.h"
+
+namespace orch::loaders {
+
+/// Where samples come from: a JPEG folder, a cache.
+class SampleSource {
+ public:
+  virtual ~SampleSource() = default;
+  virtual std::int64_t size() const = 0;
+  virtual std::int32_t label(std::int64_t index) const = 0;
+  /// Writes sample `index`'s augmented out_size x out_size RGB (HWC) into `out`; adds the bytes
+  /// it read to `bytes`. Throws std::exception with `where: what is wrong` on a bad sample.
+  virtual void load(std::int64_t index, dataset::SampleRng& rng, int out_size, std::uint8_t* out,
+                    std::uint64_t& bytes) const = 0;
+};
+
+struct PipelineOptions {
+  std::int64_t batch_size = 64;
+  int image_size = 224;
+  int workers = 1;
+  int prefetch = 3;
+  bool shuffle = true;
+  bool drop_last = true;
+  bool pin_memory = false;  ///< already false when there is no CUDA device
+  bool channels_last = false;
+  bool skip_errors = false;
+  std::uint64_t seed = 0;
+};
+
+class BatchPipeline {
+ public:
+  BatchPipeline(std::unique_ptr<SampleSource> source, const PipelineOptions& o)
+      : source_(std::move(source)), o_(o), n_(source_->size()),
+        slots_(static_cast<std::size_t>(o.prefetch)) {
+    if (n_ < 1) throw std::invalid_argument("the dataset has no images");
+    if (o_.drop_last && n_ < o_.batch_size)
+      throw std::invalid_argument("the dataset's " + std::to_string(n_) +
+                                  " images are fewer than one batch of " +
+                                  std::to_string(o_.batch_size) + " (drop_last: true)");
+    batches_per_epoch_ = o_.drop_last ? n_ / o_.batch_size : (n_ + o_.batch_size - 1) / o_.batch_size;
+    for (int t = 0; t < o_.workers; ++t) threads_.emplace_back([this] { work(); });
+  }
+
+  ~BatchPipeline() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    space_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  Batch next() {
+    std::unique_lock<std::mutex> lock(m_);
+    Slot& s = slot(consumed_);
+    auto ready = [&] { return s.batch == consumed_ && s.done == s.count; };
+    if (!ready()) {
+      ++queue_empty_waits_;
+      const auto t0 = std::chrono::steady_clock::now();
+      ready_.wait(lock, [&] { return ready() || error_.has_value(); });
+      queue_wait_ms_ += ms_since(t0);
+      if (!ready()) throw std::runtime_error(*error_);
+    }
+    Batch out{std::move(s.images), std::move(s.labels)};
+    s.batch = -1;
+    ++consumed_;
+    lock.unlock();
+    space_.notify_all();
+    return out;
+  }
+
+  std::map<std::string, double> counters() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return {{"decode_ms", static_cast<double>(decode_us_.load()) / 1000.0},
+            {"bytes_read", static_cast<double>(bytes_read_.load())},
+            {"images", static_cast<double>(images_.load())},
+            {"skipped", static_cast<double>(skipped_.load())},
+            {"queue_empty_waits", static_cast<double>(queue_empty_waits_)},
+            {"queue_wait_ms", queue_wait_ms_},
+            {"workers", static_cast<double>(o_.workers)},
+            {"pinned", o_.pin_memory ? 1.0 : 0.0}};
+  }
+
+ private:
+  struct Slot {
+    std::int64_t batch = -1;
+    std::int64_t count = 0, done = 0;
+    torch::Tensor images, labels;
+  };
+
+  static double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  Slot& slot(std::int64_t batch) { return slots_[static_cast<std::size_t>(batch % o_.prefetch)]; }
+  std::int64_t count_of(std::int64_t batch) const {
+    const std::int64_t start = (batch % batches_per_epoch_) * o_.batch_size;
+    return std::min(o_.batch_size, n_ - start);
+  }
+
+  // Sample `i` of batch `b`, in the epoch's order; called with m_ held.
+  std::int64_t sample_of(std::int64_t b, std::int64_t i) {
+    const std::int64_t epoch = b / batches_per_epoch_;
+    if (epoch != order_epoch_) {
+      order_ = dataset::epoch_order(n_, o_.seed, static_cast<std::uint64_t>(epoch), o_.shuffle);
+      order_epoch_ = epoch;
+    }
+    return order_[static_cast<std::size_t>((b % batches_per_epoch_) * o_.batch_size + i)];
+  }
+
+  void work() {
+    const int size = o_.image_size;
+    std::vector<std::uint8_t> rgb(static_cast<std::size_t>(size) * size * 3);
+    for (;;) {
+      std::int64_t b, i, index;
+      float* images;
+      std::int64_t* labels;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        space_.wait(lock, [&] { return stop_ || claim_batch_ < consumed_ + o_.prefetch; });
+        if (stop_) return;
+        b = claim_batch_;
+        i = claim_index_;
+        Slot& s = slot(b);
+        if (i == 0) {
+          s.batch = b;
+          s.count = count_of(b);
+          s.done = 0;
+          auto opts = torch::TensorOptions().pinned_memory(o_.pin_memory);
+          s.images = torch::empty({s.count, 3, size, size},
+                                  opts.dtype(torch::kFloat32).memory_format(
+                                      o_.channels_last ? at::MemoryFormat::ChannelsLast
+                                                       : at::MemoryFormat::Contiguous));
+          s.labels = torch::empty({s.count}, opts.dtype(torch::kInt64));
+        }
+        if (++claim_index_ == s.count) {
+          ++claim_batch_;
+          claim_index_ = 0;
+        }
+        index = sample_of(b, i);
+        images = s.images.data_ptr<float>() + i * 3 * size * size;
+        labels = s.labels.data_ptr<std::int64_t>() + i;
+      }
+      const std::uint64_t epoch = static_cast<std::uint64_t>(b / batches_per_epoch_);
+      std::optional<std::string> failure;
+      const auto t0 = std::chrono::steady_clock::now();
+      std::uint64_t bytes = 0;
+      // With on_error: skip, a bad sample's place goes to the next readable one of the dataset.
+      for (std::int64_t tries = 0;; ++tries) {
+        const std::int64_t k = (index + tries) % n_;
+        dataset::SampleRng rng = dataset::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
+        try {
+          source_->load(k, rng, size, rgb.data(), bytes);
+          *labels = source_->label(k);
+          break;
+        } catch (const std::exception& e) {
+          if (!o_.skip_errors) {
+            failure = e.what();
+            break;
+          }
+          ++skipped_;
+          if (tries + 1 >= n_) {
+            failure = std::string("every image failed to load; the last: ") + e.what();
+            break;
+          }
+        }
+      }
+      if (!failure) dataset::normalize_imagenet(rgb.data(), size, size, o_.channels_last, images);
+      decode_us_ += static_cast<std::int64_t>(ms_since(t0) * 1000.0);
+      bytes_read_ += bytes;
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        if (failure) {
+          if (!error_) error_ = *failure;
+          stop_ = true;
+        } else {
+          ++images_;
+          ++slot(b).done;
+        }
+      }
+      ready_.notify_all();
+      if (failure) {
+        space_.notify_all();
+        return;
+      }
+    }
+  }
+
+  std::unique_ptr<SampleSource> source_;
+  PipelineOptions o_;
+  std::int64_t n_;
+  std::int64_t batches_per_epoch_ = 1;
+
+  mutable std::mutex m_;
+  std::condition_variable space_, ready_;
+  std::vector<Slot> slots_;
+  bool stop_ = false;
+  std::optional<std::string> error_;
+  std::int64_t claim_batch_ = 0, claim_index_ = 0, consumed_ = 0;
+  std::vector<std::int64_t> order_;
+  std::int64_t order_epoch_ = -1;
+
+  std::atomic<std::int64_t> decode_us_{0}, images_{0}, skipped_{0};
+  std::atomic<std::uint64_t> bytes_read_{0};
+  std::int64_t queue_empty_waits_ = 0;
+  double queue_wait_ms_ = 0;
+
+  std::vector<std::thread> threads_;  // last: started after everything above exists
+};
+
+/// `workers: 0` means min(16, cores - 2), at least 1.
+inline int resolve_workers(std::int64_t requested) {
+  if (requested > 0) return static_cast<int>(requested);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, std::min(16, cores - 2));
+}
+
+}  // namespace orch::loaders
