@@ -175,3 +175,31 @@ TEST_CASE("normalize_imagenet: planar and channels-last layouts of the same valu
   CHECK(last[1] == Approx(planar[2]));
   CHECK(last[3] == Approx(planar[1]));
 }
+
+TEST_CASE("resample_bilinear: the separable filter equals the direct 2x2 filter", "[dataset]") {
+  const RgbImage src = decode_jpeg(sample_jpeg().data(), sample_jpeg().size());
+  for (const BoxF box : {BoxF{13.5, 7.25, 300, 211}, BoxF{0, 0, 40, 40}, BoxF{100, 90, 223.7, 301.2}}) {
+    for (const bool flip : {false, true}) {
+      const int ow = 57, oh = 43;
+      std::vector<std::uint8_t> fast(ow * oh * 3);
+      resample_bilinear(src, box, ow, oh, flip, fast.data());
+      int mismatches = 0;
+      for (int oy = 0; oy < oh; ++oy)
+        for (int ox = 0; ox < ow; ++ox) {
+          const double fx = std::clamp(box.x + (ox + 0.5) * box.w / ow - 0.5, 0.0, src.width - 1.0);
+          const double fy = std::clamp(box.y + (oy + 0.5) * box.h / oh - 0.5, 0.0, src.height - 1.0);
+          const int x0 = std::min(static_cast<int>(fx), src.width - 2), y0 = std::min(static_cast<int>(fy), src.height - 2);
+          const int wx = static_cast<int>(std::lround((fx - x0) * 256)), wy = static_cast<int>(std::lround((fy - y0) * 256));
+          auto px = [&](int x, int y, int c) { return int{src.pixels[(static_cast<std::size_t>(y) * src.width + x) * 3 + c]}; };
+          const int dx = flip ? ow - 1 - ox : ox;
+          for (int c = 0; c < 3; ++c) {
+            const int top = px(x0, y0, c) * (256 - wx) + px(x0 + 1, y0, c) * wx;
+            const int bottom = px(x0, y0 + 1, c) * (256 - wx) + px(x0 + 1, y0 + 1, c) * wx;
+            const int want = (top * (256 - wy) + bottom * wy + 32768) >> 16;
+            mismatches += fast[(static_cast<std::size_t>(oy) * ow + dx) * 3 + c] != want;
+          }
+        }
+      CHECK(mismatches == 0);
+    }
+  }
+}
