@@ -226,3 +226,31 @@ TEST_CASE("orch run trains ResNet18 from a generated JPEG folder", "[loader][cli
   CHECK(st.column_double(2) >= 32);
   CHECK(st.column_double(3) > 0);
 }
+
+TEST_CASE("imagefolder: shuffle off keeps folder order; drop_last off keeps the short batch", "[loader]") {
+  const PluginInfo* info = test::built_plugins().find(PluginKind::kDataLoader, "imagefolder");
+  REQUIRE(info != nullptr);
+  const PluginChoice choice{"imagefolder", resolve_params(*info, {{"root", (dataset_dir() / "data").string()},
+                                                                  {"image_size", std::int64_t{kSize}},
+                                                                  {"shuffle", false},
+                                                                  {"drop_last", false},
+                                                                  {"workers", std::int64_t{2}}})};
+  auto loader = test::built_plugins().create_loader(choice, {10, torch::kCPU, 0, false});
+  // 24 images in batches of 10: 10, 10, 4, then the next epoch.
+  const Batch a = loader->next(), b = loader->next(), c = loader->next(), d = loader->next();
+  CHECK(a.images.size(0) == 10);
+  CHECK(b.images.size(0) == 10);
+  CHECK(c.images.size(0) == 4);
+  CHECK(d.images.size(0) == 10);
+  // Folder order: class 0's six images, then class 1's.
+  const std::vector<std::int64_t> want = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
+  CHECK(std::vector<std::int64_t>(a.labels.data_ptr<std::int64_t>(), a.labels.data_ptr<std::int64_t>() + 10) == want);
+  CHECK(torch::equal(a.labels, d.labels));
+  CHECK(c.labels.min().item<std::int64_t>() == kClasses - 1);
+  // Same images, new crops in the next epoch.
+  CHECK_FALSE(torch::equal(a.images, d.images));
+
+  const PluginChoice strict{"imagefolder", resolve_params(*info, {{"root", (dataset_dir() / "data").string()}})};
+  CHECK_THROWS_WITH(test::built_plugins().create_loader(strict, {64, torch::kCPU, 0, false}),
+                    Contains("fewer than one batch"));
+}
