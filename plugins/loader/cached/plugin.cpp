@@ -28,36 +28,14 @@ class CacheSource final : public loaders::SampleSource {
   dataset::ImageCache cache_;
 };
 
-class CachedLoader final : public DataLoader {
- public:
-  CachedLoader(const Params& p, const LoaderContext& ctx) : size_(p.get_int("image_size")) {
-    const std::string& path = p.get_string("path");
-    if (path.empty())
-      throw std::invalid_argument(
-          "data.path is not set: give the cache file made by `orch dataset cache SRC DST`");
-    auto source = std::make_unique<CacheSource>(path);
-    classes_ = source->classes();
-    loaders::PipelineOptions o;
-    o.batch_size = ctx.batch_size;
-    o.image_size = static_cast<int>(size_);
-    o.workers = loaders::resolve_workers(p.get_int("workers"));
-    o.prefetch = static_cast<int>(p.get_int("prefetch"));
-    o.shuffle = p.get_bool("shuffle");
-    o.drop_last = p.get_bool("drop_last");
-    o.pin_memory = p.get_bool("pin_memory") && ctx.device.is_cuda();
-    o.channels_last = ctx.channels_last;
-    o.seed = static_cast<std::uint64_t>(ctx.seed);
-    pipeline_ = std::make_unique<loaders::BatchPipeline>(std::move(source), o);
-  }
-  std::vector<std::int64_t> sample_shape() const override { return {3, size_, size_}; }
-  std::int64_t num_classes() const override { return classes_; }
-  Batch next() override { return pipeline_->next(); }
-  std::map<std::string, double> counters() const override { return pipeline_->counters(); }
-
- private:
-  std::int64_t size_, classes_ = 0;
-  std::unique_ptr<loaders::BatchPipeline> pipeline_;
-};
+// The path is checked before the cache is opened, so the error names the setting.
+std::unique_ptr<CacheSource> open_cache(const Params& p) {
+  const std::string& path = p.get_string("path");
+  if (path.empty())
+    throw std::invalid_argument(
+        "data.path is not set: give the cache file made by `orch dataset cache SRC DST`");
+  return std::make_unique<CacheSource>(path);
+}
 
 class CachedPlugin final : public DataLoaderPlugin {
  public:
@@ -65,23 +43,18 @@ class CachedPlugin final : public DataLoaderPlugin {
     return {"cached", PluginKind::kDataLoader, "1.0.0",
             "pre-decoded images from an `orch dataset cache` file (memory-mapped), "
             "random-resized-crop + flip + normalize",
-            {{"path", ParamType::kString, std::string(""), {}, {}, {},
-              "the cache file written by `orch dataset cache`"},
-             {"workers", ParamType::kInt, std::int64_t{0}, {}, 0, 256,
-              "augmentation threads; 0: min(16, cores - 2), at least 1"},
-             {"prefetch", ParamType::kInt, std::int64_t{3}, {}, 1, 64,
-              "batches being prepared or ready ahead of the training loop"},
-             {"pin_memory", ParamType::kBool, true, {}, {}, {},
-              "assemble batches in page-locked memory (CUDA runs only)"},
-             {"shuffle", ParamType::kBool, true, {}, {}, {},
-              "a new order every epoch, from the run's seed"},
-             {"drop_last", ParamType::kBool, true, {}, {}, {},
-              "drop an epoch's incomplete last batch"},
-             {"image_size", ParamType::kInt, std::int64_t{224}, {}, 16, 1024,
-              "height and width of the random-resized crop"}}};
+            params()};
+  }
+  static std::vector<ParamSpec> params() {
+    std::vector<ParamSpec> out = {{"path", ParamType::kString, std::string(""), {}, {}, {},
+                                   "the cache file written by `orch dataset cache`"}};
+    for (auto& spec : loaders::pipeline_params("augmentation threads")) out.push_back(spec);
+    return out;
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
-    return std::make_unique<CachedLoader>(p, ctx);
+    auto source = open_cache(p);
+    const std::int64_t classes = source->classes();
+    return std::make_unique<loaders::PipelineLoader>(std::move(source), classes, p, ctx, false);
   }
 };
 

@@ -243,4 +243,51 @@ inline int resolve_workers(std::int64_t requested) {
   return std::max(1, std::min(16, cores - 2));
 }
 
+/// The parameters every pipeline loader declares, after its own (`root`/`path`, ...).
+/// `workers_doc` says what a worker does for this loader.
+inline std::vector<ParamSpec> pipeline_params(const std::string& workers_doc) {
+  return {{"workers", ParamType::kInt, std::int64_t{0}, {}, 0, 256,
+           workers_doc + "; 0: min(16, cores - 2), at least 1"},
+          {"prefetch", ParamType::kInt, std::int64_t{3}, {}, 1, 64,
+           "batches being prepared or ready ahead of the training loop"},
+          {"pin_memory", ParamType::kBool, true, {}, {}, {},
+           "assemble batches in page-locked memory (CUDA runs only)"},
+          {"shuffle", ParamType::kBool, true, {}, {}, {},
+           "a new order every epoch, from the run's seed"},
+          {"drop_last", ParamType::kBool, true, {}, {}, {},
+           "drop an epoch's incomplete last batch"},
+          {"image_size", ParamType::kInt, std::int64_t{224}, {}, 16, 1024,
+           "height and width of the random-resized crop"}};
+}
+
+/// A DataLoader over a BatchPipeline: the loaders differ only in their SampleSource.
+class PipelineLoader : public DataLoader {
+ public:
+  /// `skip_errors`: on_error: skip (loaders without that parameter pass false).
+  PipelineLoader(std::unique_ptr<SampleSource> source, std::int64_t classes, const Params& p,
+                 const LoaderContext& ctx, bool skip_errors)
+      : size_(p.get_int("image_size")), classes_(classes) {
+    PipelineOptions o;
+    o.batch_size = ctx.batch_size;
+    o.image_size = static_cast<int>(size_);
+    o.workers = resolve_workers(p.get_int("workers"));
+    o.prefetch = static_cast<int>(p.get_int("prefetch"));
+    o.shuffle = p.get_bool("shuffle");
+    o.drop_last = p.get_bool("drop_last");
+    o.pin_memory = p.get_bool("pin_memory") && ctx.device.is_cuda();
+    o.channels_last = ctx.channels_last;
+    o.skip_errors = skip_errors;
+    o.seed = static_cast<std::uint64_t>(ctx.seed);
+    pipeline_ = std::make_unique<BatchPipeline>(std::move(source), o);
+  }
+  std::vector<std::int64_t> sample_shape() const override { return {3, size_, size_}; }
+  std::int64_t num_classes() const override { return classes_; }
+  Batch next() override { return pipeline_->next(); }
+  std::map<std::string, double> counters() const override { return pipeline_->counters(); }
+
+ private:
+  std::int64_t size_, classes_;
+  std::unique_ptr<BatchPipeline> pipeline_;
+};
+
 }  // namespace orch::loaders

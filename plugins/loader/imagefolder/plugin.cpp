@@ -37,38 +37,15 @@ class FolderSource final : public loaders::SampleSource {
   dataset::FolderIndex index_;
 };
 
-class ImageFolderLoader final : public DataLoader {
- public:
-  ImageFolderLoader(const Params& p, const LoaderContext& ctx) : size_(p.get_int("image_size")) {
-    const std::string& root = p.get_string("root");
-    if (root.empty())
-      throw std::invalid_argument(
-          "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG), e.g. "
-          "data: {plugin: imagefolder, root: /data/imagenet}");
-    auto source = std::make_unique<FolderSource>(dataset::scan_image_folder(root));
-    classes_ = source->classes();
-    loaders::PipelineOptions o;
-    o.batch_size = ctx.batch_size;
-    o.image_size = static_cast<int>(size_);
-    o.workers = loaders::resolve_workers(p.get_int("workers"));
-    o.prefetch = static_cast<int>(p.get_int("prefetch"));
-    o.shuffle = p.get_bool("shuffle");
-    o.drop_last = p.get_bool("drop_last");
-    o.pin_memory = p.get_bool("pin_memory") && ctx.device.is_cuda();
-    o.channels_last = ctx.channels_last;
-    o.skip_errors = p.get_string("on_error") == "skip";
-    o.seed = static_cast<std::uint64_t>(ctx.seed);
-    pipeline_ = std::make_unique<loaders::BatchPipeline>(std::move(source), o);
-  }
-  std::vector<std::int64_t> sample_shape() const override { return {3, size_, size_}; }
-  std::int64_t num_classes() const override { return classes_; }
-  Batch next() override { return pipeline_->next(); }
-  std::map<std::string, double> counters() const override { return pipeline_->counters(); }
-
- private:
-  std::int64_t size_, classes_ = 0;
-  std::unique_ptr<loaders::BatchPipeline> pipeline_;
-};
+// The root is checked before scanning, so the error names the setting.
+std::unique_ptr<FolderSource> open_folder(const Params& p) {
+  const std::string& root = p.get_string("root");
+  if (root.empty())
+    throw std::invalid_argument(
+        "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG), e.g. "
+        "data: {plugin: imagefolder, root: /data/imagenet}");
+  return std::make_unique<FolderSource>(dataset::scan_image_folder(root));
+}
 
 class ImageFolderPlugin final : public DataLoaderPlugin {
  public:
@@ -76,26 +53,23 @@ class ImageFolderPlugin final : public DataLoaderPlugin {
     return {"imagefolder", PluginKind::kDataLoader, "1.0.0",
             "JPEG folder (ImageNet layout) decoded on the CPU by worker threads, "
             "random-resized-crop + flip + normalize",
-            {{"root", ParamType::kString, std::string(""), {}, {}, {},
-              "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)"},
-             {"workers", ParamType::kInt, std::int64_t{0}, {}, 0, 256,
-              "decoding threads; 0: min(16, cores - 2), at least 1"},
-             {"prefetch", ParamType::kInt, std::int64_t{3}, {}, 1, 64,
-              "batches being prepared or ready ahead of the training loop"},
-             {"pin_memory", ParamType::kBool, true, {}, {}, {},
-              "assemble batches in page-locked memory (CUDA runs only)"},
-             {"shuffle", ParamType::kBool, true, {}, {}, {},
-              "a new order every epoch, from the run's seed"},
-             {"drop_last", ParamType::kBool, true, {}, {}, {},
-              "drop an epoch's incomplete last batch"},
-             {"image_size", ParamType::kInt, std::int64_t{224}, {}, 16, 1024,
-              "height and width of the random-resized crop"},
-             {"on_error", ParamType::kString, std::string("fail"),
-              {std::string("fail"), std::string("skip")}, {}, {},
-              "an unreadable or corrupt file fails the run, or is counted and skipped"}}};
+            params()};
+  }
+  static std::vector<ParamSpec> params() {
+    std::vector<ParamSpec> out = {
+        {"root", ParamType::kString, std::string(""), {}, {}, {},
+         "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)"}};
+    for (auto& spec : loaders::pipeline_params("decoding threads")) out.push_back(spec);
+    out.push_back({"on_error", ParamType::kString, std::string("fail"),
+                   {std::string("fail"), std::string("skip")}, {}, {},
+                   "an unreadable or corrupt file fails the run, or is counted and skipped"});
+    return out;
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
-    return std::make_unique<ImageFolderLoader>(p, ctx);
+    auto source = open_folder(p);
+    const std::int64_t classes = source->classes();
+    return std::make_unique<loaders::PipelineLoader>(std::move(source), classes, p, ctx,
+                                                     p.get_string("on_error") == "skip");
   }
 };
 
