@@ -1,0 +1,122 @@
+#include "cluster/ingest.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "cluster/submission.h"
+
+namespace orch::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// What Store::record would refuse, said per file before anything is written.
+std::string what_is_wrong(const json& doc) {
+  if (!doc.is_object()) return "not a JSON object";
+  if (doc.value("format", "") != "orch.result") return "not an orch result document (format is not \"orch.result\")";
+  if (!doc.contains("status") || !doc["status"].is_string()) return "no status";
+  const auto run = doc.find("run");
+  if (run == doc.end() || !run->is_object()) return "no run {name, hash, repeat}";
+  if (!run->contains("hash") || !(*run)["hash"].is_string() || (*run)["hash"].get<std::string>().empty()) {
+    return "no run.hash";
+  }
+  if (!run->contains("repeat") || !(*run)["repeat"].is_number_integer()) return "no integer run.repeat";
+  if (!doc.contains("experiment") || !doc["experiment"].is_string()) return "no experiment name";
+  return {};
+}
+
+}  // namespace
+
+Ingester::Ingester(storage::Store& store, std::string sweep)
+    : store_(store), sweep_override_(std::move(sweep)) {}
+
+std::int64_t Ingester::sweep_for(const std::string& name, const std::string& experiment) {
+  if (auto it = sweep_ids_.find(name); it != sweep_ids_.end()) return it->second;
+  std::string file, description;
+  if (index_.is_object() && index_.value("sweep", "") == name) {
+    file = index_.value("experiment_file", "");
+    description = index_.value("description", "");
+  }
+  const std::int64_t id = store_.open_sweep(name, experiment, file, description);
+  sweep_ids_[name] = id;
+  auto& st = statuses_[id];
+  for (const auto& [key, state] : store_.run_states(id)) st[key] = state.status;
+  return id;
+}
+
+void Ingester::ingest_file(const fs::path& file, IngestReport& report) {
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  const auto mtime = fs::last_write_time(file, ec);
+  if (ec) return;  // vanished (a task's rename) between listing and reading
+  const auto stamp = std::make_pair(size, mtime);
+  if (auto it = seen_.find(file.string()); it != seen_.end() && it->second == stamp) return;
+  seen_[file.string()] = stamp;
+
+  json doc;
+  try {
+    std::ifstream in(file);
+    doc = json::parse(in);
+  } catch (const json::exception& e) {
+    report.malformed.push_back(file.string() + ": not valid JSON: " + e.what());
+    return;
+  }
+  if (auto why = what_is_wrong(doc); !why.empty()) {
+    report.malformed.push_back(file.string() + ": " + why);
+    return;
+  }
+  const std::string experiment = doc["experiment"];
+  std::string name = sweep_override_;
+  if (name.empty() && index_.is_object()) name = index_.value("sweep", "");
+  if (name.empty()) name = experiment;
+  if (index_.is_object() && !index_.value("experiment", "").empty() &&
+      index_.value("experiment", "") != experiment) {
+    report.malformed.push_back(file.string() + ": a run of experiment '" + experiment +
+                               "' in the submission of experiment '" +
+                               index_.value("experiment", "") + "'");
+    return;
+  }
+  try {
+    const std::int64_t id = sweep_for(name, experiment);
+    const std::pair<std::string, int> key{doc["run"]["hash"], doc["run"]["repeat"].get<int>()};
+    const std::string status = doc["status"];
+    auto& known = statuses_[id];
+    if (auto it = known.find(key); it != known.end() && it->second == status && status != "running") {
+      ++report.unchanged;
+      return;
+    }
+    store_.record(id, doc);
+    known[key] = status;
+    ++report.recorded;
+  } catch (const std::exception& e) {
+    report.malformed.push_back(file.string() + ": " + e.what());
+  }
+}
+
+IngestReport Ingester::ingest(const std::string& dir_arg) {
+  IngestReport report;
+  fs::path dir(dir_arg);
+  index_ = json();
+  if (auto idx = read_index(dir.string())) {
+    index_ = *idx;
+    dir /= "results";
+  } else if (auto parent = read_index(fs::absolute(dir).lexically_normal().parent_path().string())) {
+    index_ = *parent;
+  }
+  std::vector<fs::path> files;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    report.malformed.push_back(dir.string() + ": not a folder");
+    return report;
+  }
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().extension() == ".json") files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) ingest_file(f, report);
+  return report;
+}
+
+}  // namespace orch::cluster

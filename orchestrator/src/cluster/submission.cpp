@@ -1,0 +1,108 @@
+#include "cluster/submission.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "plan/run_spec_json.h"
+
+namespace orch::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_file(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+bool is_finished(const std::string& status, bool retry_failed) {
+  static const std::set<std::string> kFinalFailures = {"failed", "oom", "timeout", "skipped"};
+  return status == "ok" || (!retry_failed && kFinalFailures.count(status) > 0);
+}
+
+std::string result_name(const RunSpec& spec) {
+  return fmt::format("{}-r{}", spec.hash, spec.repeat);
+}
+
+std::vector<const RunSpec*> pending_runs(const std::vector<RunSpec>& runs,
+                                         const std::map<std::pair<std::string, int>, std::string>& done,
+                                         bool retry_failed) {
+  std::vector<const RunSpec*> out;
+  for (const RunSpec& r : runs) {
+    auto it = done.find({r.hash, r.repeat});
+    if (it != done.end() && is_finished(it->second, retry_failed)) continue;
+    out.push_back(&r);
+  }
+  return out;
+}
+
+Submission write_submission(const SweepIdentity& sweep, const std::vector<const RunSpec*>& pending,
+                            std::size_t total, SlurmScriptInput script_input) {
+  Submission sub;
+  sub.dir = fs::absolute(script_input.dir).lexically_normal().string();
+  sub.already_done = total - pending.size();
+  sub.script_path = (fs::path(sub.dir) / kScriptFile).string();
+  if (pending.empty()) return sub;
+
+  const fs::path dir(sub.dir);
+  const fs::path specs = dir / "specs";
+  fs::create_directories(specs);
+  fs::create_directories(dir / "results");
+  fs::create_directories(dir / "logs");
+  for (const auto& entry : fs::directory_iterator(specs)) {
+    if (entry.path().extension() == ".json") fs::remove(entry.path());
+  }
+  nlohmann::json tasks = nlohmann::json::array();
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const RunSpec& spec = *pending[i];
+    write_file(specs / fmt::format("{}.json", i), run_spec_json(spec).dump(2) + "\n");
+    sub.result_names.push_back(result_name(spec));
+    tasks.push_back({{"task", i},
+                     {"name", spec.name},
+                     {"hash", spec.hash},
+                     {"repeat", spec.repeat},
+                     {"spec", fmt::format("specs/{}.json", i)},
+                     {"result", "results/" + result_name(spec) + ".json"}});
+  }
+  script_input.dir = sub.dir;
+  script_input.result_names = sub.result_names;
+  sub.script = slurm_script(script_input);
+  const nlohmann::json index = {{"format", kIndexFormat},
+                                {"version", 1},
+                                {"sweep", sweep.name},
+                                {"experiment", sweep.experiment},
+                                {"experiment_file", sweep.experiment_file},
+                                {"description", sweep.description},
+                                {"runs_in_plan", total},
+                                {"script", kScriptFile},
+                                {"tasks", tasks}};
+  write_file(dir / kIndexFile, index.dump(2) + "\n");
+  write_file(sub.script_path, sub.script);
+  fs::permissions(sub.script_path, fs::perms::owner_exec | fs::perms::group_exec,
+                  fs::perm_options::add);
+  return sub;
+}
+
+std::optional<nlohmann::json> read_index(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / kIndexFile);
+  if (!in) return std::nullopt;
+  try {
+    auto j = nlohmann::json::parse(in);
+    if (j.is_object() && j.value("format", "") == kIndexFormat) return j;
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace orch::cluster
