@@ -17,6 +17,7 @@ DEBIAN_PACKAGES=(
   libyaml-cpp-dev libsqlite3-dev sqlite3 libboost-dev catch2 libcli11-dev nlohmann-json3-dev
   libfmt-dev libxxhash-dev libjpeg62-turbo-dev python3-venv
   chromium  # headless, for the test that opens `orch report`'s HTML in a real browser
+  slurm-wlm munge  # a single-node Slurm on localhost, for the `orch sweep --launcher slurm` test
 )
 
 say() { echo "setup: $*"; }

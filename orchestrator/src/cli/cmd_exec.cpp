@@ -23,6 +23,7 @@ struct ExecOptions {
   std::int64_t batch_size = 0;
   bool probe = false;
   long parent_pid = 0;
+  std::string write_outcome, reason;
 };
 
 // Written to a temporary name and renamed: the parent never reads half a document.
@@ -54,6 +55,11 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--parent-pid", o->parent_pid,
                   "die with this process (the sweep): a killed sweep leaves no run behind "
                   "holding its GPU");
+  cmd->add_option("--write-outcome", o->write_outcome,
+                  "do not run: write a result document with this status for the specification "
+                  "(what a Slurm task records when it is stopped or its run crashed)")
+      ->check(CLI::IsMember({"interrupted", "failed"}));
+  cmd->add_option("--reason", o->reason, "the error text of --write-outcome's document");
   cmd->callback([&g, &exit_code, o] {
     if (o->parent_pid > 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -70,6 +76,19 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     } catch (const std::exception& e) {
       std::cerr << "orch exec: " << o->spec << ": " << e.what() << "\n";
       exit_code = kExitBadInput;
+      return;
+    }
+    if (!o->write_outcome.empty()) {
+      // No plugin is loaded and nothing runs: the header of the specification, and the outcome.
+      nlohmann::json doc = run_spec_json(spec);
+      doc["format"] = "orch.result";
+      doc["version"] = 2;
+      doc["status"] = o->write_outcome;
+      doc["error"] = o->reason.empty() ? "recorded by orch exec --write-outcome" : o->reason;
+      doc["device"] = spec.device;
+      write_atomically(o->out, doc);
+      std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
+                << "): recorded " << o->write_outcome << ": " << doc["error"].get<std::string>() << "\n";
       return;
     }
     if (o->batch_size > 0) spec.batch_size = o->batch_size;

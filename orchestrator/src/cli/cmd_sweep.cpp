@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
+#include "cli/slurm_commands.h"
 #include "report/rank_table.h"
 #include "storage/store.h"
 #include "sweep/child_run.h"
@@ -34,6 +35,9 @@ struct SweepArgs {
   bool resume = false, retry_failed = false;
   int max_consecutive_failures = 3;
   double grace_s = 10;
+  std::string launcher = "local";
+  bool wait = false;
+  SlurmCliOptions slurm;
 };
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -116,6 +120,12 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--grace", a->grace_s, "seconds between SIGTERM and SIGKILL when a run times "
                                          "out or the sweep is stopped")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--launcher", a->launcher, "local (child processes on this machine), or slurm "
+                                             "(one job array; see `orch submit`)")
+      ->capture_default_str()->check(CLI::IsMember({"local", "slurm"}));
+  cmd->add_flag("--wait", a->wait, "with --launcher slurm: follow the job, ingest the results as "
+                                   "they arrive, print the ranking");
+  add_slurm_options(*cmd, a->slurm);
   cmd->callback([&g, &exit_code, a] {
     PluginRegistry registry;
     load_registry(registry, g);
@@ -125,6 +135,11 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       return;
     }
     const Plan& plan = *planned;
+    if (a->launcher == "slurm") {
+      a->slurm.retry_failed = a->retry_failed;
+      exit_code = submit_to_slurm(plan, a->sweep_name, g, a->slurm, a->wait);
+      return;
+    }
     sweep::SweepOptions options;
     options.retry_failed = a->retry_failed;
     options.max_consecutive_failures = a->max_consecutive_failures;

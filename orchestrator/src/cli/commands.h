@@ -29,5 +29,7 @@ void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_report_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_dataset_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_ingest_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 
 }  // namespace orch::cli

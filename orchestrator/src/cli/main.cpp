@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   orch::cli::add_export_command(app, global, exit_code);
   orch::cli::add_report_command(app, global, exit_code);
   orch::cli::add_dataset_command(app, global, exit_code);
+  orch::cli::add_submit_command(app, global, exit_code);
+  orch::cli::add_ingest_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,232 @@
+// `orch submit FILE --slurm`: the sweep as one Slurm job array (cluster/), each task an
+// `orch exec` writing its result document into a shared folder; `orch ingest DIR`: those
+// documents into the database; and the `--launcher slurm` path of `orch sweep`.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/plan_arguments.h"
+#include "cli/plugin_loading.h"
+#include "cli/slurm_commands.h"
+#include "cluster/ingest.h"
+#include "cluster/slurm_client.h"
+#include "cluster/submission.h"
+#include "report/rank_table.h"
+#include "storage/store.h"
+#include "sweep/sweep_lock.h"
+
+namespace orch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool> g_stop_following{false};
+extern "C" void on_stop_following(int) { g_stop_following.store(true); }
+
+std::string safe_name(const std::string& sweep) {
+  std::string safe = sweep;
+  for (char& c : safe) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return safe;
+}
+
+struct SubmitArgs {
+  PlanArguments plan;
+  std::string sweep_name;
+  bool slurm = false;
+  SlurmCliOptions slurm_options;
+};
+
+}  // namespace
+
+void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
+  cmd.add_option("--partition", o.partition, "Slurm partition (default: the cluster's default)");
+  cmd.add_option("--gpus-per-task", o.gpus_per_task,
+                 "GPUs per array task (default: 1, or 0 when the runs use device: cpu)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--time", o.time, "time limit of each task, e.g. 00:30:00");
+  cmd.add_option("--max-parallel", o.max_parallel, "at most K tasks at once (--array=0-N%K)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--results", o.results,
+                 "shared folder for specs, script, result documents and logs "
+                 "(default: DB.slurm/<sweep>/)");
+  cmd.add_option("--max-requeues", o.max_requeues,
+                 "requeue a task stopped by Slurm at most this many times")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd.add_option("--signal-seconds", o.signal_seconds,
+                 "SIGTERM to the task this many seconds before its time limit")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--sbatch-arg", o.sbatch_args,
+                 "one more #SBATCH option, e.g. --sbatch-arg=--account=proj (repeatable)");
+  cmd.add_flag("--dry-run", o.dry_run,
+               "write the submission folder and print the script; do not call sbatch");
+  cmd.add_option("--poll", o.poll_s, "with --wait: seconds between squeue polls")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const GlobalOptions& g,
+                    const SlurmCliOptions& o, bool wait) {
+  const std::string name = sweep_name.empty() ? plan.name : sweep_name;
+  for (const RunSpec& r : plan.runs) {
+    if (!r.batch_size) {
+      std::cerr << "orch submit: " << r.name << ": batch_size: auto is not supported on Slurm yet "
+                << "(the batch search runs only in local sweeps); give a number\n";
+      return kExitBadInput;
+    }
+  }
+  std::optional<sweep::SweepLock> lock;
+  std::optional<storage::Store> store;
+  std::int64_t sweep_id = 0;
+  std::map<std::pair<std::string, int>, std::string> done;
+  try {
+    if (wait) lock.emplace(sweep::lock_path(g.db, name));
+    if (wait || fs::exists(g.db)) store.emplace(g.db);
+    if (wait) {
+      sweep_id = store->open_sweep(name, plan.name, plan.file, plan.description);
+    } else if (store) {
+      if (auto id = store->find_sweep(name)) sweep_id = *id;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "orch submit: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (sweep_id != 0) {
+    for (const auto& [key, st] : store->run_states(sweep_id)) done[key] = st.status;
+  }
+  const auto pending = cluster::pending_runs(plan.runs, done, o.retry_failed);
+
+  cluster::SlurmScriptInput in;
+  in.sweep = name;
+  in.orch_binary = fs::read_symlink("/proc/self/exe").string();
+  for (const auto& p : g.plugin_paths) in.plugin_paths.push_back(fs::absolute(p).string());
+  in.dir = o.results.empty() ? g.db + ".slurm/" + safe_name(name) : o.results;
+  in.options.partition = o.partition;
+  in.options.time = o.time;
+  in.options.max_parallel = o.max_parallel;
+  in.options.max_requeues = o.max_requeues;
+  in.options.signal_seconds = o.signal_seconds;
+  in.options.sbatch_args = o.sbatch_args;
+  in.options.gpus_per_task = o.gpus_per_task;
+  if (o.gpus_per_task < 0) {
+    bool gpu = false;
+    for (const RunSpec& r : plan.runs) gpu = gpu || r.device != "cpu";
+    in.options.gpus_per_task = gpu ? 1 : 0;
+  }
+  const cluster::Submission sub = cluster::write_submission(
+      {name, plan.name, plan.file, plan.description}, pending, plan.runs.size(), in);
+  std::cout << fmt::format("sweep {}: {} runs, {} already finished, {} to submit\n", name,
+                           plan.runs.size(), sub.already_done, pending.size());
+
+  std::set<std::pair<std::string, int>> keys;
+  for (const RunSpec& r : plan.runs) keys.insert({r.hash, r.repeat});
+  auto finish = [&](const cluster::FollowResult& r) {
+    std::cout << fmt::format("\nsweep {}: {} runs: {} ok, {} not ok, {} without a final result\n",
+                             name, keys.size(), r.ok, r.not_ok, r.unfinished);
+    std::cout << "\n" << format_sweep_ranking(*store, sweep_id);
+    return r.exit_code();
+  };
+
+  if (pending.empty()) {
+    std::cout << "nothing to submit: every run of the plan is finished\n";
+    if (!wait) return kExitOk;
+    return finish(cluster::tally_runs(*store, sweep_id, keys));
+  }
+  if (o.dry_run) {
+    std::cout << "# " << sub.script_path << " (not submitted: --dry-run)\n" << sub.script;
+    return kExitOk;
+  }
+  std::string job;
+  try {
+    job = cluster::sbatch(sub.script_path);
+  } catch (const std::exception& e) {
+    std::cerr << "orch submit: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  std::cout << fmt::format("submitted job array {} ({} tasks); results in {}\n", job,
+                           pending.size(), sub.dir)
+            << std::flush;
+  if (!wait) {
+    std::cout << fmt::format("load them with: orch --db {} ingest {}\n", g.db, sub.dir);
+    return kExitOk;
+  }
+  g_stop_following.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_following;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  cluster::Ingester ingester(*store, name);
+  const auto result = cluster::follow_job(
+      *store, ingester, sweep_id, sub.dir, job, keys,
+      std::chrono::milliseconds(static_cast<long>(o.poll_s * 1000)), std::cout, g_stop_following);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return finish(result);
+}
+
+void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "submit", "submit the runs not finished yet to a cluster scheduler (Slurm: one job "
+                "array; each task writes its result document into a shared folder)");
+  auto a = std::make_shared<SubmitArgs>();
+  add_plan_arguments(*cmd, a->plan);
+  cmd->add_flag("--slurm", a->slurm, "submit to Slurm (sbatch); the only scheduler so far")
+      ->required();
+  cmd->add_option("--sweep", a->sweep_name, "name of the sweep (default: the experiment's name)");
+  cmd->add_flag("--retry-failed", a->slurm_options.retry_failed,
+                "submit again the runs recorded failed, oom, timeout or skipped");
+  add_slurm_options(*cmd, a->slurm_options);
+  cmd->callback([&g, &exit_code, a] {
+    PluginRegistry registry;
+    load_registry(registry, g);
+    auto planned = plan_or_report(a->plan, registry);
+    if (!planned) {
+      exit_code = kExitBadInput;
+      return;
+    }
+    exit_code = submit_to_slurm(*planned, a->sweep_name, g, a->slurm_options, /*wait=*/false);
+  });
+}
+
+void add_ingest_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "ingest", "load the result documents of a folder (written by cluster tasks) into the "
+                "database; running it again adds nothing");
+  auto dir = std::make_shared<std::string>();
+  auto sweep_name = std::make_shared<std::string>();
+  cmd->add_option("DIR", *dir, "a submission folder, its results/ folder, or any folder of "
+                               "result documents")
+      ->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--sweep", *sweep_name,
+                  "the sweep to record into (default: the submission's, else each document's "
+                  "experiment name)");
+  cmd->callback([&g, &exit_code, dir, sweep_name] {
+    std::optional<storage::Store> store;
+    try {
+      store.emplace(g.db);
+    } catch (const std::exception& e) {
+      std::cerr << "orch ingest: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    cluster::Ingester ingester(*store, *sweep_name);
+    const cluster::IngestReport r = ingester.ingest(*dir);
+    for (const auto& m : r.malformed) std::cerr << "orch ingest: malformed: " << m << "\n";
+    std::string sweeps;
+    for (const auto& [n, id] : ingester.sweeps()) sweeps += (sweeps.empty() ? "" : ", ") + n;
+    std::cout << fmt::format("ingested {}: {} recorded, {} already recorded, {} malformed{}\n",
+                             *dir, r.recorded, r.unchanged, r.malformed.size(),
+                             sweeps.empty() ? "" : " (sweep " + sweeps + ")");
+    exit_code = r.malformed.empty() ? kExitOk : kExitRunFailed;
+  });
+}
+
+}  // namespace orch::cli

@@ -1,0 +1,91 @@
+#!/bin/bash
+# `orch sweep --launcher slurm --wait` end to end on a real single-node Slurm started here
+# (slurm_cluster.sh): a small CPU sweep on the test-only fault model, every run ingested, the
+# ranking printed; a second invocation submits nothing; `orch ingest` twice adds nothing.
+# The daemons are stopped at the end whatever happened; their logs are printed on failure.
+# Usage: slurm_sweep_test.sh ORCH_BINARY FAULT_PLUGIN_DIR
+set -u
+ORCH=$1
+FAULT_PLUGINS=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/slurm_cluster.sh"
+
+T=$(mktemp -d /tmp/orch-slurm-test.XXXXXX)
+chmod 755 "$T"
+FAILED=0
+finish() {
+  slurm_down
+  if [ "$FAILED" -ne 0 ]; then
+    slurm_logs
+    for f in "$T"/work\ dir/*.slurm/*/logs/*.log; do
+      [ -f "$f" ] && { echo "===== $f"; tail -n 30 "$f"; }
+    done
+    echo "FAILED (files kept in $T)"
+  else
+    rm -rf "$T"
+    echo "PASSED"
+  fi
+}
+trap finish EXIT
+check() {  # check DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; FAILED=1; fi
+}
+
+if ! slurm_up "$T/slurm"; then
+  FAILED=1
+  exit 1
+fi
+
+W="$T/work dir"  # a space: every path orch hands to Slurm must survive it
+mkdir -p "$W"
+cat >"$W/exp.yaml" <<'YAML'
+name: slurmtest
+description: four CPU runs on the fault model, two of which throw
+base:
+  model: {plugin: fault}
+  data: {plugin: synthetic, image_size: 8, classes: 4, batches: 1}
+  batch_size: 4
+  device: cpu
+  steps: {warmup: 1, measure: 3}
+  telemetry: {enabled: false}
+matrix:
+  model.mode: [none, throw]
+  model.sleep_ms: [0, 20]
+YAML
+DB="$W/results.db"
+orch() { "$ORCH" --db "$DB" --plugin-path "$FAULT_PLUGINS" "$@"; }
+
+out=$(orch sweep "$W/exp.yaml" --launcher slurm --wait --poll 1 --time 00:05:00 --max-parallel 2 2>&1)
+rc=$?
+echo "$out"
+check "the sweep exits 1 (two runs failed on purpose), got $rc" [ "$rc" -eq 1 ]
+check "four runs submitted" grep -q "0 already finished, 4 to submit" <<<"$out"
+check "a job array was submitted" grep -Eq "submitted job array [0-9]+ \(4 tasks\)" <<<"$out"
+check "progress reached 4/4" grep -q "^\[4/4\] ok 2, not ok 2" <<<"$out"
+check "the ranking is printed" grep -Eq "^ +1 +mode=none/sleep_ms=(0|20) " <<<"$out"
+check "the script asked for at most 2 tasks at once" \
+  grep -q "^#SBATCH --array=0-3%2$" "$W/results.db.slurm/slurmtest/submit.sbatch"
+counts=$(python3 - "$DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(" ".join(f"{s}={n}" for s, n in db.execute(
+    "SELECT status, COUNT(*) FROM runs GROUP BY status ORDER BY status")))
+PY
+)
+echo "database: $counts"
+check "all four runs are in the database" [ "$counts" = "failed=2 ok=2" ]
+
+out=$(orch sweep "$W/exp.yaml" --launcher slurm --wait --poll 1 2>&1)
+echo "$out"
+check "a second invocation submits nothing" grep -q "4 already finished, 0 to submit" <<<"$out"
+check "nothing was sent to sbatch" bash -c "! grep -q 'submitted job array' <<<\"\$0\"" "$out"
+out=$(orch submit "$W/exp.yaml" --slurm 2>&1)
+check "orch submit submits nothing either" grep -q "nothing to submit" <<<"$out"
+
+out=$(orch ingest "$W/results.db.slurm/slurmtest" 2>&1)
+echo "$out"
+check "ingest again adds nothing" grep -q ": 0 recorded, 4 already recorded, 0 malformed" <<<"$out"
+
+[ "$FAILED" -eq 0 ]
