@@ -49,7 +49,8 @@ TEST_CASE("cluster: ingest loads good documents, reports malformed ones, and is 
   INFO(all);
   CHECK(all.find("truncated.json: not valid JSON") != std::string::npos);
   CHECK(all.find("not-ours.json: not an orch result document") != std::string::npos);
-  CHECK(all.find("bad-status.json: result document has an unknown status 'exploded'") != std::string::npos);
+  CHECK(all.find("bad-status.json: result document has an unknown status 'exploded'") !=
+        std::string::npos);
   CHECK(all.find("no-hash.json: no run.hash") != std::string::npos);
 
   // No index and no --sweep: the documents' experiment name is the sweep.

@@ -17,7 +17,8 @@ SlurmScriptInput input(std::size_t tasks) {
   in.orch_binary = "/opt/orch build/orch";
   in.plugin_paths = {"/shared/my plugins", "/shared/it's here"};
   in.dir = "/shared/results dir/night";
-  for (std::size_t i = 0; i < tasks; ++i) in.result_names.push_back("h" + std::to_string(i) + "-r0");
+  for (std::size_t i = 0; i < tasks; ++i)
+    in.result_names.push_back("h" + std::to_string(i) + "-r0");
   return in;
 }
 
@@ -76,7 +77,8 @@ TEST_CASE("cluster: the per-task command runs orch exec on the task's spec", "[c
   const std::string s = cluster::slurm_script(input(3));
   CHECK(has_line(s, "ORCH='/opt/orch build/orch'"));
   CHECK(has_line(s, "DIR='/shared/results dir/night'"));
-  CHECK(has_line(s, "ORCH_ARGS=(--plugin-path '/shared/my plugins' --plugin-path '/shared/it'\\''s here')"));
+  CHECK(has_line(
+      s, "ORCH_ARGS=(--plugin-path '/shared/my plugins' --plugin-path '/shared/it'\\''s here')"));
   CHECK(has_line(s, "SPEC=\"$DIR/specs/$TASK.json\""));
   CHECK(has_line(s, "OUT=\"$DIR/results/${RESULTS[$TASK]}.json\""));
   CHECK(has_line(s, "\"$ORCH\" \"${ORCH_ARGS[@]}\" exec --spec \"$SPEC\" --out \"$OUT\" &"));
@@ -96,7 +98,9 @@ TEST_CASE("cluster: the script records a stopped task as interrupted and bounds 
   CHECK(has_line(s, "trap on_term TERM"));
   CHECK(std::regex_search(s, std::regex("on_term\\(\\) \\{[^}]*kill -TERM \"\\$CHILD\"")));
   CHECK(std::regex_search(s, std::regex("outcome interrupted \"stopped by Slurm")));
-  CHECK(std::regex_search(s, std::regex("if \\[ \"\\$RESTARTS\" -lt \"\\$MAX_REQUEUES\" \\][^\\n]*\\n\\s*scontrol requeue")));
+  CHECK(std::regex_search(
+      s, std::regex(
+             "if \\[ \"\\$RESTARTS\" -lt \"\\$MAX_REQUEUES\" \\][^\\n]*\\n\\s*scontrol requeue")));
   CHECK(std::regex_search(s, std::regex("if \\[ \"\\$RESTARTS\" -gt \"\\$MAX_REQUEUES\" \\]")));
   CHECK(s.find("--write-outcome \"$1\"") != std::string::npos);
 }

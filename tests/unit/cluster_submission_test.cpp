@@ -43,8 +43,8 @@ TEST_CASE("cluster: the submission folder holds one spec per task, the index and
   const auto runs = four_runs();
   std::vector<const RunSpec*> pending = {&runs[1], &runs[3]};
   const fs::path dir = tmp.path / "sub";
-  auto sub = cluster::write_submission({"s", "exp", "/x/exp.yaml", "d"}, pending, 4,
-                                       script_input(dir));
+  auto sub =
+      cluster::write_submission({"s", "exp", "/x/exp.yaml", "d"}, pending, 4, script_input(dir));
   CHECK(sub.already_done == 2);
   CHECK(sub.result_names == std::vector<std::string>{"aaaa-r1", "cccc-r0"});
   // specs/i.json is task i's run, readable back as the RunSpec.
@@ -74,7 +74,8 @@ TEST_CASE("cluster: the submission folder holds one spec per task, the index and
   }
   SECTION("nothing pending writes nothing") {
     test::TempFolder other;
-    auto none = cluster::write_submission({"s", "exp", "", ""}, {}, 4, script_input(other.path / "x"));
+    auto none =
+        cluster::write_submission({"s", "exp", "", ""}, {}, 4, script_input(other.path / "x"));
     CHECK(none.script.empty());
     CHECK(none.already_done == 4);
     CHECK_FALSE(fs::exists(other.path / "x"));

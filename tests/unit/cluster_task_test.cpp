@@ -115,7 +115,8 @@ TEST_CASE("cluster task: SIGTERM from Slurm records the run as interrupted and r
   const auto t0 = std::chrono::steady_clock::now();
   kill(pid, SIGTERM);
   CHECK(Task::wait_exit(pid) == 0);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));  // not the sleep's 1000 s
+  CHECK(std::chrono::steady_clock::now() - t0 <
+        std::chrono::seconds(10));  // not the sleep's 1000 s
   REQUIRE(fs::exists(t.out));
   const std::string doc = test::read_text(t.out);
   CHECK(doc.find("\"status\":\"interrupted\"") != std::string::npos);

@@ -59,16 +59,19 @@ void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
                  "(default: DB.slurm/<sweep>/)");
   cmd.add_option("--max-requeues", o.max_requeues,
                  "requeue a task stopped by Slurm at most this many times")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--signal-seconds", o.signal_seconds,
                  "SIGTERM to the task this many seconds before its time limit")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--sbatch-arg", o.sbatch_args,
                  "one more #SBATCH option, e.g. --sbatch-arg=--account=proj (repeatable)");
   cmd.add_flag("--dry-run", o.dry_run,
                "write the submission folder and print the script; do not call sbatch");
   cmd.add_option("--poll", o.poll_s, "with --wait: seconds between squeue polls")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const GlobalOptions& g,
@@ -160,7 +163,8 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
   struct sigaction sa {};
   sa.sa_handler = on_stop_following;
   sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   cluster::Ingester ingester(*store, name);
@@ -173,9 +177,10 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
 }
 
 void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "submit", "submit the runs not finished yet to a cluster scheduler (Slurm: one job "
-                "array; each task writes its result document into a shared folder)");
+  auto* cmd =
+      app.add_subcommand("submit",
+                         "submit the runs not finished yet to a cluster scheduler (Slurm: one job "
+                         "array; each task writes its result document into a shared folder)");
   auto a = std::make_shared<SubmitArgs>();
   add_plan_arguments(*cmd, a->plan);
   cmd->add_flag("--slurm", a->slurm, "submit to Slurm (sbatch); the only scheduler so far")
@@ -198,13 +203,16 @@ void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
 
 void add_ingest_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "ingest", "load the result documents of a folder (written by cluster tasks) into the "
-                "database; running it again adds nothing");
+      "ingest",
+      "load the result documents of a folder (written by cluster tasks) into the "
+      "database; running it again adds nothing");
   auto dir = std::make_shared<std::string>();
   auto sweep_name = std::make_shared<std::string>();
-  cmd->add_option("DIR", *dir, "a submission folder, its results/ folder, or any folder of "
-                               "result documents")
-      ->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("DIR", *dir,
+                  "a submission folder, its results/ folder, or any folder of "
+                  "result documents")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--sweep", *sweep_name,
                   "the sweep to record into (default: the submission's, else each document's "
                   "experiment name)");

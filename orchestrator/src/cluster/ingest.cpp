@@ -14,14 +14,17 @@ using json = nlohmann::json;
 // What Store::record would refuse, said per file before anything is written.
 std::string what_is_wrong(const json& doc) {
   if (!doc.is_object()) return "not a JSON object";
-  if (doc.value("format", "") != "orch.result") return "not an orch result document (format is not \"orch.result\")";
+  if (doc.value("format", "") != "orch.result")
+    return "not an orch result document (format is not \"orch.result\")";
   if (!doc.contains("status") || !doc["status"].is_string()) return "no status";
   const auto run = doc.find("run");
   if (run == doc.end() || !run->is_object()) return "no run {name, hash, repeat}";
-  if (!run->contains("hash") || !(*run)["hash"].is_string() || (*run)["hash"].get<std::string>().empty()) {
+  if (!run->contains("hash") || !(*run)["hash"].is_string() ||
+      (*run)["hash"].get<std::string>().empty()) {
     return "no run.hash";
   }
-  if (!run->contains("repeat") || !(*run)["repeat"].is_number_integer()) return "no integer run.repeat";
+  if (!run->contains("repeat") || !(*run)["repeat"].is_number_integer())
+    return "no integer run.repeat";
   if (!doc.contains("experiment") || !doc["experiment"].is_string()) return "no experiment name";
   return {};
 }
@@ -82,7 +85,8 @@ void Ingester::ingest_file(const fs::path& file, IngestReport& report) {
     const std::pair<std::string, int> key{doc["run"]["hash"], doc["run"]["repeat"].get<int>()};
     const std::string status = doc["status"];
     auto& known = statuses_[id];
-    if (auto it = known.find(key); it != known.end() && it->second == status && status != "running") {
+    if (auto it = known.find(key);
+        it != known.end() && it->second == status && status != "running") {
       ++report.unchanged;
       return;
     }
@@ -101,7 +105,8 @@ IngestReport Ingester::ingest(const std::string& dir_arg) {
   if (auto idx = read_index(dir.string())) {
     index_ = *idx;
     dir /= "results";
-  } else if (auto parent = read_index(fs::absolute(dir).lexically_normal().parent_path().string())) {
+  } else if (auto parent =
+                 read_index(fs::absolute(dir).lexically_normal().parent_path().string())) {
     index_ = *parent;
   }
   std::vector<fs::path> files;
@@ -110,8 +115,8 @@ IngestReport Ingester::ingest(const std::string& dir_arg) {
     report.malformed.push_back(dir.string() + ": not a folder");
     return report;
   }
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_regular_file(ec) && it->path().extension() == ".json") files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());

@@ -16,9 +16,9 @@
 namespace orch::cluster {
 
 struct IngestReport {
-  std::size_t recorded = 0;             ///< new runs, or runs whose status changed
-  std::size_t unchanged = 0;            ///< already in the database with this status
-  std::vector<std::string> malformed;   ///< "file: what is wrong"
+  std::size_t recorded = 0;            ///< new runs, or runs whose status changed
+  std::size_t unchanged = 0;           ///< already in the database with this status
+  std::vector<std::string> malformed;  ///< "file: what is wrong"
 };
 
 class Ingester {

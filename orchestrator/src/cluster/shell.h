@@ -14,8 +14,8 @@ std::string shell_quote(const std::string& s);
 std::string shell_join(const std::vector<std::string>& argv);
 
 struct CommandOutput {
-  int exit_code = -1;   ///< -1: could not be started, or ended by a signal
-  std::string output;   ///< stdout and stderr together
+  int exit_code = -1;  ///< -1: could not be started, or ended by a signal
+  std::string output;  ///< stdout and stderr together
 };
 
 /// Runs argv (searched in PATH) and waits for it.

@@ -21,7 +21,7 @@ std::string trim(std::string s) {
 }  // namespace
 
 FollowResult tally_runs(storage::Store& store, std::int64_t sweep_id,
-                   const std::set<std::pair<std::string, int>>& keys) {
+                        const std::set<std::pair<std::string, int>>& keys) {
   FollowResult r;
   const auto states = store.run_states(sweep_id);
   for (const auto& key : keys) {
@@ -90,7 +90,8 @@ FollowResult follow_job(storage::Store& store, Ingester& ingester, std::int64_t 
     const std::size_t done = now.ok + now.not_ok;
     if (done != last_done) {
       const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::steady_clock::now() - started).count();
+                            std::chrono::steady_clock::now() - started)
+                            .count();
       out << fmt::format("[{}/{}] ok {}, not ok {} | job {}: {} | elapsed {}:{:02}\n", done,
                          keys.size(), now.ok, now.not_ok, job_id,
                          queued ? fmt::format("{} queue entries", *queued) : "squeue failed",
@@ -106,8 +107,8 @@ FollowResult follow_job(storage::Store& store, Ingester& ingester, std::int64_t 
       break;
     }
     if (stop.load()) {
-      out << "stopped following job " << job_id << " (it keeps running; `orch ingest "
-          << dir << "` loads its results later)\n";
+      out << "stopped following job " << job_id << " (it keeps running; `orch ingest " << dir
+          << "` loads its results later)\n";
       stopped = true;
       break;
     }
@@ -120,9 +121,10 @@ FollowResult follow_job(storage::Store& store, Ingester& ingester, std::int64_t 
   result.malformed = malformed + last.malformed.size();
   result.stopped = stopped;
   if (result.unfinished > 0 && !stopped) {
-    out << fmt::format("{} runs have no final result (interrupted, or the task ended without a "
-                       "document); run the same command again to submit them again\n",
-                       result.unfinished);
+    out << fmt::format(
+        "{} runs have no final result (interrupted, or the task ended without a "
+        "document); run the same command again to submit them again\n",
+        result.unfinished);
     const std::string states = sacct_states(job_id);
     if (!states.empty()) out << "sacct:\n" << states << "\n";
   }

@@ -25,10 +25,10 @@ std::optional<std::size_t> squeue_lines(const std::string& job_id);
 std::string sacct_states(const std::string& job_id);
 
 struct FollowResult {
-  std::size_t ok = 0, not_ok = 0;   ///< runs of `keys` recorded with a final status
-  std::size_t unfinished = 0;       ///< interrupted, or no result document at all
+  std::size_t ok = 0, not_ok = 0;  ///< runs of `keys` recorded with a final status
+  std::size_t unfinished = 0;      ///< interrupted, or no result document at all
   std::size_t malformed = 0;
-  bool stopped = false;             ///< `stop` was set
+  bool stopped = false;  ///< `stop` was set
   int exit_code() const { return stopped || unfinished ? 3 : (not_ok || malformed ? 1 : 0); }
 };
 

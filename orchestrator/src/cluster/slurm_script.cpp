@@ -13,7 +13,8 @@ namespace {
 std::string job_name(const std::string& sweep) {
   std::string out = "orch-";
   for (char c : sweep) {
-    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    const bool keep =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
     out += keep ? c : '_';
   }
   return out;

@@ -35,9 +35,9 @@ std::string result_name(const RunSpec& spec) {
   return fmt::format("{}-r{}", spec.hash, spec.repeat);
 }
 
-std::vector<const RunSpec*> pending_runs(const std::vector<RunSpec>& runs,
-                                         const std::map<std::pair<std::string, int>, std::string>& done,
-                                         bool retry_failed) {
+std::vector<const RunSpec*> pending_runs(
+    const std::vector<RunSpec>& runs,
+    const std::map<std::pair<std::string, int>, std::string>& done, bool retry_failed) {
   std::vector<const RunSpec*> out;
   for (const RunSpec& r : runs) {
     auto it = done.find({r.hash, r.repeat});

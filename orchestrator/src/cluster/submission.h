@@ -32,9 +32,9 @@ bool is_finished(const std::string& status, bool retry_failed);
 std::string result_name(const RunSpec& spec);
 
 /// The runs of `runs` still to do, given the statuses recorded so far by (hash, repeat).
-std::vector<const RunSpec*> pending_runs(const std::vector<RunSpec>& runs,
-                                         const std::map<std::pair<std::string, int>, std::string>& done,
-                                         bool retry_failed);
+std::vector<const RunSpec*> pending_runs(
+    const std::vector<RunSpec>& runs,
+    const std::map<std::pair<std::string, int>, std::string>& done, bool retry_failed);
 
 /// Who the sweep is, for the index (and for `orch ingest` to open the sweep).
 struct SweepIdentity {
@@ -42,11 +42,11 @@ struct SweepIdentity {
 };
 
 struct Submission {
-  std::string dir;                       ///< absolute
-  std::string script_path;               ///< dir/submit.sbatch
-  std::string script;                    ///< its text
-  std::vector<std::string> result_names; ///< per task
-  std::size_t already_done = 0;          ///< runs of the plan not written (finished)
+  std::string dir;                        ///< absolute
+  std::string script_path;                ///< dir/submit.sbatch
+  std::string script;                     ///< its text
+  std::vector<std::string> result_names;  ///< per task
+  std::size_t already_done = 0;           ///< runs of the plan not written (finished)
 };
 
 /// Writes specs/, index.json and submit.sbatch into `script_input.dir` for `pending` (earlier
