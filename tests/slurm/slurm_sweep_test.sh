@@ -88,4 +88,35 @@ out=$(orch ingest "$W/results.db.slurm/slurmtest" 2>&1)
 echo "$out"
 check "ingest again adds nothing" grep -q ": 0 recorded, 4 already recorded, 0 malformed" <<<"$out"
 
+# Inside a task the run goes through `orch exec --supervise`, the local sweep's launcher:
+# batch_size: auto is searched there (the fault model holds at most 100 samples), and a crash
+# (here in the first probe) still leaves a document naming the signal.
+cat >"$W/auto.yaml" <<'YAML'
+name: slurmauto
+base:
+  model: {plugin: fault, max_batch: 100}
+  data: {plugin: synthetic, image_size: 8, classes: 4, batches: 1}
+  batch_size: auto
+  device: cpu
+  steps: {warmup: 1, measure: 3}
+  telemetry: {enabled: false}
+matrix:
+  model.mode: [none, segfault]
+YAML
+out=$(orch sweep "$W/auto.yaml" --launcher slurm --wait --poll 1 --time 00:05:00 2>&1)
+echo "$out"
+auto=$(python3 - "$DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for mode, status, batch, auto, err in db.execute(
+        """SELECT json_extract(r.config_json, '$.model.params.mode'), r.status, r.batch_size,
+                  r.batch_auto, coalesce(r.error, '') FROM runs r JOIN sweeps s ON s.id = r.sweep_id
+           WHERE s.name = 'slurmauto' ORDER BY 1"""):
+    print(mode, status, batch, auto, err[-70:])
+PY
+)
+echo "$auto"
+check "batch_size: auto was searched inside the task (96 of 100)" grep -Eq "^none ok 96 1" <<<"$auto"
+check "a crash inside the task is recorded with its signal" grep -Eq "^segfault failed .*SIGSEGV" <<<"$auto"
+
 [ "$FAILED" -eq 0 ]

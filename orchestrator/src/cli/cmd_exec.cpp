@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/plugin_loading.h"
 #include "plan/run_spec_json.h"
 #include "runner/runner.h"
+#include "sweep/child_run.h"
 
 namespace orch::cli {
 namespace {
@@ -24,7 +26,28 @@ struct ExecOptions {
   bool probe = false;
   long parent_pid = 0;
   std::string write_outcome, reason;
+  bool supervise = false;
+  double grace_s = 10;
+  std::string work_dir;
 };
+
+// --supervise: the run goes through the local sweep's launcher (a child `orch exec`, its
+// timeout, a document written for a crash, the batch_size: auto probes), so a cluster task runs
+// its run exactly as `orch sweep` would. CUDA_VISIBLE_DEVICES is left as the scheduler set it.
+nlohmann::json supervise(const RunSpec& spec, const GlobalOptions& g, const ExecOptions& o) {
+  sweep::ChildLaunchOptions launch;
+  launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
+  launch.plugin_paths = g.plugin_paths;
+  // The child's spec, result and logs: outside any folder `orch ingest` reads.
+  launch.work_dir = o.work_dir.empty() ? o.out + ".work" : o.work_dir;
+  launch.grace_s = o.grace_s;
+  sweep::ChildLauncher launcher(launch);
+  auto handle = launcher.launch(spec, /*gpu=*/"");
+  for (;;) {
+    if (auto doc = handle->poll()) return *doc;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
 
 // Written to a temporary name and renamed: the parent never reads half a document.
 void write_atomically(const std::string& path, const nlohmann::json& doc) {
@@ -60,6 +83,14 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "(what a Slurm task records when it is stopped or its run crashed)")
       ->check(CLI::IsMember({"interrupted", "failed"}));
   cmd->add_option("--reason", o->reason, "the error text of --write-outcome's document");
+  cmd->add_flag("--supervise", o->supervise,
+                "run it as `orch sweep` does, in a child process: timeout, a document for a "
+                "crash, batch_size: auto searched (what a Slurm task runs)");
+  cmd->add_option("--grace", o->grace_s, "with --supervise: seconds between SIGTERM and SIGKILL")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--work-dir", o->work_dir,
+                  "with --supervise: where the child's spec, result and logs go (default: "
+                  "RESULT.work)");
   cmd->callback([&g, &exit_code, o] {
     if (o->parent_pid > 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -89,6 +120,13 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       write_atomically(o->out, doc);
       std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
                 << "): recorded " << o->write_outcome << ": " << doc["error"].get<std::string>() << "\n";
+      return;
+    }
+    if (o->supervise) {
+      const nlohmann::json doc = supervise(spec, g, *o);
+      write_atomically(o->out, doc);
+      std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
+                << "): " << doc.value("status", "?") << " (supervised)\n";
       return;
     }
     if (o->batch_size > 0) spec.batch_size = o->batch_size;

@@ -77,13 +77,6 @@ void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
 int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const GlobalOptions& g,
                     const SlurmCliOptions& o, bool wait) {
   const std::string name = sweep_name.empty() ? plan.name : sweep_name;
-  for (const RunSpec& r : plan.runs) {
-    if (!r.batch_size) {
-      std::cerr << "orch submit: " << r.name << ": batch_size: auto is not supported on Slurm yet "
-                << "(the batch search runs only in local sweeps); give a number\n";
-      return kExitBadInput;
-    }
-  }
   std::optional<sweep::SweepLock> lock;
   std::optional<storage::Store> store;
   std::int64_t sweep_id = 0;

@@ -97,7 +97,7 @@ on_term() {
 trap on_term TERM
 
 rm -f "$OUT"
-"$ORCH" "${ORCH_ARGS[@]}" exec --spec "$SPEC" --out "$OUT" &
+"$ORCH" "${ORCH_ARGS[@]}" exec --supervise --work-dir "$DIR/runs" --spec "$SPEC" --out "$OUT" &
 CHILD=$!
 wait "$CHILD"
 rc=$?
