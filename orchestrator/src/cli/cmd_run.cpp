@@ -34,12 +34,8 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_plan_arguments(*cmd, *args);
   cmd->callback([&g, &exit_code, args] {
     PluginRegistry registry;
-    load_registry(registry, g);
-    auto planned = plan_or_report(*args, registry);
-    if (!planned) {  // bad input: nothing runs and no database is created
-      exit_code = kExitBadInput;
-      return;
-    }
+    auto planned = load_and_plan(registry, g, *args, exit_code);
+    if (!planned) return;
     const Plan& plan = *planned;
     storage::Store store(g.db);
     const std::int64_t sweep_id = store.open_sweep(plan.name, plan.name, plan.file, plan.description);

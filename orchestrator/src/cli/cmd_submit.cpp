@@ -184,12 +184,8 @@ void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_slurm_options(*cmd, a->slurm_options);
   cmd->callback([&g, &exit_code, a] {
     PluginRegistry registry;
-    load_registry(registry, g);
-    auto planned = plan_or_report(a->plan, registry);
-    if (!planned) {
-      exit_code = kExitBadInput;
-      return;
-    }
+    auto planned = load_and_plan(registry, g, a->plan, exit_code);
+    if (!planned) return;
     exit_code = submit_to_slurm(*planned, a->sweep_name, g, a->slurm_options, /*wait=*/false);
   });
 }

@@ -128,12 +128,8 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_slurm_options(*cmd, a->slurm);
   cmd->callback([&g, &exit_code, a] {
     PluginRegistry registry;
-    load_registry(registry, g);
-    auto planned = plan_or_report(a->plan, registry);
-    if (!planned) {
-      exit_code = kExitBadInput;
-      return;
-    }
+    auto planned = load_and_plan(registry, g, a->plan, exit_code);
+    if (!planned) return;
     const Plan& plan = *planned;
     if (a->launcher == "slurm") {
       a->slurm.retry_failed = a->retry_failed;

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/plugin_loading.h"
 #include "plan/plan_error.h"
 #include "plan/planner.h"
 
@@ -21,6 +22,14 @@ std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalo
     std::cerr << e.what() << "\n";
     return std::nullopt;
   }
+}
+
+std::optional<Plan> load_and_plan(PluginRegistry& registry, const GlobalOptions& g,
+                                  const PlanArguments& args, int& exit_code) {
+  load_registry(registry, g);
+  auto plan = plan_or_report(args, registry);
+  if (!plan) exit_code = kExitBadInput;  // nothing runs and no database is created
+  return plan;
 }
 
 }  // namespace orch::cli

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
 #include "plan/run_spec.h"
+#include "plugins/registry.h"
 
 namespace orch::cli {
 
@@ -23,5 +25,11 @@ void add_plan_arguments(CLI::App& cmd, PlanArguments& args);
 /// Plans the experiment; on bad input prints `file:line:col: ...` to stderr and returns
 /// nothing (the caller exits with kExitBadInput without running or writing anything).
 std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalog& catalog);
+
+/// What every command that runs an experiment starts with: load the plugins into `registry`
+/// (it must outlive the runs), plan; on bad input, set `exit_code` to kExitBadInput and return
+/// nothing.
+std::optional<Plan> load_and_plan(PluginRegistry& registry, const GlobalOptions& g,
+                                  const PlanArguments& args, int& exit_code);
 
 }  // namespace orch::cli
