@@ -70,6 +70,32 @@ std::string x_axis(const AxisTicks& t, double x0, double x1, double y_top, doubl
 
 }  // namespace
 
+namespace {
+
+// The frame both horizontal bar charts share: one row per configuration, labels on the left,
+// value texts on the right, a value axis from 0 to `top` below the rows.
+struct BarFrame {
+  double row = 26, plot_top = 0, plot_bottom = 0, width = 0, height = 0, x0 = 0, x1 = 0;
+  AxisTicks ticks;
+  double px(double v) const { return x0 + (v - ticks.lo) / (ticks.hi - ticks.lo) * (x1 - x0); }
+};
+
+BarFrame bar_frame(const std::vector<std::string>& labels, std::size_t value_chars, double top,
+                   double plot_top) {
+  BarFrame f;
+  const double left = label_width(labels), right = value_chars * kCharWidth + 16;
+  f.width = std::max(960.0, left + 560 + right);
+  f.plot_top = plot_top;
+  f.plot_bottom = plot_top + f.row * static_cast<double>(std::max<std::size_t>(1, labels.size()));
+  f.height = f.plot_bottom + 44;
+  f.ticks = nice_ticks(0, top > 0 ? top : 1);
+  f.x0 = left;
+  f.x1 = f.width - right;
+  return f;
+}
+
+}  // namespace
+
 std::string svg_bar_chart(const std::vector<BarItem>& items, const std::string& axis_title) {
   std::vector<std::string> labels;
   std::size_t value_chars = 4;
@@ -79,13 +105,11 @@ std::string svg_bar_chart(const std::vector<BarItem>& items, const std::string& 
     value_chars = std::max(value_chars, i.value_text.size());
     top = std::max({top, i.value, i.upper.value_or(0.0)});
   }
-  const double row = 26, left = label_width(labels), right = value_chars * kCharWidth + 16;
-  const double width = std::max(960.0, left + 560 + right), plot_top = 8;
-  const double plot_bottom = plot_top + row * std::max<std::size_t>(1, items.size());
-  const double height = plot_bottom + 44;
-  const AxisTicks t = nice_ticks(0, top > 0 ? top : 1);
-  const double x0 = left, x1 = width - right;
-  auto px = [&](double v) { return x0 + (v - t.lo) / (t.hi - t.lo) * (x1 - x0); };
+  const BarFrame f = bar_frame(labels, value_chars, top, 8);
+  const double row = f.row, plot_top = f.plot_top, plot_bottom = f.plot_bottom;
+  const double width = f.width, height = f.height, x0 = f.x0, x1 = f.x1;
+  const AxisTicks& t = f.ticks;
+  auto px = [&](double v) { return f.px(v); };
 
   std::string out = open_svg(width, height, axis_title + " per configuration");
   out += x_axis(t, x0, x1, plot_top, plot_bottom, axis_title);
@@ -126,13 +150,11 @@ std::string svg_stacked_bars(const std::vector<StackItem>& items, const std::str
     value_chars = std::max(value_chars, i.value_text.size());
     top = std::max(top, i.first + i.second);
   }
-  const double row = 26, left = label_width(labels), right = value_chars * kCharWidth + 16;
-  const double width = std::max(960.0, left + 560 + right), plot_top = 30;
-  const double plot_bottom = plot_top + row * std::max<std::size_t>(1, items.size());
-  const double height = plot_bottom + 44;
-  const AxisTicks t = nice_ticks(0, top > 0 ? top : 1);
-  const double x0 = left, x1 = width - right;
-  auto px = [&](double v) { return x0 + (v - t.lo) / (t.hi - t.lo) * (x1 - x0); };
+  const BarFrame f = bar_frame(labels, value_chars, top, 30);
+  const double row = f.row, plot_top = f.plot_top, plot_bottom = f.plot_bottom;
+  const double width = f.width, height = f.height, x0 = f.x0, x1 = f.x1;
+  const AxisTicks& t = f.ticks;
+  auto px = [&](double v) { return f.px(v); };
   const std::string pattern = html_escape(id + "-hatch");
 
   std::string out = open_svg(width, height, axis_title + ": " + first_name + " and " + second_name);
