@@ -176,11 +176,12 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
         R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
         R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50},)"
         R"("plugin":"resnet"},"optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
-        R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"repeat":1,"seed":0,)"
+        R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"
+        R"("repeat":1,"seed":0,)"
         R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
         R"("telemetry":{"enabled":true,"interval_ms":100},"timeout":1800.0})");
-  // XXH3-128 of that JSON without "repeat", "timeout" and the default "telemetry" (checked
-  // against libxxhash); unchanged since before the telemetry key existed.
+  // XXH3-128 of that JSON without "repeat", "timeout" and the default "telemetry" and
+  // "profile" (checked against libxxhash); unchanged since before either key existed.
   CHECK(p.runs[0].hash == "8b922a3df0c97eb438ad02254c052273");
 }
 

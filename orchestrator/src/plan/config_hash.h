@@ -8,7 +8,7 @@
 namespace orch {
 
 /// RunSpec::config minus what does not change what is measured (`repeat`, `timeout`), and
-/// minus `telemetry` when it has its default value (see config_hash.cpp).
+/// minus `telemetry` and `profile` when they have their default values (see config_hash.cpp).
 nlohmann::json hash_input(const nlohmann::json& config);
 
 /// 32 lowercase hex digits of XXH3-128 over hash_input(config).dump(). nlohmann::json keeps

@@ -125,6 +125,19 @@ json norm_interval_ms(const YNode& n, const std::string& key_path) {
   // and would only cost CPU time next to the training thread.
   return int_at_least(n, key_path, 10, "int >= 10 (milliseconds)");
 }
+json norm_profile_steps(const YNode& n, const std::string& key_path) {
+  // 0 is "not profiled" (the default). The cap keeps a trace loadable: a ResNet-50 step on a
+  // GPU adds a few MB of events (CPU ops, runtime calls, kernels), and Perfetto or
+  // chrome://tracing struggle past a few hundred MB.
+  const std::string allowed = "0 (off), or an int from 1 to " + std::to_string(kMaxProfileSteps);
+  const std::int64_t v = int_at_least(n, key_path, 0, allowed);
+  if (v > kMaxProfileSteps) {
+    throw PlanError(n.mark, key_path,
+                    std::to_string(v) + " is above the maximum " + std::to_string(kMaxProfileSteps),
+                    allowed);
+  }
+  return v;
+}
 json norm_warmup(const YNode& n, const std::string& key_path) {
   return int_at_least(n, key_path, 0, "int >= 0");
 }
@@ -182,6 +195,10 @@ std::vector<KeySpec> make_keys() {
       // for how it enters the configuration hash.
       group_key("telemetry", {{"enabled", norm_enabled, true, "true, false"},
                               {"interval_ms", norm_interval_ms, 100, "int >= 10 (milliseconds)"}}),
+      // LibTorch's profiler over `steps` extra steps after the measured ones (so the throughput
+      // is not perturbed); 0 is off. Hashed only when not the default, like `telemetry`.
+      group_key("profile", {{"steps", norm_profile_steps, 0,
+                             "0 (off), or an int from 1 to " + std::to_string(kMaxProfileSteps)}}),
       // Repeats are runs of one configuration, and the timeout does not change what is
       // measured (neither is hashed), so neither can vary between configurations.
       scalar_key("repeat", norm_repeat, 1, "int >= 1", false),

@@ -6,6 +6,7 @@
 // plugin names the planner knows, and only as defaults for a role the file leaves out.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -15,6 +16,9 @@
 #include "plan/yaml_tree.h"
 
 namespace orch {
+
+/// The most steps `profile.steps` may ask for (see experiment_schema.cpp).
+constexpr std::int64_t kMaxProfileSteps = 100;
 
 enum class KeyKind {
   kPlugin,  ///< a plugin role: `precision: amp` or `{plugin: amp, dtype: bf16}`

@@ -36,6 +36,12 @@ struct TelemetrySpec {
   std::int64_t interval_ms = 100;
 };
 
+/// LibTorch's profiler (Kineto) over extra steps after the measured ones (runner/profiler.h).
+struct ProfileSpec {
+  std::int64_t steps = 0;  ///< 0: not profiled
+  bool enabled() const { return steps > 0; }
+};
+
 struct RunSpec {
   std::string name;   ///< short, stable, built from the swept values: "amp-bf16/channels_last/b256"
   std::string hash;   ///< configuration hash (32 hex digits); independent of repeat index
@@ -50,6 +56,7 @@ struct RunSpec {
   std::int64_t warmup_steps = 10;
   std::int64_t measure_steps = 50;
   TelemetrySpec telemetry;
+  ProfileSpec profile;
   double timeout_s = 1800;       ///< wall-clock limit of one run
   std::string device = "auto";   ///< auto | cpu | cuda | cuda:N
   std::int64_t seed = 0;

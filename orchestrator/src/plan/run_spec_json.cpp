@@ -70,6 +70,13 @@ void fill_settings_from_config(RunSpec& run) {
   const json& tel = field(c, "telemetry", "config.");
   run.telemetry.enabled = get<bool>(tel, "enabled", "config.telemetry.");
   run.telemetry.interval_ms = get<std::int64_t>(tel, "interval_ms", "config.telemetry.");
+  // Optional: a specification written before the key existed (a Slurm submission folder made
+  // by an older orch) is an unprofiled run.
+  run.profile = ProfileSpec{};
+  if (c.contains("profile")) {
+    run.profile.steps =
+        get<std::int64_t>(field(c, "profile", "config."), "steps", "config.profile.");
+  }
   run.timeout_s = get<double>(c, "timeout", "config.");
   run.device = get<std::string>(c, "device", "config.");
   run.seed = get<std::int64_t>(c, "seed", "config.");

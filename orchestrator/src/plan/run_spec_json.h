@@ -17,7 +17,7 @@ nlohmann::json run_spec_json(const RunSpec& spec);
 RunSpec run_spec_from_json(const nlohmann::json& j);
 
 /// Sets every typed field of `run` (plugin choices, batch size, memory format, optimizer, steps,
-/// telemetry, timeout, device, seed) from `run.config`.
+/// telemetry, profile, timeout, device, seed) from `run.config`.
 void fill_settings_from_config(RunSpec& run);
 
 }  // namespace orch
