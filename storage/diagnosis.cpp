@@ -15,6 +15,32 @@ std::optional<double> number_at(const nlohmann::json& obj, const char* key) {
 
 std::string gb_per_s(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / 1e9); }
 
+// What a GPU profile (the document's `profile`, runner/profiler.h) says about launching.
+struct ProfileEvidence {
+  double busy_pct = 0;  // share of the profiled steps during which a kernel ran
+  std::string text;     // "trace: 812 kernels/step, mean kernel 14 us, GPU busy 62% of the ..."
+};
+
+std::optional<ProfileEvidence> profile_evidence(const nlohmann::json& doc) {
+  const auto p = doc.find("profile");
+  if (p == doc.end() || !p->is_object()) return std::nullopt;
+  const auto kernels = number_at(*p, "kernels_per_step");
+  const auto share = number_at(*p, "gpu_busy_share");
+  const auto step = number_at(*p, "step_ms");
+  // A CPU profile has no kernels and says nothing about the GPU.
+  if (!kernels || *kernels <= 0 || !share || !step) return std::nullopt;
+  ProfileEvidence e;
+  e.busy_pct = 100 * *share;
+  e.text = fmt::format("trace: {:.0f} kernels/step", *kernels);
+  // The mean kernel against the few microseconds a launch costs the host: kernels shorter
+  // than their launch leave the GPU waiting whatever the batch.
+  if (const auto kernel_ms = number_at(*p, "gpu_kernel_ms_per_step")) {
+    e.text += fmt::format(", mean kernel {:.0f} us", 1000 * *kernel_ms / *kernels);
+  }
+  e.text += fmt::format(", GPU busy {:.0f}% of the {:.2f} ms profiled step", e.busy_pct, *step);
+  return e;
+}
+
 }  // namespace
 
 std::optional<double> pcie_link_bytes_per_s(int generation, int width) {
@@ -94,6 +120,20 @@ std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
 
   std::optional<double> util = number_at(metrics, "gpu_util_mean_pct");
   if (!util) util = telemetry_window_mean(doc, "gpu_util_pct");
+  const auto trace = profile_evidence(doc);
+  if (!util && trace) {
+    // No NVML, but a GPU profile: its busy share measures what NVML's utilization estimates
+    // (the time a kernel ran), over the profiled steps instead of the measured ones.
+    std::string detail = fmt::format("{}; {}", trace->text, wait_text);
+    if (!pcie_text.empty()) detail += "; " + pcie_text;
+    if (trace->busy_pct < kBusyUtilPct) {
+      return Diagnosis{"launch-bound",
+                       fmt::format("{} (GPU busy under {:.0f}% of the profiled steps with no data "
+                                   "wait; no NVML utilization)",
+                                   detail, kBusyUtilPct)};
+    }
+    return Diagnosis{"compute-bound", detail + " (no NVML utilization)"};
+  }
   if (!util) {
     std::string why = "no GPU utilization recorded";
     const nlohmann::json tel = doc.value("telemetry", nlohmann::json::object());
@@ -107,9 +147,20 @@ std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
   }
   std::string detail = fmt::format("GPU busy {:.0f}% (NVML mean); {}", *util, wait_text);
   if (!pcie_text.empty()) detail += "; " + pcie_text;
+  // NVML decides (it covers the measured steps, the profile only extra ones with the profiler's
+  // own host cost); the trace's numbers stand beside it as the evidence to look at.
+  if (trace) detail += "; " + trace->text;
   if (*util < kBusyUtilPct) {
     return Diagnosis{"launch-bound",
                      fmt::format("{} (GPU busy under {:.0f}% with no data wait)", detail, kBusyUtilPct)};
+  }
+  if (trace && trace->busy_pct < kBusyUtilPct) {
+    // NVML counts a sampling period as busy when any kernel ran in it, so short gaps between
+    // kernels can hide from it; the trace measures them.
+    detail += fmt::format(
+        " (the trace finds the GPU busy under {:.0f}%: look for gaps between "
+        "kernels in it)",
+        kBusyUtilPct);
   }
   return Diagnosis{"compute-bound", detail};
 }

@@ -10,6 +10,11 @@
 //   launch-bound            the GPU is idle much of the step although no data is awaited
 //   compute-bound           the GPU is busy and no data is awaited
 //   unknown (no telemetry)  no GPU utilization recorded (CPU run, no NVML, old document)
+//
+// "GPU busy" is NVML's mean utilization over the measured steps. A run profiled on a GPU
+// (`profile.steps`) adds the trace's kernels per step, mean kernel time and busy share to the
+// detail, and decides launch- vs compute-bound from the trace's busy share when NVML recorded
+// nothing.
 #pragma once
 
 #include <nlohmann/json.hpp>

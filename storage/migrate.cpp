@@ -1,9 +1,12 @@
-// Schema creation and the v1 -> v2 migration.
+// Schema creation and the migrations from versions 1 and 2.
 #include "storage/migrate.h"
 
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "storage/diagnosis.h"
+#include "storage/profile_rows.h"
 #include "storage/schema_sql.h"
 #include "storage/statistics.h"
 
@@ -68,6 +71,35 @@ DROP TABLE v1_run_metrics;
 DROP TABLE v1_runs;
 )sql";
 
+// One statement of the current schema, from `head` ("CREATE TABLE run_profile") to its ';',
+// skipping `--` comments and quoted text, so a migration creates exactly what a new file has.
+std::string schema_statement(const std::string& head) {
+  const std::string sql = kSchemaSql;
+  std::size_t start = std::string::npos;
+  for (std::size_t at = sql.find(head); at != std::string::npos; at = sql.find(head, at + 1)) {
+    const bool line_start = at == 0 || sql[at - 1] == '\n';
+    const bool word_end = at + head.size() < sql.size() &&
+                          (sql[at + head.size()] == ' ' || sql[at + head.size()] == '\n');
+    if (line_start && word_end) {
+      start = at;
+      break;
+    }
+  }
+  if (start == std::string::npos) throw std::logic_error("schema.sql has no '" + head + "'");
+  for (std::size_t i = start; i < sql.size(); ++i) {
+    if (sql.compare(i, 2, "--") == 0) {
+      i = sql.find('\n', i);
+      if (i == std::string::npos) break;
+    } else if (sql[i] == '\'') {
+      i = sql.find('\'', i + 1);
+      if (i == std::string::npos) break;
+    } else if (sql[i] == ';') {
+      return sql.substr(start, i - start);
+    }
+  }
+  throw std::logic_error("schema.sql: '" + head + "' has no end");
+}
+
 }  // namespace
 
 void create_schema(Database& db) {
@@ -80,6 +112,32 @@ void migrate_v1_to_v2(Database& db) {
   create_schema(db);
   db.exec(kCopyV1);
   rediagnose_all(db);
+}
+
+void migrate_v2_to_v3(Database& db) {
+  db.exec("DROP VIEW run_summary");
+  for (const char* head :
+       {"CREATE TABLE run_profile", "CREATE TABLE run_profile_ops", "CREATE VIEW run_summary"}) {
+    db.exec(schema_statement(head));
+  }
+  std::vector<std::pair<std::int64_t, std::string>> docs;
+  {
+    Statement st(db, R"(SELECT id, document_json FROM runs
+                        WHERE json_type(document_json, '$.profile') = 'object')");
+    while (st.step()) docs.emplace_back(st.column_int(0), st.column_text(1));
+  }
+  Statement upd(db, "UPDATE runs SET diagnosis = ?2, diagnosis_detail = ?3 WHERE id = ?1");
+  for (const auto& [id, text] : docs) {
+    const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) continue;
+    insert_profile(db, id, doc);
+    // The diagnosis weighs the profile's evidence (diagnosis.h); only these runs can change.
+    if (const auto d = diagnose(doc)) {
+      upd.bind(1, id).bind(2, d->label).bind(3, d->detail);
+      upd.step();
+      upd.reset();
+    }
+  }
 }
 
 void fill_t_quantiles(Database& db) {

@@ -9,7 +9,8 @@ namespace orch::storage {
 /// Version 0 (a new, empty file) -> the current schema (storage/schema.sql).
 void create_schema(Database& db);
 
-/// Version 1 -> 2. Every v1 run is kept, with its id, metrics and steps:
+/// Version 1 -> the current version (it creates the current schema, then copies the runs into
+/// it, so no later step runs after it). Every v1 run is kept, with its id, metrics and steps:
 /// * one sweep per experiment name, named after the experiment;
 /// * v1 appended a new row each time an experiment was run again, so (experiment, hash,
 ///   repeat) could repeat. Version 2 allows one row per (sweep, hash, repeat), so the later
@@ -20,6 +21,12 @@ void create_schema(Database& db);
 /// * attempts = 1; the environment columns, duration and diagnosis are filled from the stored
 ///   documents.
 void migrate_v1_to_v2(Database& db);
+
+/// Version 2 -> 3: the profile tables (run_profile, run_profile_ops) and run_summary with the
+/// profile columns, created from the current schema's own statements so a migrated file and a
+/// new one have the same definitions. Version-2 orch never profiled, but a document it recorded
+/// from a newer child may hold a `profile` section: those are copied into the new tables.
+void migrate_v2_to_v3(Database& db);
 
 /// Fills student_t_975 (dof 1..1000) if it is empty.
 void fill_t_quantiles(Database& db);

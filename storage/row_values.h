@@ -63,7 +63,8 @@ nlohmann::json json_object(const nlohmann::json& obj, const char* key);
 /// std::invalid_argument without run.hash.
 RowValues run_identity_values(std::int64_t sweep_id, const nlohmann::json& doc);
 
-/// Deletes a run's metrics, steps and telemetry samples (before a retry or a re-record).
+/// Deletes a run's metrics, steps, telemetry samples and profile (before a retry or a
+/// re-record).
 void delete_run_children(Database& db, std::int64_t run_id);
 
 /// The id of the run (sweep, hash, repeat); throws SqliteError when there is none.

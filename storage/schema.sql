@@ -1,4 +1,4 @@
--- orch results database, schema version 2 (PRAGMA user_version = 2).
+-- orch results database, schema version 3 (PRAGMA user_version = 3).
 --
 -- A sweep is one named execution of an experiment file; it has one row in `runs` per run
 -- (configuration hash + repeat index). A retry updates that row (`attempts` counts them), so a
@@ -112,6 +112,40 @@ CREATE TABLE telemetry_samples (
   PRIMARY KEY (run_id, seq)
 );
 
+-- What LibTorch's profiler saw over a run's `profile.steps` extra steps, run after the measured
+-- ones (one row per profiled run; from the document's `profile`). kernels_per_step is 0 on the
+-- CPU, where there are no kernels, and the GPU columns are NULL there.
+CREATE TABLE run_profile (
+  run_id                 INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+  steps                  INTEGER NOT NULL,    -- profiled steps
+  profiler               TEXT,                -- kineto
+  activities             TEXT,                -- cpu, or cpu,cuda
+  trace_path             TEXT,                -- the Chrome trace file (Perfetto, chrome://tracing), or NULL
+  trace_bytes            INTEGER,
+  step_ms                REAL,                -- wall time per profiled step, profiler on
+  kernels_per_step       REAL,                -- GPU kernels per step; 0 on the CPU
+  gpu_kernel_ms_per_step REAL,                -- kernel durations summed, per step
+  gpu_busy_ms_per_step   REAL,                -- time at least one kernel ran, per step
+  gpu_busy_share         REAL,                -- gpu_busy_ms_per_step / step_ms, 0..1
+  cuda_launches_per_step REAL,                -- host calls that launched GPU work, per step
+  cpu_ops_per_step       REAL,                -- ATen operators per step, nested ones included
+  error                  TEXT                 -- why profiling, or writing the trace, failed
+);
+
+-- The operations that took the most time over the profiled steps: GPU kernels by duration,
+-- host operators by self time (their time minus that of the operators they called).
+CREATE TABLE run_profile_ops (
+  run_id   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  kind     TEXT    NOT NULL CHECK (kind IN ('kernel', 'cpu_op')),
+  position INTEGER NOT NULL,                  -- 1 = the most time, within its kind
+  name     TEXT    NOT NULL,
+  calls    INTEGER,                           -- over all profiled steps
+  total_ms REAL,                              -- summed durations over all profiled steps
+  self_ms  REAL,                              -- total_ms minus nested operators (= total_ms for kernels)
+  share    REAL,                              -- self_ms / all self_ms of its kind in the run
+  PRIMARY KEY (run_id, kind, position)
+);
+
 -- Two-sided 95% Student t quantiles (t at 0.975) by degrees of freedom, 1..1000, for the
 -- confidence intervals in `ranking`. Filled by the store; beyond 1000, 1.96 is used.
 CREATE TABLE student_t_975 (
@@ -144,7 +178,8 @@ SELECT run_id,
 FROM run_metrics
 GROUP BY run_id;
 
--- One row per run: what it was, how it ended, its key metrics and diagnosis.
+-- One row per run: what it was, how it ended, its key metrics and diagnosis, and for a profiled
+-- run its kernels per step, GPU busy share and trace (NULL when not profiled).
 CREATE VIEW run_summary AS
 SELECT r.id AS run_id, s.name AS sweep, r.experiment, r.name, r.config_hash, r.repeat,
        r.status, r.attempts, r.gpu, r.device, r.model, r.data, r.precision, r.stream,
@@ -156,10 +191,14 @@ SELECT r.id AS run_id, s.name AS sweep, r.experiment, r.name, r.config_hash, r.r
        m.pcie_rx_mean_bytes_per_s, m.pcie_tx_mean_bytes_per_s, m.host_peak_rss_bytes,
        m.loss_first, m.loss_last,
        r.diagnosis, r.diagnosis_detail, r.error, r.exit_code, r.term_signal,
-       r.gpu_name, r.started_at, r.finished_at, r.duration_s
+       r.gpu_name, r.started_at, r.finished_at, r.duration_s,
+       p.kernels_per_step AS profile_kernels_per_step,
+       p.gpu_busy_share AS profile_gpu_busy_share,
+       p.trace_path AS profile_trace
 FROM runs r
 JOIN sweeps s ON s.id = r.sweep_id
-LEFT JOIN run_key_metrics m ON m.run_id = r.id;
+LEFT JOIN run_key_metrics m ON m.run_id = r.id
+LEFT JOIN run_profile p ON p.run_id = r.id;
 
 -- One row per configuration of a sweep over its successful runs, fastest first: mean
 -- throughput, sample standard deviation, 95% confidence half-width (Student t, n-1 degrees

@@ -30,7 +30,9 @@ Store::Store(const std::string& path) : db_(path) {
     const int version = schema_version();
     refuse_newer(version);
     if (version == 0) create_schema(db_);
+    // The v1 step creates the current schema for the copied runs, so it is the last step.
     if (version == 1) migrate_v1_to_v2(db_);
+    if (version == 2) migrate_v2_to_v3(db_);
     // Steps N -> N+1 for later versions go here, each inside this one transaction.
     if (version < kSchemaVersion) db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();

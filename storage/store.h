@@ -17,7 +17,7 @@ namespace orch::storage {
 
 /// The schema version this build writes. Older databases are migrated on open; newer ones
 /// are refused (a newer orch wrote them, and this one would misread them).
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 /// One configuration in the ranking view, aggregated over its successful runs.
 struct RankRow {
@@ -42,6 +42,25 @@ struct RunState {
   std::optional<std::int64_t> batch_size;
 };
 
+/// One entry of a profiled run's top kernels or host operators (run_profile_ops).
+struct ProfileOp {
+  std::string name;
+  std::int64_t calls = 0;
+  double total_ms = 0, self_ms = 0, share = 0;
+};
+
+/// What the profiler saw over a run's extra steps (run_profile, run_profile_ops).
+struct RunProfile {
+  std::int64_t steps = 0;
+  std::string activities, trace_path, error;
+  std::optional<double> step_ms, kernels_per_step, gpu_kernel_ms_per_step, gpu_busy_share,
+      cuda_launches_per_step;
+  std::vector<ProfileOp> top_kernels, top_cpu_ops;  ///< most time first
+
+  /// A profile of GPU work: CUDA activity recorded (kernels_per_step is 0 on the CPU).
+  bool gpu() const { return gpu_busy_share.has_value(); }
+};
+
 /// One run as the read-only commands see it: its row, configuration and metrics.
 struct RunRecord {
   std::int64_t id = 0, sweep_id = 0;
@@ -54,6 +73,7 @@ struct RunRecord {
   std::string gpu_name, driver_version, cuda_version, cudnn_version, torch_version, hostname;
   nlohmann::json config;                  ///< the resolved configuration
   std::map<std::string, double> metrics;  ///< every numeric metric (run_metrics)
+  std::optional<RunProfile> profile;      ///< only for a run recorded with `profile.steps` > 0
 
   std::optional<double> metric(const std::string& key) const {
     auto it = metrics.find(key);

@@ -1,4 +1,4 @@
-// The store's read queries: the ranking view and runs with their metrics.
+// The store's read queries: the ranking view and runs with their metrics and profiles.
 #include "storage/store.h"
 
 namespace orch::storage {
@@ -106,6 +106,43 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
   while (met.step()) {
     auto it = index.find(met.column_int(0));
     if (it != index.end()) out[it->second].metrics[met.column_text(1)] = met.column_double(2);
+  }
+
+  Statement prof(db_, R"(SELECT p.run_id, p.steps, p.activities, p.trace_path, p.error, p.step_ms,
+      p.kernels_per_step, p.gpu_kernel_ms_per_step, p.gpu_busy_share, p.cuda_launches_per_step
+      FROM run_profile p JOIN runs r ON r.id = p.run_id WHERE )" +
+                          where + R"( AND (?2 = '' OR r.status = ?2))");
+  prof.bind(1, key).bind(2, status);
+  auto opt_double = [&](int c) {
+    return prof.is_null(c) ? std::nullopt : std::optional<double>(prof.column_double(c));
+  };
+  while (prof.step()) {
+    auto it = index.find(prof.column_int(0));
+    if (it == index.end()) continue;
+    RunProfile p;
+    p.steps = prof.column_int(1);
+    p.activities = prof.column_text(2);
+    p.trace_path = prof.column_text(3);
+    p.error = prof.column_text(4);
+    p.step_ms = opt_double(5);
+    p.kernels_per_step = opt_double(6);
+    p.gpu_kernel_ms_per_step = opt_double(7);
+    p.gpu_busy_share = opt_double(8);
+    p.cuda_launches_per_step = opt_double(9);
+    out[it->second].profile = std::move(p);
+  }
+  Statement ops(
+      db_, R"(SELECT o.run_id, o.kind, o.name, o.calls, o.total_ms, o.self_ms, o.share
+      FROM run_profile_ops o JOIN runs r ON r.id = o.run_id WHERE )" +
+               where + R"( AND (?2 = '' OR r.status = ?2) ORDER BY o.run_id, o.kind, o.position)");
+  ops.bind(1, key).bind(2, status);
+  while (ops.step()) {
+    auto it = index.find(ops.column_int(0));
+    if (it == index.end() || !out[it->second].profile) continue;
+    ProfileOp op{ops.column_text(2), ops.column_int(3), ops.column_double(4), ops.column_double(5),
+                 ops.column_double(6)};
+    RunProfile& p = *out[it->second].profile;
+    (ops.column_text(1) == "kernel" ? p.top_kernels : p.top_cpu_ops).push_back(std::move(op));
   }
   return out;
 }

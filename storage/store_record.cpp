@@ -1,9 +1,10 @@
-// Store::record: one finished result document -> its run row, metrics, steps and telemetry
-// samples, in one durable transaction, as an upsert so that recording it again changes nothing.
+// Store::record: one finished result document -> its run row, metrics, steps, telemetry
+// samples and profile, in one durable transaction, as an upsert so that recording it again changes nothing.
 #include <set>
 #include <stdexcept>
 
 #include "storage/diagnosis.h"
+#include "storage/profile_rows.h"
 #include "storage/row_values.h"
 #include "storage/store.h"
 
@@ -142,6 +143,7 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& doc) {
   insert_metrics(db_, id, metrics);
   insert_steps(db_, id, doc);
   insert_samples(db_, id, telemetry);
+  insert_profile(db_, id, doc);
   touch_sweep(sweep_id);
   tx.commit();
   return id;

@@ -100,3 +100,68 @@ TEST_CASE("runs that did not succeed have no diagnosis", "[diagnosis]") {
   CHECK_FALSE(diagnose(nlohmann::json{{"status", "ok"}}));  // no step time
   CHECK_FALSE(diagnose(nlohmann::json::array()));
 }
+
+namespace {
+
+// The document's `profile` of a run profiled on a GPU (runner/profiler.cpp).
+nlohmann::json gpu_profile(double busy_share, double kernels, double kernel_ms) {
+  return {{"steps", 5},
+          {"activities", {"cpu", "cuda"}},
+          {"step_ms", 20.0},
+          {"kernels_per_step", kernels},
+          {"gpu_kernel_ms_per_step", kernel_ms},
+          {"gpu_busy_share", busy_share}};
+}
+
+}  // namespace
+
+TEST_CASE("a GPU profile decides launch- or compute-bound when NVML recorded nothing",
+          "[diagnosis][profile]") {
+  auto doc = doc_with(20, 0.1);
+  doc["telemetry"] = {{"available", false}, {"reason", "telemetry disabled by the experiment"}};
+  CHECK(diagnose(doc)->label == "unknown (no telemetry)");
+  doc["profile"] = gpu_profile(0.35, 1600, 6.4);
+  auto d = diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "launch-bound");
+  CHECK_THAT(d->detail, Contains("trace: 1600 kernels/step, mean kernel 4 us, GPU busy 35% of the "
+                                 "20.00 ms profiled step"));
+  CHECK_THAT(d->detail, Contains("no NVML utilization"));
+  doc["profile"] = gpu_profile(0.92, 300, 18.0);
+  d = diagnose(doc);
+  CHECK(d->label == "compute-bound");
+  CHECK_THAT(d->detail, Contains("GPU busy 92%"));
+}
+
+TEST_CASE("with NVML, a GPU profile adds its evidence without changing the decision",
+          "[diagnosis][profile]") {
+  auto doc = doc_with(20, 0.1);
+  doc["metrics"]["gpu_util_mean_pct"] = 55.0;
+  doc["profile"] = gpu_profile(0.5, 900, 9.0);
+  auto d = diagnose(doc);
+  CHECK(d->label == "launch-bound");
+  CHECK_THAT(d->detail, Contains("GPU busy 55% (NVML mean)"));
+  CHECK_THAT(d->detail, Contains("trace: 900 kernels/step, mean kernel 10 us, GPU busy 50%"));
+  // NVML says busy, the trace finds gaps: still compute-bound, with a pointer to the trace.
+  doc["metrics"]["gpu_util_mean_pct"] = 97.0;
+  d = diagnose(doc);
+  CHECK(d->label == "compute-bound");
+  CHECK_THAT(d->detail, Contains("the trace finds the GPU busy under 80%"));
+  doc["profile"] = gpu_profile(0.95, 300, 19.0);
+  d = diagnose(doc);
+  CHECK(d->label == "compute-bound");
+  CHECK_THAT(d->detail, !Contains("under 80%"));
+}
+
+TEST_CASE("a CPU profile says nothing about the GPU", "[diagnosis][profile]") {
+  auto doc = doc_with(200, 1);
+  doc["device"] = "cpu";
+  doc["profile"] = {{"steps", 2},
+                    {"activities", {"cpu"}},
+                    {"step_ms", 200.0},
+                    {"kernels_per_step", 0.0},
+                    {"gpu_busy_share", nullptr}};
+  const auto d = diagnose(doc);
+  CHECK(d->label == "unknown (no telemetry)");
+  CHECK_THAT(d->detail, !Contains("trace"));
+}

@@ -66,7 +66,8 @@ std::int64_t count(Store& store, const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("a version 1 database is migrated to version 2 keeping every run", "[store][migration]") {
+TEST_CASE("a version 1 database is migrated to the current version keeping every run",
+          "[store][migration]") {
   TempDb db;
   {
     Database v1(db.path);
@@ -84,7 +85,7 @@ TEST_CASE("a version 1 database is migrated to version 2 keeping every run", "[s
     insert_v1(v1, "other", "x", "o1", 1, "ok", 700);               // id 7
   }
   Store store(db.path);
-  CHECK(store.schema_version() == 2);
+  CHECK(store.schema_version() == kSchemaVersion);
 
   CHECK(count(store, "SELECT COUNT(*) FROM runs") == 7);
   CHECK(count(store, "SELECT COUNT(*) FROM run_metrics") == 6 * 6);
@@ -145,7 +146,7 @@ TEST_CASE("an empty version 1 database migrates too", "[store][migration]") {
     v1.exec("PRAGMA user_version=1");
   }
   Store store(db.path);
-  CHECK(store.schema_version() == 2);
+  CHECK(store.schema_version() == kSchemaVersion);
   CHECK(count(store, "SELECT COUNT(*) FROM sweeps") == 0);
   CHECK(count(store, "SELECT COUNT(*) FROM student_t_975") == 1000);
 }
