@@ -64,7 +64,7 @@ std::string or_dash(const std::optional<double>& v, const char* suffix) {
 
 // The ranking table's cells, formatted exactly as `orch rank` prints them.
 struct RankCells {
-  std::string value, split, speedup, peak, util, power;
+  std::string value, split, speedup, peak, util, power, kernels, trace_busy;
 };
 
 RankCells rank_cells(const RankedConfig& c, const MetricInfo& m) {
@@ -78,7 +78,14 @@ RankCells rank_cells(const RankedConfig& c, const MetricInfo& m) {
   out.peak = c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / kGiB) : "-";
   out.util = or_dash(c.gpu_util_pct, "%");
   out.power = or_dash(c.power_w, "");
+  out.kernels = or_dash(c.kernels_per_step, "");
+  out.trace_busy = or_dash(c.trace_busy_pct, "%");
   return out;
+}
+
+bool any_profile(const ReportData& d) {
+  return std::any_of(d.runs.begin(), d.runs.end(),
+                     [](const storage::RunRecord& r) { return r.profile.has_value(); });
 }
 
 std::string header(const ReportData& d) {
@@ -110,7 +117,9 @@ std::string header(const ReportData& d) {
       "<nav><a href=\"#ranking\">ranking</a><a href=\"#throughput\">throughput</a>"
       "<a href=\"#step-time\">step time</a><a href=\"#before-after\">before / after</a>"
       "<a href=\"#environment\">environment</a><a href=\"#failures\">failures</a>"
-      "<a href=\"#telemetry\">telemetry</a></nav></header>\n";
+      "<a href=\"#telemetry\">telemetry</a>";
+  if (any_profile(d)) out += "<a href=\"#profiles\">profiles</a>";
+  out += "</nav></header>\n";
   return out;
 }
 
@@ -151,8 +160,15 @@ std::string ranking_section(const ReportData& d) {
       "<th class=\"num\">img/s (mean ± 95% CI)</th><th>vs #1</th><th class=\"num\">n</th>"
       "<th class=\"num\">speed-up</th><th class=\"num\">data wait / compute ms</th>"
       "<th class=\"num\">peak mem GiB</th><th class=\"num\">GPU util</th><th class=\"num\">power "
-      "W</th>"
-      "<th>diagnosis</th></tr></thead><tbody>\n";
+      "W</th>";
+  // As in `orch rank`: the profile's columns only when a configuration was profiled.
+  const bool profiled = std::any_of(rk.rows.begin(), rk.rows.end(), [](const RankedConfig& c) {
+    return c.kernels_per_step.has_value();
+  });
+  if (profiled) {
+    out += "<th class=\"num\">kernels/step</th><th class=\"num\">busy (trace)</th>";
+  }
+  out += "<th>diagnosis</th></tr></thead><tbody>\n";
   bool single = false, ties = false;
   for (const auto& c : rk.rows) {
     const RankCells cells = rank_cells(c, rk.metric);
@@ -163,9 +179,12 @@ std::string ranking_section(const ReportData& d) {
         "class=\"num\">{}</td><td>{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
         "class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td>{}<td>{}</td></tr>\n",
         c.position, esc(c.name), esc(cells.value), c.tie ? "tie" : "", c.stats.n,
         esc(cells.speedup), esc(cells.split), esc(cells.peak), esc(cells.util), esc(cells.power),
+        profiled ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                               esc(cells.kernels), esc(cells.trace_busy))
+                 : std::string(),
         esc(c.diagnosis.empty() ? "-" : c.diagnosis));
   }
   out += "</tbody></table>\n";
@@ -329,6 +348,72 @@ std::string failures_section(const ReportData& d) {
   return out + "</tbody></table></section>\n";
 }
 
+// The top kernels or host operators of one profiled run.
+std::string profile_ops_table(const std::vector<storage::ProfileOp>& ops, bool kernels) {
+  std::string out = fmt::format(
+      "<table class=\"profile-ops\"><thead><tr><th>{}</th><th class=\"num\">calls</th>"
+      "<th class=\"num\">{} ms</th><th class=\"num\">share</th></tr></thead><tbody>\n",
+      kernels ? "kernel" : "host operator", kernels ? "total" : "self");
+  for (const auto& op : ops) {
+    out += fmt::format(
+        "<tr><td class=\"name\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2f}</td>"
+        "<td class=\"num\">{:.1f}%</td></tr>\n",
+        esc(op.name), op.calls, kernels ? op.total_ms : op.self_ms, 100 * op.share);
+  }
+  return out + "</tbody></table>\n";
+}
+
+std::string profile_section(const ReportData& d) {
+  if (!any_profile(d)) return {};
+  std::string out = "<section id=\"profiles\"><h2>Inside a step: profiles</h2>\n";
+  out +=
+      "<p class=\"note\">LibTorch's profiler (Kineto) over <code>profile.steps</code> extra steps "
+      "after the measured ones, so the throughput above is not perturbed. Kernels per step and the "
+      "GPU busy share (the time at least one kernel ran, over the profiled steps' wall time) are "
+      "the launch-bound evidence: many short kernels and a low busy share mean the host does not "
+      "launch fast enough. The profiler adds host time per operator, so the busy share is a lower "
+      "bound. Open a trace in <code>chrome://tracing</code> or <a "
+      "href=\"https://ui.perfetto.dev\">Perfetto</a>.</p>\n";
+  out +=
+      "<table class=\"profiles\"><thead><tr><th class=\"num\">run</th><th>configuration</th>"
+      "<th class=\"num\">repeat</th><th class=\"num\">steps</th><th class=\"num\">step ms "
+      "(profiled)</th><th class=\"num\">kernels/step</th><th class=\"num\">mean kernel us</th>"
+      "<th class=\"num\">busy (trace)</th><th class=\"num\">GPU util (NVML)</th>"
+      "<th>diagnosis</th><th>trace</th></tr></thead><tbody>\n";
+  std::string details;
+  for (const storage::RunRecord& r : d.runs) {
+    if (!r.profile) continue;
+    const storage::RunProfile& p = *r.profile;
+    std::string mean_kernel = "-";
+    if (p.kernels_per_step && *p.kernels_per_step > 0 && p.gpu_kernel_ms_per_step) {
+      mean_kernel = fmt::format("{:.0f}", 1000 * *p.gpu_kernel_ms_per_step / *p.kernels_per_step);
+    }
+    std::string kernels = or_dash(p.kernels_per_step, "");
+    if (p.kernels_per_step && !p.gpu()) kernels += " (CPU run)";
+    std::string trace = p.trace_path.empty() ? "-" : "<code>" + esc(p.trace_path) + "</code>";
+    if (!p.error.empty()) trace += " <span class=\"note\">" + esc(p.error) + "</span>";
+    out += fmt::format(
+        "<tr><td class=\"num\">{}</td><td class=\"name\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
+        "<td class=\"name\">{}</td></tr>\n",
+        r.id, esc(r.name), r.repeat, p.steps, p.step_ms ? fmt::format("{:.2f}", *p.step_ms) : "-",
+        esc(kernels), mean_kernel,
+        p.gpu_busy_share ? fmt::format("{:.0f}%", 100 * *p.gpu_busy_share) : "-",
+        or_dash(r.metric("gpu_util_mean_pct"), "%"), esc(r.diagnosis.empty() ? "-" : r.diagnosis),
+        trace);
+    if (p.top_kernels.empty() && p.top_cpu_ops.empty()) continue;
+    details +=
+        fmt::format("<details><summary>{} (repeat {}, run {}): where the time went</summary>\n",
+                    esc(r.name), r.repeat, r.id);
+    if (!p.top_kernels.empty()) details += profile_ops_table(p.top_kernels, true);
+    if (!p.top_cpu_ops.empty()) details += profile_ops_table(p.top_cpu_ops, false);
+    details += "</details>\n";
+  }
+  out += "</tbody></table>\n" + details;
+  return out + "</section>\n";
+}
+
 std::string telemetry_section(const ReportData& d) {
   std::string out = "<section id=\"telemetry\"><h2>GPU telemetry per run</h2>\n";
   out +=
@@ -389,6 +474,7 @@ std::string render_html_report(const ReportData& d) {
   out += environment_section(d, warnings);
   out += failures_section(d);
   out += telemetry_section(d);
+  out += profile_section(d);
   out +=
       "<footer class=\"note\"><p>Written by <code>orch report</code>. This file is self-contained: "
       "no "

@@ -66,6 +66,16 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
   t.header = {"rank", "configuration", unit.empty() ? m.name : m.name + " (" + unit + ")", "vs #1", "n",
               "speedup", "data wait / compute ms", "peak mem GiB", "GPU util", "power W", "diagnosis"};
   t.left = {false, true, false, true, false, false, false, false, false, false, true};
+  // The profile's columns appear only when a configuration was profiled, so the table of a
+  // sweep without profiles is exactly what it always was. They go before the diagnosis, which
+  // they support.
+  const bool profiled =
+      std::any_of(ranking.rows.begin(), ranking.rows.end(),
+                  [](const RankedConfig& c) { return c.kernels_per_step.has_value(); });
+  if (profiled) {
+    t.header.insert(t.header.end() - 1, {"kernels/step", "busy (trace)"});
+    t.left.insert(t.left.end() - 1, {false, false});
+  }
   bool single = false, ties = false;
   for (const auto& c : ranking.rows) {
     std::string value = format_metric_value(c.stats.mean, m.unit);
@@ -80,6 +90,10 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
                       c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
                       or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""),
                       c.diagnosis.empty() ? "-" : c.diagnosis});
+    if (profiled) {
+      auto& row = t.rows.back();
+      row.insert(row.end() - 1, {or_dash(c.kernels_per_step, ""), or_dash(c.trace_busy_pct, "%")});
+    }
   }
   out += t.render();
   out += "\n";
@@ -91,6 +105,11 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
   }
   if (ties) out += "tie: its 95% interval overlaps #1's, so the difference is not significant at this n\n";
   if (single) out += "n=1: a single run has no confidence interval (and cannot tie); set `repeat: 3` for one\n";
+  if (profiled) {
+    out +=
+        "kernels/step, busy (trace): LibTorch's profiler over extra steps after the measured ones "
+        "(profile.steps); 0 kernels: a CPU run; '-': not profiled\n";
+  }
   if (ranking.unranked > 0) {
     out += fmt::format("{} configuration(s) with no successful run are not ranked: see the `failures` view\n",
                        ranking.unranked);

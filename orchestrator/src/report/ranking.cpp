@@ -23,6 +23,20 @@ std::optional<double> mean_of(const std::vector<const storage::RunRecord*>& runs
   return sum / n;
 }
 
+// Means over the profiled runs of the group only: a configuration is profiled in all its runs
+// or in none (profile.steps is part of its hash), but a run whose profiler failed has no numbers.
+void profile_means(const std::vector<const storage::RunRecord*>& runs, RankedConfig& c) {
+  double kernels = 0, busy = 0;
+  int n_kernels = 0, n_busy = 0;
+  for (const auto* r : runs) {
+    if (!r->profile) continue;
+    if (r->profile->kernels_per_step) kernels += *r->profile->kernels_per_step, ++n_kernels;
+    if (r->profile->gpu_busy_share) busy += 100 * *r->profile->gpu_busy_share, ++n_busy;
+  }
+  if (n_kernels > 0) c.kernels_per_step = kernels / n_kernels;
+  if (n_busy > 0) c.trace_busy_pct = busy / n_busy;
+}
+
 std::string most_frequent_diagnosis(const std::vector<const storage::RunRecord*>& runs) {
   std::map<std::string, int> counts;
   for (const auto* r : runs) {
@@ -72,6 +86,7 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
     c.gpu_util_pct = mean_of(group, "gpu_util_mean_pct");
     c.power_w = mean_of(group, "power_mean_w");
     c.diagnosis = most_frequent_diagnosis(group);
+    profile_means(group, c);
     out.rows.push_back(std::move(c));
   }
   const bool higher = metric.better == Better::kHigher;

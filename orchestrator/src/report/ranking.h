@@ -22,6 +22,10 @@ struct RankedConfig {
   bool tie = false;
   double speedup = 0;             ///< over the worst configuration (by the ranked metric)
   std::optional<double> data_wait_ms, compute_ms, peak_bytes, gpu_util_pct, power_w;
+  /// From the runs' profiles (`profile.steps`), when profiled: GPU kernels per step (0 for a CPU
+  /// profile), and the share of the profiled steps during which a kernel ran, in percent (GPU
+  /// profiles only).
+  std::optional<double> kernels_per_step, trace_busy_pct;
   std::string diagnosis;          ///< the most frequent label of its runs; "" when none
 };
 
