@@ -55,6 +55,17 @@ else
   have_torch || { echo "setup: torch did not install correctly" >&2; exit 1; }
 fi
 
+# nvJPEG's header and library for the `nvjpeg` loader plugin: NVIDIA publishes them as a small
+# wheel (the CUDA toolkit here has no nvjpeg; the GPU machine's has). Same CUDA 13 line as torch.
+have_nvjpeg() { [ -f "$("$VENV/bin/python" -c 'import sysconfig;print(sysconfig.get_paths()["purelib"])')/nvidia/cu13/include/nvjpeg.h" ]; }
+if have_nvjpeg; then
+  say "nvjpeg headers already in $VENV"
+else
+  say "installing nvidia-nvjpeg (CUDA 13) into $VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps "nvidia-nvjpeg==13.0.*"
+  have_nvjpeg || { echo "setup: nvidia-nvjpeg did not install correctly" >&2; exit 1; }
+fi
+
 # ccache keeps its cache in the per-user cache too; big enough for LibTorch objects.
 if command -v ccache >/dev/null; then ccache --max-size=5G >/dev/null; fi
 

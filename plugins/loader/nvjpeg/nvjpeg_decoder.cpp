@@ -1,0 +1,143 @@
+#include "nvjpeg_decoder.h"
+
+namespace orch::nvjpeg {
+namespace {
+
+void check(nvjpegStatus_t s, const char* call) {
+  if (s != NVJPEG_STATUS_SUCCESS) throw NvjpegError(call, s);
+}
+
+nvjpegImage_t rgbi_destination(const DecodeJob& job) {
+  nvjpegImage_t img{};
+  img.channel[0] = job.dst;
+  img.pitch[0] = static_cast<std::size_t>(job.width) * 3;
+  return img;
+}
+
+}  // namespace
+
+const char* status_name(nvjpegStatus_t s) {
+  switch (s) {
+    case NVJPEG_STATUS_SUCCESS: return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
+    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocator failure (out of memory?)";
+    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
+    case NVJPEG_STATUS_ARCH_MISMATCH: return "not supported by this GPU";
+    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "implementation not supported";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream (truncated file?)";
+    default: return "unknown status";
+  }
+}
+
+NvjpegError::NvjpegError(const std::string& what, nvjpegStatus_t status)
+    : std::runtime_error(what + ": nvJPEG status " + std::to_string(static_cast<int>(status)) +
+                         " (" + status_name(status) + ")"),
+      status_(status) {}
+
+Decoder::Decoder(const std::string& backend) {
+  if (backend != "auto" && backend != "hardware" && backend != "gpu")
+    throw std::invalid_argument("nvjpeg backend '" + backend +
+                                "' is not one of auto, hardware, gpu");
+  if (backend != "gpu") {
+    const nvjpegStatus_t s = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, 0, &batched_);
+    if (s == NVJPEG_STATUS_SUCCESS) {
+      hardware_ = true;
+    } else {
+      batched_ = nullptr;
+      if (backend == "hardware")
+        throw NvjpegError("backend: hardware was asked for, but this GPU's JPEG engine is not "
+                          "usable (use backend: auto or gpu); nvjpegCreateEx",
+                          s);
+    }
+  }
+  if (!batched_) check(nvjpegCreateEx(NVJPEG_BACKEND_GPU_HYBRID, nullptr, nullptr, 0, &batched_),
+                       "nvjpegCreateEx(GPU_HYBRID)");
+  check(nvjpegJpegStateCreate(batched_, &batched_state_), "nvjpegJpegStateCreate");
+  check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, 0, &single_),
+        "nvjpegCreateEx(DEFAULT)");
+  check(nvjpegJpegStateCreate(single_, &single_state_), "nvjpegJpegStateCreate");
+  check(nvjpegJpegStreamCreate(batched_, &parsed_), "nvjpegJpegStreamCreate");
+}
+
+Decoder::~Decoder() {
+  // Destroy functions report errors we cannot act on in a destructor; the handles go either way.
+  if (parsed_) nvjpegJpegStreamDestroy(parsed_);
+  if (single_state_) nvjpegJpegStateDestroy(single_state_);
+  if (single_) nvjpegDestroy(single_);
+  if (batched_state_) nvjpegJpegStateDestroy(batched_state_);
+  if (batched_) nvjpegDestroy(batched_);
+}
+
+ImageInfo Decoder::info(const std::uint8_t* data, std::size_t size) const {
+  int components = 0;
+  nvjpegChromaSubsampling_t sub{};
+  int widths[NVJPEG_MAX_COMPONENT] = {}, heights[NVJPEG_MAX_COMPONENT] = {};
+  check(nvjpegGetImageInfo(single_, data, size, &components, &sub, widths, heights),
+        "reading the JPEG header");
+  if (widths[0] <= 0 || heights[0] <= 0)
+    throw NvjpegError("the JPEG header gives no image size", NVJPEG_STATUS_BAD_JPEG);
+  return {widths[0], heights[0], components};
+}
+
+bool Decoder::batch_supported(const DecodeJob& job) {
+  if (nvjpegJpegStreamParseHeader(batched_, job.data, job.size, parsed_) != NVJPEG_STATUS_SUCCESS)
+    return false;
+  int not_supported = 1;  // nvJPEG's convention: 0 means supported
+  if (nvjpegDecodeBatchedSupported(batched_, parsed_, &not_supported) != NVJPEG_STATUS_SUCCESS)
+    return false;
+  return not_supported == 0;
+}
+
+void Decoder::decode_single(const DecodeJob& job, cudaStream_t stream) {
+  nvjpegImage_t dst = rgbi_destination(job);
+  check(nvjpegDecode(single_, single_state_, job.data, job.size, NVJPEG_OUTPUT_RGBI, &dst, stream),
+        "nvjpegDecode");
+  ++single_decodes_;
+}
+
+std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cudaStream_t stream,
+                                         std::vector<std::string>& errors) {
+  std::vector<std::size_t> batch, single, failed;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    (hardware_ && !batch_supported(jobs[i]) ? single : batch).push_back(i);
+
+  if (!batch.empty()) {
+    std::vector<const unsigned char*> data;
+    std::vector<std::size_t> sizes;
+    std::vector<nvjpegImage_t> dst;
+    for (std::size_t i : batch) {
+      data.push_back(jobs[i].data);
+      sizes.push_back(jobs[i].size);
+      dst.push_back(rgbi_destination(jobs[i]));
+    }
+    nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
+    if (batched_size_ != static_cast<int>(batch.size())) {
+      s = nvjpegDecodeBatchedInitialize(batched_, batched_state_, static_cast<int>(batch.size()),
+                                        1, NVJPEG_OUTPUT_RGBI);
+      batched_size_ = s == NVJPEG_STATUS_SUCCESS ? static_cast<int>(batch.size()) : -1;
+    }
+    if (s == NVJPEG_STATUS_SUCCESS)
+      s = nvjpegDecodeBatched(batched_, batched_state_, data.data(), sizes.data(), dst.data(),
+                              stream);
+    if (s != NVJPEG_STATUS_SUCCESS) {
+      // One bad image fails the whole batch: find it by decoding each on its own.
+      batched_size_ = -1;  // re-initialise next time ("also used to reset failed batches")
+      single.insert(single.end(), batch.begin(), batch.end());
+    }
+  }
+  for (std::size_t i : single) {
+    try {
+      decode_single(jobs[i], stream);
+    } catch (const std::exception& e) {
+      failed.push_back(i);
+      errors.emplace_back(e.what());
+    }
+  }
+  return failed;
+}
+
+}  // namespace orch::nvjpeg

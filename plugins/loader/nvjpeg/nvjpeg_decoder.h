@@ -1,0 +1,84 @@
+// nvJPEG batched decoding into interleaved RGB on the device, torch-free. The hardware JPEG
+// engines (A100, H100/H200) decode without taking SMs from training; GPUs without them use the
+// CUDA decoder (GPU_HYBRID: Huffman decoding on the GPU for large batches). Images the batched
+// decoder cannot take (progressive scans, unusual chroma subsampling, a batch that failed) are
+// decoded one at a time by nvJPEG's default backend.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nvjpeg.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace orch::nvjpeg {
+
+/// An nvJPEG failure, with the call and the status in words.
+class NvjpegError : public std::runtime_error {
+ public:
+  NvjpegError(const std::string& what, nvjpegStatus_t status);
+  nvjpegStatus_t status() const { return status_; }
+
+ private:
+  nvjpegStatus_t status_;
+};
+
+const char* status_name(nvjpegStatus_t status);
+
+/// The size of a JPEG, from its header.
+struct ImageInfo {
+  int width = 0, height = 0, components = 0;
+};
+
+/// One JPEG to decode: its bytes (host) and where its RGB pixels go (device, width*3 per row).
+struct DecodeJob {
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  std::uint8_t* dst = nullptr;
+  int width = 0, height = 0;
+};
+
+class Decoder {
+ public:
+  /// `backend`: "hardware" (fails if the GPU has no JPEG engine), "gpu" (the CUDA decoder), or
+  /// "auto" (hardware when available, else gpu).
+  explicit Decoder(const std::string& backend);
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  /// true when the hardware engines decode.
+  bool hardware() const { return hardware_; }
+  const char* backend_name() const { return hardware_ ? "hardware" : "gpu"; }
+
+  /// Reads the header; throws NvjpegError for something that is not a JPEG nvJPEG can decode.
+  /// Thread-safe.
+  ImageInfo info(const std::uint8_t* data, std::size_t size) const;
+
+  /// Decodes every job on `stream` (asynchronous where nvJPEG allows; the host buffers must
+  /// stay alive until the stream reaches this point). Returns the indices of the jobs that
+  /// failed, each with its error in `errors` (same order); the others are decoded.
+  std::vector<std::size_t> decode(const std::vector<DecodeJob>& jobs, cudaStream_t stream,
+                                  std::vector<std::string>& errors);
+
+  /// Images decoded one at a time because the batched decoder could not take them.
+  std::int64_t single_decodes() const { return single_decodes_; }
+
+ private:
+  bool batch_supported(const DecodeJob& job);
+  void decode_single(const DecodeJob& job, cudaStream_t stream);
+
+  bool hardware_ = false;
+  nvjpegHandle_t batched_ = nullptr;       // hardware or GPU_HYBRID backend
+  nvjpegJpegState_t batched_state_ = nullptr;
+  int batched_size_ = -1;                  // size the batched state was initialised for
+  nvjpegHandle_t single_ = nullptr;        // default backend, one image at a time
+  nvjpegJpegState_t single_state_ = nullptr;
+  nvjpegJpegStream_t parsed_ = nullptr;    // for the per-image "batch supported?" check
+  std::int64_t single_decodes_ = 0;
+};
+
+}  // namespace orch::nvjpeg

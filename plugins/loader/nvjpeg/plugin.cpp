@@ -1,0 +1,376 @@
+// The `nvjpeg` data loader: an ImageNet-layout JPEG folder decoded on the GPU. CPU threads only
+// read files and their headers; nvJPEG decodes each batch in one call (on the hardware JPEG
+// engines where the GPU has them, else with CUDA), and one kernel of ours does the
+// random-resized crop, flip and normalisation straight into the batch tensor on the device.
+// Batches are produced on a side stream by a thread of their own, `prefetch` ahead; the
+// training stream waits for a batch on the device (an event), never on the host.
+//
+// The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
+// same box), so the two loaders differ only in the decoder and resampler.
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <orch/data_loader.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "crop_resize.h"
+#include "dataset/augment.h"
+#include "dataset/image_folder.h"
+#include "dataset/parallel.h"
+#include "dataset/sample_random.h"
+#include "nvjpeg_decoder.h"
+
+namespace orch::nvjpeg_loader {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// One batch's files, read and parsed on the host, waiting for the GPU.
+struct HostBatch {
+  std::vector<std::int64_t> samples;  // after on_error: skip substitutions
+  std::vector<std::vector<std::uint8_t>> bytes;
+  std::vector<nvjpeg::ImageInfo> infos;
+  std::vector<dataset::AugmentChoice> augment;
+  std::vector<std::int64_t> labels;
+  std::int64_t skipped = 0;
+  std::uint64_t bytes_read = 0;
+};
+
+// A batch on the device, ready once `ready` is reached on the producer's stream.
+struct DeviceBatch {
+  torch::Tensor images, labels;
+  at::cuda::CUDAEvent ready;
+};
+
+struct Options {
+  int image_size = 224, workers = 4, prefetch = 2;
+  bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
+  std::uint64_t seed = 0;
+  std::int64_t batch_size = 64;
+};
+
+class NvjpegLoader final : public DataLoader {
+ public:
+  NvjpegLoader(dataset::FolderIndex index, const Options& o, const std::string& backend,
+               c10::Device device)
+      : index_(std::move(index)), o_(o), n_(static_cast<std::int64_t>(index_.samples.size())),
+        device_index_(device.has_index() ? device.index() : c10::cuda::current_device()) {
+    if (o_.drop_last && n_ < o_.batch_size)
+      throw std::invalid_argument("the dataset's " + std::to_string(n_) +
+                                  " images are fewer than one batch of " +
+                                  std::to_string(o_.batch_size) + " (drop_last: true)");
+    batches_per_epoch_ =
+        o_.drop_last ? n_ / o_.batch_size : (n_ + o_.batch_size - 1) / o_.batch_size;
+    c10::cuda::CUDAGuard guard(device_index_);
+    decoder_ = std::make_unique<nvjpeg::Decoder>(backend);  // fails here, before any step
+    stream_ = c10::cuda::getStreamFromPool(false, device_index_);
+    producer_ = std::thread([this] { produce(); });
+  }
+
+  ~NvjpegLoader() override {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    space_.notify_all();
+    producer_.join();
+    // Queued batches are freed after their work is done; nothing else runs on the stream.
+    stream_->synchronize();
+  }
+
+  std::vector<std::int64_t> sample_shape() const override { return {3, o_.image_size, o_.image_size}; }
+  std::int64_t num_classes() const override { return static_cast<std::int64_t>(index_.classes.size()); }
+
+  Batch next() override {
+    std::unique_lock<std::mutex> lock(m_);
+    if (queue_.empty() && !error_) {
+      ++queue_empty_waits_;
+      const auto t0 = Clock::now();
+      ready_.wait(lock, [&] { return !queue_.empty() || error_.has_value(); });
+      queue_wait_ms_ += ms_since(t0);
+    }
+    if (queue_.empty()) throw std::runtime_error(*error_);
+    std::unique_ptr<DeviceBatch> b = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    space_.notify_all();
+    // The training stream waits for the batch on the device, and the caching allocator learns
+    // that the batch is used there, so its memory is not handed out again too early.
+    auto current = c10::cuda::getCurrentCUDAStream(device_index_);
+    b->ready.block(current);
+    b->images.record_stream(current);
+    b->labels.record_stream(current);
+    return {b->images, b->labels};
+  }
+
+  std::map<std::string, double> counters() const override {
+    std::lock_guard<std::mutex> lock(m_);
+    return {{"decode_ms", decode_ms_},
+            {"read_ms", read_ms_},
+            {"bytes_read", static_cast<double>(bytes_read_)},
+            {"images", static_cast<double>(images_)},
+            {"skipped", static_cast<double>(skipped_)},
+            {"queue_empty_waits", static_cast<double>(queue_empty_waits_)},
+            {"queue_wait_ms", queue_wait_ms_},
+            {"workers", static_cast<double>(o_.workers)},
+            {"hardware_decode", decoder_->hardware() ? 1.0 : 0.0},
+            {"single_decodes", static_cast<double>(decoder_->single_decodes())}};
+  }
+
+ private:
+  std::int64_t count_of(std::int64_t b) const {
+    const std::int64_t start = (b % batches_per_epoch_) * o_.batch_size;
+    return std::min(o_.batch_size, n_ - start);
+  }
+
+  // Sample indices of batch b in its epoch's order (the same order as the CPU loaders').
+  std::vector<std::int64_t> samples_of(std::int64_t b) {
+    const std::int64_t epoch = b / batches_per_epoch_;
+    if (epoch != order_epoch_) {
+      order_ = dataset::epoch_order(n_, o_.seed, static_cast<std::uint64_t>(epoch), o_.shuffle);
+      order_epoch_ = epoch;
+    }
+    const std::int64_t start = (b % batches_per_epoch_) * o_.batch_size;
+    return {order_.begin() + start, order_.begin() + start + count_of(b)};
+  }
+
+  // Reads and parses one batch's files with `workers` threads. With on_error: skip, a file that
+  // cannot be read or parsed gives its place to the next readable one of the dataset.
+  HostBatch read(std::int64_t b, std::vector<std::int64_t> samples) const {
+    const auto epoch = static_cast<std::uint64_t>(b / batches_per_epoch_);
+    HostBatch h;
+    const std::size_t count = samples.size();
+    h.samples = std::move(samples);
+    h.bytes.resize(count);
+    h.infos.resize(count);
+    h.augment.resize(count);
+    h.labels.resize(count);
+    std::vector<std::int64_t> skipped(count, 0);
+    dataset::parallel_for(static_cast<std::int64_t>(count), o_.workers, [&](std::int64_t i) {
+      const auto u = static_cast<std::size_t>(i);
+      for (std::int64_t tries = 0;; ++tries) {
+        const std::int64_t k = (h.samples[u] + tries) % n_;
+        const auto& sample = index_.samples[static_cast<std::size_t>(k)];
+        try {
+          h.bytes[u] = dataset::read_file(sample.path);  // names the path itself
+          try {
+            h.infos[u] = decoder_->info(h.bytes[u].data(), h.bytes[u].size());
+          } catch (const std::exception& e) {
+            throw std::runtime_error(sample.path.string() + ": " + e.what());
+          }
+          auto rng = dataset::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
+          h.augment[u] = dataset::choose_augment(h.infos[u].width, h.infos[u].height, rng);
+          h.labels[u] = sample.label;
+          h.samples[u] = k;
+          return;
+        } catch (const std::exception& e) {
+          if (!o_.skip_errors) throw;
+          ++skipped[u];
+          if (tries + 1 >= n_)
+            throw std::runtime_error(std::string("every image failed to load; the last: ") + e.what());
+        }
+      }
+    });
+    for (std::size_t i = 0; i < count; ++i) {
+      h.skipped += skipped[i];
+      h.bytes_read += h.bytes[i].size();
+    }
+    return h;
+  }
+
+  // Decodes and augments one batch on the producer stream; returns when the GPU is done with it.
+  std::unique_ptr<DeviceBatch> to_device(HostBatch& h) {
+    const std::size_t count = h.samples.size();
+    const auto dev = torch::TensorOptions().device(torch::kCUDA, device_index_);
+    std::vector<std::int64_t> offsets(count);
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      offsets[i] = total;
+      total += static_cast<std::int64_t>(h.infos[i].width) * h.infos[i].height * 3;
+    }
+    torch::Tensor pixels = torch::empty({total}, dev.dtype(torch::kUInt8));
+    std::vector<nvjpeg::DecodeJob> jobs(count);
+    for (std::size_t i = 0; i < count; ++i)
+      jobs[i] = {h.bytes[i].data(), h.bytes[i].size(), pixels.data_ptr<std::uint8_t>() + offsets[i],
+                 h.infos[i].width, h.infos[i].height};
+    std::vector<std::string> errors;
+    const std::vector<std::size_t> failed = decoder_->decode(jobs, stream_->stream(), errors);
+
+    // A file whose header parsed but whose data did not decode (a truncated file, say): with
+    // on_error: skip its place goes to another image of this batch, counted as skipped.
+    std::vector<bool> bad(count, false);
+    for (std::size_t f = 0; f < failed.size(); ++f) {
+      const auto& path = index_.samples[static_cast<std::size_t>(h.samples[failed[f]])].path;
+      if (!o_.skip_errors) throw std::runtime_error(path.string() + ": " + errors[f]);
+      bad[failed[f]] = true;
+      ++h.skipped;
+    }
+    std::optional<std::size_t> good;
+    for (std::size_t i = 0; i < count && !good; ++i)
+      if (!bad[i]) good = i;
+    if (!good) throw std::runtime_error("no image of a batch decoded; the first error: " + errors[0]);
+
+    torch::Tensor host_jobs = torch::empty({static_cast<std::int64_t>(count * sizeof(nvjpeg::CropJob))},
+                                           torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+    torch::Tensor host_labels = torch::empty({static_cast<std::int64_t>(count)},
+                                             torch::TensorOptions().dtype(torch::kInt64).pinned_memory(true));
+    auto* cj = reinterpret_cast<nvjpeg::CropJob*>(host_jobs.data_ptr<std::uint8_t>());
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t src = bad[i] ? *good : i;
+      const auto& a = h.augment[src];
+      cj[i] = {offsets[src], h.infos[src].width, h.infos[src].height,
+               static_cast<float>(a.crop.x), static_cast<float>(a.crop.y),
+               static_cast<float>(a.crop.w), static_cast<float>(a.crop.h), a.flip ? 1 : 0};
+      host_labels.data_ptr<std::int64_t>()[i] = h.labels[src];
+    }
+    auto out = std::make_unique<DeviceBatch>();
+    out->images = torch::empty({static_cast<std::int64_t>(count), 3, o_.image_size, o_.image_size},
+                               dev.dtype(torch::kFloat32).memory_format(
+                                   o_.channels_last ? at::MemoryFormat::ChannelsLast
+                                                    : at::MemoryFormat::Contiguous));
+    torch::Tensor device_jobs = host_jobs.to(dev, /*non_blocking=*/true);
+    out->labels = host_labels.to(dev, /*non_blocking=*/true);
+    const cudaError_t e = nvjpeg::crop_resize_normalize(
+        reinterpret_cast<const nvjpeg::CropJob*>(device_jobs.data_ptr<std::uint8_t>()),
+        static_cast<int>(count), pixels.data_ptr<std::uint8_t>(), o_.image_size, o_.channels_last,
+        out->images.data_ptr<float>(), stream_->stream());
+    if (e != cudaSuccess)
+      throw std::runtime_error(std::string("the crop/resize kernel did not start: ") + cudaGetErrorString(e));
+    out->ready.record(*stream_);
+    // The host buffers (file bytes, pinned jobs and labels) must outlive the GPU's reads of
+    // them. This thread has nothing else to do meanwhile; the next batch's files are being read.
+    stream_->synchronize();
+    return out;
+  }
+
+  void produce() {
+    try {
+      c10::cuda::CUDAGuard guard(device_index_);
+      c10::cuda::CUDAStreamGuard stream_guard(*stream_);
+      std::int64_t b = 0;
+      auto reading = std::async(std::launch::async, [this, s = samples_of(0)]() mutable {
+        return read(0, std::move(s));
+      });
+      for (;; ++b) {
+        {
+          std::unique_lock<std::mutex> lock(m_);
+          space_.wait(lock, [&] { return stop_ || queue_.size() < static_cast<std::size_t>(o_.prefetch); });
+          if (stop_) return;
+        }
+        const auto t_read = Clock::now();
+        HostBatch h = reading.get();
+        const double waited_for_files = ms_since(t_read);
+        reading = std::async(std::launch::async, [this, b, s = samples_of(b + 1)]() mutable {
+          return read(b + 1, std::move(s));
+        });
+        const auto t0 = Clock::now();
+        std::unique_ptr<DeviceBatch> d = to_device(h);
+        const double decode_ms = ms_since(t0);
+        {
+          std::lock_guard<std::mutex> lock(m_);
+          queue_.push_back(std::move(d));
+          decode_ms_ += decode_ms;
+          read_ms_ += waited_for_files;
+          bytes_read_ += h.bytes_read;
+          images_ += static_cast<std::int64_t>(h.samples.size());
+          skipped_ += h.skipped;
+        }
+        ready_.notify_all();
+      }
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        error_ = e.what();
+      }
+      ready_.notify_all();
+    }
+  }
+
+  dataset::FolderIndex index_;
+  Options o_;
+  std::int64_t n_;
+  c10::DeviceIndex device_index_;
+  std::int64_t batches_per_epoch_ = 1;
+  std::unique_ptr<nvjpeg::Decoder> decoder_;
+  std::optional<c10::cuda::CUDAStream> stream_;
+  std::vector<std::int64_t> order_;  // producer thread only
+  std::int64_t order_epoch_ = -1;
+
+  mutable std::mutex m_;
+  std::condition_variable space_, ready_;
+  std::deque<std::unique_ptr<DeviceBatch>> queue_;
+  bool stop_ = false;
+  std::optional<std::string> error_;
+  double decode_ms_ = 0, read_ms_ = 0, queue_wait_ms_ = 0;
+  std::uint64_t bytes_read_ = 0;
+  std::int64_t images_ = 0, skipped_ = 0, queue_empty_waits_ = 0;
+  std::thread producer_;  // last: started after everything above exists
+};
+
+class NvjpegPlugin final : public DataLoaderPlugin {
+ public:
+  PluginInfo info() const override {
+    return {"nvjpeg", PluginKind::kDataLoader, "1.0.0",
+            "JPEG folder (ImageNet layout) decoded on the GPU with nvJPEG (hardware JPEG engines "
+            "where present), random-resized-crop + flip + normalize by a CUDA kernel",
+            {{"root", ParamType::kString, std::string(""), {}, {}, {},
+              "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)"},
+             {"backend", ParamType::kString, std::string("auto"),
+              {std::string("auto"), std::string("hardware"), std::string("gpu")}, {}, {},
+              "hardware JPEG engines, the CUDA decoder, or hardware when the GPU has it"},
+             {"workers", ParamType::kInt, std::int64_t{4}, {}, 1, 256,
+              "threads reading files and JPEG headers (decoding is on the GPU)"},
+             {"prefetch", ParamType::kInt, std::int64_t{2}, {}, 1, 16,
+              "decoded batches kept ready on the device ahead of the training loop"},
+             {"shuffle", ParamType::kBool, true, {}, {}, {},
+              "a new order every epoch, from the run's seed"},
+             {"drop_last", ParamType::kBool, true, {}, {}, {},
+              "drop an epoch's incomplete last batch"},
+             {"image_size", ParamType::kInt, std::int64_t{224}, {}, 16, 1024,
+              "height and width of the random-resized crop"},
+             {"on_error", ParamType::kString, std::string("fail"),
+              {std::string("fail"), std::string("skip")}, {}, {},
+              "an unreadable or corrupt file fails the run, or is counted and skipped"}}};
+  }
+
+  std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
+    if (!ctx.device.is_cuda())
+      throw std::invalid_argument(
+          "the nvjpeg loader decodes on the GPU, and this run's device is " + ctx.device.str() +
+          "; use data.plugin: imagefolder to decode on the CPU");
+    const std::string& root = p.get_string("root");
+    if (root.empty())
+      throw std::invalid_argument(
+          "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG), e.g. "
+          "data: {plugin: nvjpeg, root: /data/imagenet}");
+    Options o;
+    o.image_size = static_cast<int>(p.get_int("image_size"));
+    o.workers = static_cast<int>(p.get_int("workers"));
+    o.prefetch = static_cast<int>(p.get_int("prefetch"));
+    o.shuffle = p.get_bool("shuffle");
+    o.drop_last = p.get_bool("drop_last");
+    o.skip_errors = p.get_string("on_error") == "skip";
+    o.channels_last = ctx.channels_last;
+    o.seed = static_cast<std::uint64_t>(ctx.seed);
+    o.batch_size = ctx.batch_size;
+    return std::make_unique<NvjpegLoader>(dataset::scan_image_folder(root), o,
+                                          p.get_string("backend"), ctx.device);
+  }
+};
+
+}  // namespace
+}  // namespace orch::nvjpeg_loader
+
+ORCH_PLUGIN(orch::nvjpeg_loader::NvjpegPlugin)

@@ -1,0 +1,32 @@
+// The nvjpeg loader on a machine without a GPU: it is built, loads and declares its
+// parameters like any loader, and a CPU run is refused with a sentence that names the CPU
+// alternative, before any data is touched. (Its decoding runs in tests/gpu/nvjpeg_gpu_test.cpp.)
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+
+#include "integration/test_support.h"
+#include "plan/plugin_params.h"
+
+using namespace orch;
+using Catch::Matchers::Contains;
+
+TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", "[loader][nvjpeg]") {
+  const PluginInfo* info = test::built_plugins().find(PluginKind::kDataLoader, "nvjpeg");
+  REQUIRE(info != nullptr);
+  std::set<std::string> names;
+  for (const auto& p : info->params) names.insert(p.name);
+  CHECK(names == std::set<std::string>{"root", "backend", "workers", "prefetch", "shuffle",
+                                       "drop_last", "image_size", "on_error"});
+  // A bad backend is a plan-time error at its place in the file, listing the allowed values.
+  test::TempDir tmp;
+  std::ofstream(tmp.path() / "x.yaml") << "name: x\nbase:\n  data: {plugin: nvjpeg, root: /d, backend: cpu}\n";
+  const auto plan = test::run_orch("plan '" + (tmp.path() / "x.yaml").string() + "'");
+  CHECK(plan.exit_code == 2);
+  CHECK_THAT(plan.output, Contains("x.yaml:3:") && Contains("backend") && Contains("hardware"));
+  // The folder does not even exist: the device check comes first, and says what to use instead.
+  const PluginChoice choice{"nvjpeg", resolve_params(*info, {{"root", std::string("/nonexistent")}})};
+  CHECK_THROWS_WITH(test::built_plugins().create_loader(choice, {8, torch::kCPU, 0, false}),
+                    Contains("decodes on the GPU") && Contains("imagefolder"));
+}
