@@ -1,8 +1,10 @@
 // `orch dataset make|cache|bench`: an ImageNet-shaped JPEG folder generated from a seed, its
 // pre-decoded cache for the `cached` loader, and a loader-only benchmark (a data loader created
 // through the registry, its next() timed, no model).
-#include <chrono>
 #include <fmt/format.h>
+#include <torch/cuda.h>
+
+#include <chrono>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -115,6 +117,8 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
     const auto t0 = std::chrono::steady_clock::now();
     std::int64_t images = 0;
     for (std::int64_t i = 0; i < o->batches; ++i) images += loader->next().images.size(0);
+    // A loader that delivers on the device (nvjpeg) may return before its last kernels end.
+    if (device.is_cuda()) torch::cuda::synchronize();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << fmt::format("{}: {} batches of {} in {:.2f} s: {:.0f} img/s ({:.1f} ms/batch)\n",
                              choice.plugin, o->batches, o->batch_size, secs, images / secs,
