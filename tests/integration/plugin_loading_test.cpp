@@ -11,7 +11,7 @@ using Catch::Matchers::Contains;
 TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]") {
   auto& reg = test::built_plugins();
   CHECK(reg.refused().empty());
-  CHECK(reg.names(PluginKind::kModel) == std::vector<std::string>{"resnet"});
+  CHECK(reg.names(PluginKind::kModel) == std::vector<std::string>{"resnet", "torchscript"});
   CHECK(reg.names(PluginKind::kDataLoader) ==
         std::vector<std::string>{"cached", "imagefolder", "synthetic"});
   CHECK(reg.names(PluginKind::kPrecision) == std::vector<std::string>{"amp", "fp32", "tf32"});
