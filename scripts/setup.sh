@@ -66,6 +66,22 @@ else
   have_nvjpeg || { echo "setup: nvidia-nvjpeg did not install correctly" >&2; exit 1; }
 fi
 
+# torchvision, for scripts/export_torchscript.py (torchvision models exported to TorchScript for
+# the `torchscript` model; no test needs it). 0.26 is the release built against torch 2.11;
+# --no-deps keeps pip from touching torch, and pillow is its only other requirement.
+TORCHVISION_VERSION=0.26.0
+have_torchvision() {
+  "$VENV/bin/python" -c "import torchvision,sys; sys.exit(0 if torchvision.__version__.split('+')[0]=='$TORCHVISION_VERSION' else 1)" 2>/dev/null
+}
+if have_torchvision; then
+  say "torchvision $TORCHVISION_VERSION already in $VENV"
+else
+  say "installing torchvision==$TORCHVISION_VERSION into $VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+    "torchvision==$TORCHVISION_VERSION" "pillow>=5.3.0,!=8.3.*"
+  have_torchvision || { echo "setup: torchvision did not install correctly" >&2; exit 1; }
+fi
+
 # ccache keeps its cache in the per-user cache too; big enough for LibTorch objects.
 if command -v ccache >/dev/null; then ccache --max-size=5G >/dev/null; fi
 
