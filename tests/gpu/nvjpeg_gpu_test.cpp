@@ -88,29 +88,47 @@ std::shared_ptr<DataLoader> make_loader(const std::string& plugin, std::map<std:
 }  // namespace
 
 TEST_CASE("nvJPEG decodes like libjpeg-turbo, on the hardware engines and with CUDA", "[gpu][nvjpeg]") {
+  // nvJPEG replicates chroma samples where libjpeg-turbo (and PIL) interpolate them by default
+  // ("fancy upsampling"): on this photo-like content that alone moves RGB by ~4 levels on
+  // average (seen on the H200). So the decode is checked against libjpeg-turbo without fancy
+  // upsampling, and its luma (which upsampling does not touch) against the default decode.
   std::vector<std::vector<std::uint8_t>> files;
-  std::vector<dataset::RgbImage> reference;
+  std::vector<dataset::RgbImage> fancy, plain;
   for (int i = 0; i < 5; ++i) {
     files.push_back(dataset::encode_jpeg(dataset::render_image(11, i % 3, i), 90));
-    reference.push_back(dataset::decode_jpeg(files.back().data(), files.back().size()));
+    fancy.push_back(dataset::decode_jpeg(files.back().data(), files.back().size()));
+    plain.push_back(dataset::decode_jpeg(files.back().data(), files.back().size(), false));
   }
+  auto luma = [](const torch::Tensor& hwc) {
+    auto f = hwc.to(torch::kFloat64);
+    return 0.299 * f.select(2, 0) + 0.587 * f.select(2, 1) + 0.114 * f.select(2, 2);
+  };
   for (const char* backend : {"auto", "gpu"}) {
     nvjpeg::Decoder d(backend);
     INFO("backend " << backend << " -> " << d.backend_name());
     const auto decoded = gpu_decode(d, files);
     for (std::size_t i = 0; i < files.size(); ++i) {
       const auto info = d.info(files[i].data(), files[i].size());
-      CHECK(info.width == reference[i].width);
-      CHECK(info.height == reference[i].height);
+      CHECK(info.width == fancy[i].width);
+      CHECK(info.height == fancy[i].height);
       CHECK(info.components == 3);
-      auto diff = (decoded[i].to(torch::kInt32) - as_tensor(reference[i]).to(torch::kInt32)).abs();
-      const double mean = diff.to(torch::kFloat64).mean().item<double>();
-      const double over8 = (diff > 8).to(torch::kFloat64).mean().item<double>();
-      INFO("image " << i << ": mean |diff| " << mean << ", share over 8 levels " << over8
-                    << ", max " << diff.max().item<int>());
-      // IDCT and chroma upsampling differ between decoders by a level or two, nothing more.
-      CHECK(mean < 1.5);
-      CHECK(over8 < 0.005);
+      const auto got = decoded[i].to(torch::kInt32);
+      auto vs_plain = (got - as_tensor(plain[i]).to(torch::kInt32)).abs();
+      auto vs_fancy = (got - as_tensor(fancy[i]).to(torch::kInt32)).abs();
+      auto luma_diff = (luma(decoded[i]) - luma(as_tensor(fancy[i]))).abs();
+      const double plain_mean = vs_plain.to(torch::kFloat64).mean().item<double>();
+      const double plain_over8 = (vs_plain > 8).to(torch::kFloat64).mean().item<double>();
+      const double luma_mean = luma_diff.mean().item<double>();
+      std::cout << "nvjpeg " << d.backend_name() << " image " << i << ": mean |diff| vs libjpeg-turbo "
+                << "plain upsampling " << plain_mean << " (max " << vs_plain.max().item<int>()
+                << ", share over 8 levels " << plain_over8 << "), vs fancy "
+                << vs_fancy.to(torch::kFloat64).mean().item<double>() << "; luma vs fancy "
+                << luma_mean << " (max " << luma_diff.max().item<double>() << ")\n";
+      INFO("image " << i << ": plain mean " << plain_mean << ", over 8 " << plain_over8
+                    << ", luma mean " << luma_mean);
+      CHECK(luma_mean < 1.0);
+      CHECK(plain_mean < 1.5);
+      CHECK(plain_over8 < 0.005);
     }
   }
   std::cout << "nvjpeg: auto backend is " << nvjpeg::Decoder("auto").backend_name() << "\n";

@@ -35,6 +35,27 @@ TEST_CASE("decode: a full decode matches the encoded pixels within JPEG's error"
   CHECK(diff > 0);
 }
 
+TEST_CASE("decode: plain chroma upsampling changes colour, not luma", "[dataset]") {
+  // The reference the nvJPEG test compares against: the option must reach libjpeg-turbo (RGB
+  // changes) and touch only the chroma planes (luma stays within rounding).
+  const RgbImage fancy = decode_jpeg(sample_jpeg().data(), sample_jpeg().size());
+  const RgbImage plain = decode_jpeg(sample_jpeg().data(), sample_jpeg().size(), false);
+  REQUIRE(plain.pixels.size() == fancy.pixels.size());
+  const double rgb = test::mean_abs_diff(plain.pixels.data(), fancy.pixels.data(), fancy.pixels.size());
+  double luma = 0;
+  for (std::size_t i = 0; i < fancy.pixels.size(); i += 3) {
+    auto y = [&](const RgbImage& im) {
+      return 0.299 * im.pixels[i] + 0.587 * im.pixels[i + 1] + 0.114 * im.pixels[i + 2];
+    };
+    luma += std::abs(y(plain) - y(fancy));
+  }
+  luma /= static_cast<double>(fancy.pixels.size() / 3);
+  INFO("mean |diff| rgb " << rgb << ", luma " << luma);
+  CHECK(rgb > 0.5);
+  CHECK(luma < 0.5 * rgb);
+  CHECK(luma < 1.0);
+}
+
 TEST_CASE("decode: DCT-scaled cropped decode matches full decode + resize", "[dataset]") {
   const auto& jpeg = sample_jpeg();
   const RgbImage full = decode_jpeg(jpeg.data(), jpeg.size());

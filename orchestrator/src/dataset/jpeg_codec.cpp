@@ -58,7 +58,7 @@ int choose_scale(const CropBox& box, int min_w, int min_h) {
 // The decoding work, between setjmp and the end; no objects with destructors live in the
 // frame that calls setjmp.
 void decode_into(jpeg_decompress_struct& cinfo, const CropBox& box, int min_w, int min_h,
-                 bool allow_scaling, DecodedRegion& out) {
+                 bool allow_scaling, bool fancy_upsampling, DecodedRegion& out) {
   jpeg_read_header(&cinfo, TRUE);
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK)
     ERREXIT(&cinfo, JERR_CONVERSION_NOTIMPL);
@@ -74,6 +74,7 @@ void decode_into(jpeg_decompress_struct& cinfo, const CropBox& box, int min_w, i
   cinfo.scale_num = allow_scaling ? static_cast<unsigned>(choose_scale(b, min_w, min_h)) : 8;
   cinfo.scale_denom = 8;
   cinfo.dct_method = JDCT_ISLOW;
+  cinfo.do_fancy_upsampling = fancy_upsampling ? TRUE : FALSE;
   jpeg_start_decompress(&cinfo);
   const int ow = static_cast<int>(cinfo.output_width);
   const int oh = static_cast<int>(cinfo.output_height);
@@ -153,7 +154,8 @@ JpegSize read_jpeg_size(const std::uint8_t* data, std::size_t size) {
 }
 
 DecodedRegion decode_jpeg_region(const std::uint8_t* data, std::size_t size, const CropBox& box,
-                                 int min_width, int min_height, bool allow_scaling) {
+                                 int min_width, int min_height, bool allow_scaling,
+                                 bool fancy_upsampling) {
   DecodedRegion out;
   jpeg_decompress_struct cinfo;
   ErrorManager err;
@@ -165,13 +167,13 @@ DecodedRegion decode_jpeg_region(const std::uint8_t* data, std::size_t size, con
   }
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
-  decode_into(cinfo, box, min_width, min_height, allow_scaling, out);
+  decode_into(cinfo, box, min_width, min_height, allow_scaling, fancy_upsampling, out);
   jpeg_destroy_decompress(&cinfo);
   return out;
 }
 
-RgbImage decode_jpeg(const std::uint8_t* data, std::size_t size) {
-  return decode_jpeg_region(data, size, CropBox{}, 0, 0, false).image;
+RgbImage decode_jpeg(const std::uint8_t* data, std::size_t size, bool fancy_upsampling) {
+  return decode_jpeg_region(data, size, CropBox{}, 0, 0, false, fancy_upsampling).image;
 }
 
 }  // namespace orch::dataset

@@ -41,13 +41,16 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
 /// The dimensions from the header; throws DatasetError when it is not a readable JPEG.
 JpegSize read_jpeg_size(const std::uint8_t* data, std::size_t size);
 
-/// The whole image at full scale (the reference path).
-RgbImage decode_jpeg(const std::uint8_t* data, std::size_t size);
+/// The whole image at full scale (the reference path). `fancy_upsampling` false replicates
+/// chroma samples instead of interpolating them (libjpeg's do_fancy_upsampling, on by default
+/// and in PIL): what GPU decoders such as nvJPEG do, so their output can be compared.
+RgbImage decode_jpeg(const std::uint8_t* data, std::size_t size, bool fancy_upsampling = true);
 
 /// The crop `box` (full-size pixels), decoded at the smallest DCT scale that keeps it at least
 /// min_width x min_height, with one pixel of margin for bilinear sampling. `allow_scaling`
 /// false decodes at full scale (still cropped).
 DecodedRegion decode_jpeg_region(const std::uint8_t* data, std::size_t size, const CropBox& box,
-                                 int min_width, int min_height, bool allow_scaling = true);
+                                 int min_width, int min_height, bool allow_scaling = true,
+                                 bool fancy_upsampling = true);
 
 }  // namespace orch::dataset
