@@ -1,0 +1,54 @@
+// The numbers orch keeps from a profiler trace: kernels per step, GPU time per step against the
+// step's wall time (the GPU busy share), and the operations that took the most time. The runner
+// turns LibTorch's profiler events into TraceEvents (runner/profiler.cpp); this part knows
+// nothing of LibTorch, so it is tested with hand-made events.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace orch {
+
+enum class TraceEventKind {
+  kCpuOp,      ///< an ATen operator on the host (aten::convolution)
+  kUserScope,  ///< a range the runner marked ("forward", "backward + optimizer")
+  kKernel,     ///< a GPU kernel
+  kMemcpy,     ///< a GPU copy
+  kMemset,     ///< a GPU memset
+  kLaunch,     ///< a host call that launches GPU work (cudaLaunchKernel, cudaGraphLaunch)
+  kOther,      ///< anything else (other runtime calls, overhead markers)
+};
+
+struct TraceEvent {
+  TraceEventKind kind = TraceEventKind::kOther;
+  std::string name;
+  std::uint64_t thread = 0;  ///< host thread of a CPU event; nesting is per thread
+  std::int64_t start_ns = 0, end_ns = 0;
+};
+
+/// How many entries the `top_kernels` and `top_cpu_ops` lists keep.
+constexpr std::size_t kProfileTopOps = 10;
+
+/// The summary of `steps` profiled steps that took `wall_ms` in all:
+///   step_ms                 wall_ms / steps
+///   kernels_per_step        GPU kernels per step (0 when `gpu` is false: a CPU run has none)
+///   gpu_kernel_ms_per_step  the kernels' durations summed, per step (kernels on several streams
+///                           can add up to more than the step)
+///   gpu_busy_ms_per_step    time during which at least one kernel ran, per step
+///   gpu_busy_share          gpu_busy_ms_per_step / step_ms, in [0, 1]: what NVML's utilization
+///                           estimates, measured exactly over the profiled steps
+///   cuda_launches_per_step  host calls that launched GPU work, per step
+///   cpu_ops_per_step        ATen operators per step (nested ones included)
+///   top_kernels             [{name, calls, total_ms, self_ms, share}] by time, share of all
+///                           kernel time
+///   top_cpu_ops             the same for host operators, by self time (an op's time minus the
+///                           ops it called, so nested ops are not counted twice); share of all
+///                           operator self time
+/// The GPU fields are null when `gpu` is false.
+nlohmann::json summarize_profile(const std::vector<TraceEvent>& events, std::int64_t steps,
+                                 double wall_ms, bool gpu, std::size_t top = kProfileTopOps);
+
+}  // namespace orch
