@@ -21,7 +21,7 @@ namespace orch::cli {
 namespace {
 
 struct ExecOptions {
-  std::string spec, out;
+  std::string spec, out, trace;
   std::int64_t batch_size = 0;
   bool probe = false;
   long parent_pid = 0;
@@ -73,6 +73,9 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--out", o->out, "where to write the result document (JSON)")->required();
   cmd->add_option("--batch-size", o->batch_size,
                   "the batch to use when the specification says `auto`")->check(CLI::PositiveNumber);
+  cmd->add_option("--trace", o->trace,
+                  "where a profiled run (profile.steps > 0) writes its Chrome trace (default: "
+                  "RESULT with the extension .trace.json)");
   cmd->add_flag("--probe", o->probe,
                 "a batch-size probe: 2 warm-up steps and 1 measured step, no telemetry");
   cmd->add_option("--parent-pid", o->parent_pid,
@@ -134,10 +137,17 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       spec.warmup_steps = 2;  // the first optimizer step allocates its state; the second
       spec.measure_steps = 1;  // step runs with everything allocated
       spec.telemetry.enabled = false;
+      spec.profile.steps = 0;  // a probe asks "does it fit", nothing more
+    }
+    RunOutputs outputs;
+    if (spec.profile.enabled()) {
+      outputs.trace_path =
+          o->trace.empty() ? std::filesystem::path(o->out).replace_extension(".trace.json").string()
+                           : o->trace;
     }
     PluginRegistry registry;
     load_registry(registry, g, /*warn=*/false);
-    nlohmann::json doc = run_one(spec, registry);
+    nlohmann::json doc = run_one(spec, registry, outputs);
     if (o->batch_size > 0) doc["batch_size"] = o->batch_size;
     if (o->probe) doc["probe"] = true;
     write_atomically(o->out, doc);

@@ -2,14 +2,16 @@
 // process, record every result in the database, print the ranking.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/plugin_loading.h"
 #include "cli/plan_arguments.h"
+#include "cli/plugin_loading.h"
 #include "report/rank_table.h"
 #include "runner/runner.h"
 #include "storage/store.h"
+#include "sweep/child_run.h"
 
 namespace orch::cli {
 namespace {
@@ -47,7 +49,14 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       std::cout << fmt::format("[{}/{}] {} (repeat {}) ... ", i + 1, total, spec.name,
                                spec.repeat)
                 << std::flush;
-      const nlohmann::json doc = run_one(spec, registry);
+      // A profiled run's trace goes where `orch sweep` would put it: the run's folder.
+      RunOutputs outputs;
+      if (spec.profile.enabled()) {
+        outputs.trace_path = (std::filesystem::path(sweep::sweep_work_dir(g.db, plan.name)) /
+                              sweep::run_dir_name(spec) / sweep::kTraceFileName)
+                                 .string();
+      }
+      const nlohmann::json doc = run_one(spec, registry, outputs);
       store.record(sweep_id, doc);
       if (doc.value("status", "") != "ok") ++failed;
       std::cout << summary(doc) << std::endl;

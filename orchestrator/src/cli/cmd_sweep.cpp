@@ -88,14 +88,6 @@ std::vector<std::string> gpu_slots(const std::string& requested) {
   return slots;
 }
 
-std::string work_dir_for(const std::string& db, const std::string& sweep) {
-  std::string safe = sweep;
-  for (char& c : safe) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  }
-  return db + ".runs/" + safe;
-}
-
 }  // namespace
 
 void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
@@ -172,7 +164,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     sweep::ChildLaunchOptions launch;
     launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
     launch.plugin_paths = g.plugin_paths;
-    launch.work_dir = work_dir_for(g.db, name);
+    launch.work_dir = sweep::sweep_work_dir(g.db, name);
     launch.grace_s = a->grace_s;
     sweep::ChildLauncher launcher(launch);
     sweep::WallClock clock;

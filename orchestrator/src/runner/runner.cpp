@@ -2,6 +2,7 @@
 #include "runner/runner.h"
 
 #include <ATen/Context.h>
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
@@ -15,6 +16,7 @@
 #include "orch/nvtx.h"
 #include "runner/device.h"
 #include "runner/environment.h"
+#include "runner/profiler.h"
 #include "runner/sgd.h"
 #include "runner/step_timer.h"
 #include "storage/row_values.h"  // utc_now: the store and the documents share one time format
@@ -68,6 +70,8 @@ struct Measurement {
   std::int64_t peak_allocated = -1, peak_reserved = -1;
   bool cudnn_benchmark = false;
   double param_checksum = 0;  // sum of every parameter after training, in float64
+  std::int64_t host_peak_rss = 0;
+  nlohmann::json profile;  // the document's `profile` section; null when not profiled
 };
 
 // The GPU sampler for this run, started; or nullptr with `why_not` saying why there is none.
@@ -96,7 +100,7 @@ std::unique_ptr<NvmlSampler> start_sampler(const RunSpec& spec, const c10::Devic
 // `sampler` (may be null) is told when the measured steps begin and end, so the telemetry
 // summaries cover exactly the steps the throughput covers.
 Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device,
-                  NvmlSampler* sampler) {
+                  NvmlSampler* sampler, const std::string& trace_path) {
   Measurement m;
   torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
   const bool channels_last = spec.memory_format == "channels_last";
@@ -121,11 +125,15 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
 
   StepFunctions fns;
   fns.next_batch = [&] {
+    // Each phase is an NVTX range (Nsight Systems) and a user scope (LibTorch's profiler
+    // trace); with no profiler attached, either costs a couple of branches.
     NvtxRange r("data");
+    RECORD_USER_SCOPE("data");
     return loader->next();
   };
   fns.to_device = [&](const Batch& b, bool non_blocking) {
     NvtxRange r("copy to device");
+    RECORD_USER_SCOPE("copy to device");
     Batch out{b.images.to(device, non_blocking), b.labels.to(device, non_blocking)};
     if (channels_last) out.images = out.images.contiguous(at::MemoryFormat::ChannelsLast);
     return out;
@@ -133,10 +141,12 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   fns.zero_grad = [&] { optimizer->zero_grad(); };
   fns.forward_loss = [&](const Batch& b) {
     NvtxRange r("forward");
+    RECORD_USER_SCOPE("forward");
     return precision->forward_loss(*model, b);
   };
   fns.backward_step = [&](const torch::Tensor& loss) {
     NvtxRange r("backward + optimizer");
+    RECORD_USER_SCOPE("backward + optimizer");
     precision->backward_step(loss, *optimizer);
   };
   fns.train_step = [&](const Batch& b) {
@@ -185,9 +195,20 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   }
   m.peak_allocated = peak_allocated_bytes(device);
   m.peak_reserved = peak_reserved_bytes(device);
+  // The process's peak, so with several runs in one process it covers the earlier ones too.
+  m.host_peak_rss = host_peak_rss_bytes();
   add_counters(m.counters, "data", loader->counters());
   add_counters(m.counters, "precision", precision->counters());
   add_counters(m.counters, "stream", strategy->counters());
+
+  // Profiled steps come after everything above is read: the profiler costs host time per
+  // operator (and CUPTI's kernel tracing costs some on the GPU), so profiling the measured
+  // steps would lower the very throughput being measured. These steps keep training the same
+  // model on the same data, so they look like the measured ones; the weights, losses, memory
+  // peaks and counters recorded above do not include them.
+  if (spec.profile.enabled()) {
+    m.profile = profile_steps(spec.profile.steps, device, trace_path, [&] { strategy->step(fns); });
+  }
   return m;
 }
 
@@ -201,7 +222,8 @@ bool cudnn_benchmark_enabled(const std::string& setting, std::int64_t batch,
   return std::all_of(shape.begin(), shape.end(), [](std::int64_t d) { return d % 8 == 0; });
 }
 
-nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
+nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
+                       const RunOutputs& outputs) {
   nlohmann::json doc;
   doc["format"] = "orch.result";
   doc["version"] = 2;  // 2: `telemetry`, telemetry summaries and host_peak_rss_bytes in metrics
@@ -231,7 +253,7 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
       telemetry =
           TelemetryRecord::unavailable(why_not, static_cast<int>(spec.telemetry.interval_ms));
     }
-    Measurement m = train(spec, registry, device, sampler.get());
+    Measurement m = train(spec, registry, device, sampler.get(), outputs.trace_path);
     finish_telemetry();
 
     const auto batch = static_cast<double>(*spec.batch_size);
@@ -254,8 +276,7 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
     metrics["param_checksum"] = m.param_checksum;
     if (m.peak_allocated >= 0) metrics["peak_allocated_bytes"] = m.peak_allocated;
     if (m.peak_reserved >= 0) metrics["peak_reserved_bytes"] = m.peak_reserved;
-    // The process's peak, so with several runs in one process it covers the earlier ones too.
-    metrics["host_peak_rss_bytes"] = host_peak_rss_bytes();
+    metrics["host_peak_rss_bytes"] = m.host_peak_rss;
     metrics.update(telemetry_metrics(*telemetry));
     doc["metrics"] = metrics;
     doc["counters"] = m.counters;
@@ -267,6 +288,7 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry) {
                        {"loss", m.loss[i]}});
     }
     doc["steps"] = steps;
+    if (!m.profile.is_null()) doc["profile"] = m.profile;
     doc["status"] = "ok";
   } catch (const c10::OutOfMemoryError& e) {
     doc["status"] = "oom";

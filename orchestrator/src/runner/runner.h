@@ -12,7 +12,15 @@
 
 namespace orch {
 
-nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry);
+/// Where a run writes files of its own, beside the result document.
+struct RunOutputs {
+  /// The Chrome trace of a profiled run (`profile.steps` > 0). Empty: the summary is still in
+  /// the document, but no trace file is written.
+  std::string trace_path;
+};
+
+nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
+                       const RunOutputs& outputs = {});
 
 /// `auto` cuDNN benchmarking: on only when batch, channels, height and width are all
 /// multiples of 8 (the shapes Tensor Cores want, as the article advises).

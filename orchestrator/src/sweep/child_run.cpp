@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,8 @@ class Attempt {
       out << run_spec_json(spec).dump(2) << "\n";
     }
     fs::remove(dir_ / "result.json");
+    // A retry must not leave the previous attempt's trace behind as if it were its own.
+    fs::remove(dir_ / kTraceFileName);
     ChildOptions c;
     c.argv = {o.orch_binary};
     for (const auto& p : o.plugin_paths) {
@@ -60,6 +63,10 @@ class Attempt {
       c.argv.push_back(std::to_string(*batch));
     }
     if (probe) c.argv.push_back("--probe");
+    if (!probe && spec.profile.enabled()) {
+      c.argv.push_back("--trace");
+      c.argv.push_back((dir_ / kTraceFileName).string());
+    }
     // Pinned to its GPU: the child sees exactly one device, as cuda:0.
     if (!gpu.empty()) c.env["CUDA_VISIBLE_DEVICES"] = gpu;
     c.stdout_path = (dir_ / "stdout.log").string();
@@ -140,9 +147,7 @@ class ChildRun final : public RunHandle {
   ChildRun(const ChildLaunchOptions& o, std::map<std::string, std::int64_t>& chosen,
            const RunSpec& spec, const std::string& gpu)
       : o_(o), chosen_(chosen), spec_(spec), gpu_(gpu) {
-    dir_ = fs::path(o.work_dir) /
-           fmt::format("{}-r{}", spec.hash.substr(0, std::min<std::size_t>(12, spec.hash.size())),
-                       spec.repeat);
+    dir_ = fs::path(o.work_dir) / run_dir_name(spec);
     if (spec.batch_size) {
       start_run(*spec.batch_size);
     } else if (auto it = chosen_.find(spec.hash); it != chosen_.end()) {
@@ -252,6 +257,19 @@ class ChildRun final : public RunHandle {
 };
 
 }  // namespace
+
+std::string sweep_work_dir(const std::string& db, const std::string& sweep) {
+  std::string safe = sweep;
+  for (char& c : safe) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return db + ".runs/" + safe;
+}
+
+std::string run_dir_name(const RunSpec& spec) {
+  return fmt::format("{}-r{}", spec.hash.substr(0, std::min<std::size_t>(12, spec.hash.size())),
+                     spec.repeat);
+}
 
 ChildLauncher::ChildLauncher(ChildLaunchOptions options) : options_(std::move(options)) {}
 

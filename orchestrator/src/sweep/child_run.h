@@ -22,6 +22,17 @@ struct ChildLaunchOptions {
   std::int64_t probe_granularity = 8;      ///< and narrows to multiples of this
 };
 
+/// The folder of one sweep's runs: `<db>.runs/<sweep>` (characters other than letters, digits,
+/// `-`, `_` and `.` in the sweep's name become `_`). `orch run` uses the same folders for its
+/// profiler traces, so every file of a run is in one place, whichever command ran it.
+std::string sweep_work_dir(const std::string& db, const std::string& sweep);
+
+/// The folder of one run below sweep_work_dir: `<first 12 hex digits of the hash>-r<repeat>`.
+std::string run_dir_name(const RunSpec& spec);
+
+/// The profiler's Chrome trace of a run, inside its folder.
+constexpr const char* kTraceFileName = "trace.json";
+
 class ChildLauncher final : public Launcher {
  public:
   explicit ChildLauncher(ChildLaunchOptions options);
