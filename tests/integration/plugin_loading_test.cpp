@@ -13,7 +13,7 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
   CHECK(reg.refused().empty());
   CHECK(reg.names(PluginKind::kModel) == std::vector<std::string>{"resnet", "torchscript"});
   CHECK(reg.names(PluginKind::kDataLoader) ==
-        std::vector<std::string>{"cached", "imagefolder", "synthetic"});
+        std::vector<std::string>{"cached", "imagefolder", "nvjpeg", "synthetic"});
   CHECK(reg.names(PluginKind::kPrecision) == std::vector<std::string>{"amp", "fp32", "tf32"});
   CHECK(reg.names(PluginKind::kStreamStrategy) ==
         std::vector<std::string>{"copy-overlap", "cuda-graph", "default", "multi-stream"});
