@@ -26,9 +26,9 @@ std::optional<ProfileEvidence> profile_evidence(const nlohmann::json& doc) {
   if (p == doc.end() || !p->is_object()) return std::nullopt;
   const auto kernels = number_at(*p, "kernels_per_step");
   const auto share = number_at(*p, "gpu_busy_share");
-  const auto step = number_at(*p, "step_ms");
+  const auto profiled_step = number_at(*p, "step_ms");
   // A CPU profile has no kernels and says nothing about the GPU.
-  if (!kernels || *kernels <= 0 || !share || !step) return std::nullopt;
+  if (!kernels || *kernels <= 0 || !share || !profiled_step) return std::nullopt;
   ProfileEvidence e;
   e.busy_pct = 100 * *share;
   e.text = fmt::format("trace: {:.0f} kernels/step", *kernels);
@@ -37,7 +37,19 @@ std::optional<ProfileEvidence> profile_evidence(const nlohmann::json& doc) {
   if (const auto kernel_ms = number_at(*p, "gpu_kernel_ms_per_step")) {
     e.text += fmt::format(", mean kernel {:.0f} us", 1000 * *kernel_ms / *kernels);
   }
-  e.text += fmt::format(", GPU busy {:.0f}% of the {:.2f} ms profiled step", e.busy_pct, *step);
+  // The share is of the measured step (profile_summary.h says why); the profiled step's is
+  // shown beside it, because the gap between the two is the profiler's own host time.
+  const auto measured_step = number_at(*p, "measured_step_ms");
+  const auto profiled_share = number_at(*p, "gpu_busy_share_profiled");
+  if (measured_step && profiled_share) {
+    e.text += fmt::format(
+        ", GPU busy {:.0f}% of the {:.2f} ms step ({:.0f}% of the {:.2f} ms "
+        "profiled step)",
+        e.busy_pct, *measured_step, 100 * *profiled_share, *profiled_step);
+  } else {
+    e.text += fmt::format(", GPU busy {:.0f}% of the {:.2f} ms profiled step", e.busy_pct,
+                          *profiled_step);
+  }
   return e;
 }
 
@@ -123,13 +135,13 @@ std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
   const auto trace = profile_evidence(doc);
   if (!util && trace) {
     // No NVML, but a GPU profile: its busy share measures what NVML's utilization estimates
-    // (the time a kernel ran), over the profiled steps instead of the measured ones.
+    // (the time a kernel ran), from the profiled steps' kernels against the measured step.
     std::string detail = fmt::format("{}; {}", trace->text, wait_text);
     if (!pcie_text.empty()) detail += "; " + pcie_text;
     if (trace->busy_pct < kBusyUtilPct) {
       return Diagnosis{"launch-bound",
-                       fmt::format("{} (GPU busy under {:.0f}% of the profiled steps with no data "
-                                   "wait; no NVML utilization)",
+                       fmt::format("{} (GPU busy under {:.0f}% with no data wait, from the trace: "
+                                   "no NVML utilization)",
                                    detail, kBusyUtilPct)};
     }
     return Diagnosis{"compute-bound", detail + " (no NVML utilization)"};

@@ -48,10 +48,12 @@ void insert_profile(Database& db, std::int64_t run_id, const nlohmann::json& doc
       .set_text("trace_path", json_text(p, "trace"))
       .set("trace_bytes", json_integer(p, "trace_bytes"))
       .set("step_ms", json_number(p, "step_ms"))
+      .set("measured_step_ms", json_number(p, "measured_step_ms"))
       .set("kernels_per_step", json_number(p, "kernels_per_step"))
       .set("gpu_kernel_ms_per_step", json_number(p, "gpu_kernel_ms_per_step"))
       .set("gpu_busy_ms_per_step", json_number(p, "gpu_busy_ms_per_step"))
       .set("gpu_busy_share", json_number(p, "gpu_busy_share"))
+      .set("gpu_busy_share_profiled", json_number(p, "gpu_busy_share_profiled"))
       .set("cuda_launches_per_step", json_number(p, "cuda_launches_per_step"))
       .set("cpu_ops_per_step", json_number(p, "cpu_ops_per_step"))
       .set_text("error", json_text(p, "error"));

@@ -123,10 +123,12 @@ CREATE TABLE run_profile (
   trace_path             TEXT,                -- the Chrome trace file (Perfetto, chrome://tracing), or NULL
   trace_bytes            INTEGER,
   step_ms                REAL,                -- wall time per profiled step, profiler on
+  measured_step_ms       REAL,                -- the run's measured step time, profiler off
   kernels_per_step       REAL,                -- GPU kernels per step; 0 on the CPU
   gpu_kernel_ms_per_step REAL,                -- kernel durations summed, per step
   gpu_busy_ms_per_step   REAL,                -- time at least one kernel ran, per step
-  gpu_busy_share         REAL,                -- gpu_busy_ms_per_step / step_ms, 0..1
+  gpu_busy_share         REAL,                -- gpu_busy_ms_per_step / measured_step_ms, 0..1
+  gpu_busy_share_profiled REAL,               -- gpu_busy_ms_per_step / step_ms, 0..1
   cuda_launches_per_step REAL,                -- host calls that launched GPU work, per step
   cpu_ops_per_step       REAL,                -- ATen operators per step, nested ones included
   error                  TEXT                 -- why profiling, or writing the trace, failed

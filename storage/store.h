@@ -53,8 +53,8 @@ struct ProfileOp {
 struct RunProfile {
   std::int64_t steps = 0;
   std::string activities, trace_path, error;
-  std::optional<double> step_ms, kernels_per_step, gpu_kernel_ms_per_step, gpu_busy_share,
-      cuda_launches_per_step;
+  std::optional<double> step_ms, measured_step_ms, kernels_per_step, gpu_kernel_ms_per_step,
+      gpu_busy_share, gpu_busy_share_profiled, cuda_launches_per_step;
   std::vector<ProfileOp> top_kernels, top_cpu_ops;  ///< most time first
 
   /// A profile of GPU work: CUDA activity recorded (kernels_per_step is 0 on the CPU).

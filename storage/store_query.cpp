@@ -109,7 +109,8 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
   }
 
   Statement prof(db_, R"(SELECT p.run_id, p.steps, p.activities, p.trace_path, p.error, p.step_ms,
-      p.kernels_per_step, p.gpu_kernel_ms_per_step, p.gpu_busy_share, p.cuda_launches_per_step
+      p.kernels_per_step, p.gpu_kernel_ms_per_step, p.gpu_busy_share, p.cuda_launches_per_step,
+      p.measured_step_ms, p.gpu_busy_share_profiled
       FROM run_profile p JOIN runs r ON r.id = p.run_id WHERE )" +
                           where + R"( AND (?2 = '' OR r.status = ?2))");
   prof.bind(1, key).bind(2, status);
@@ -129,6 +130,8 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
     p.gpu_kernel_ms_per_step = opt_double(7);
     p.gpu_busy_share = opt_double(8);
     p.cuda_launches_per_step = opt_double(9);
+    p.measured_step_ms = opt_double(10);
+    p.gpu_busy_share_profiled = opt_double(11);
     out[it->second].profile = std::move(p);
   }
   Statement ops(

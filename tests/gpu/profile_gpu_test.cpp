@@ -47,6 +47,10 @@ TEST_CASE("a profiled ResNet run on CUDA has kernels per step and a GPU busy sha
   CHECK(share <= 1);
   CHECK(p["gpu_kernel_ms_per_step"].get<double>() > 0);
   CHECK(p["gpu_busy_ms_per_step"].get<double>() <= p["step_ms"].get<double>() * 1.0001);
+  // The share is of the measured step; the profiler's host time makes the profiled step longer,
+  // never shorter, so the profiled steps' own share is no larger.
+  CHECK(p["measured_step_ms"] == doc["metrics"]["step_ms_mean"]);
+  CHECK(p["gpu_busy_share_profiled"].get<double>() <= share + 0.05);
   CHECK(p["cuda_launches_per_step"].get<double>() > 0);
   REQUIRE_FALSE(p["top_kernels"].empty());
   for (const auto& k : p["top_kernels"]) {

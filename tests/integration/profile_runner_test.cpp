@@ -74,7 +74,10 @@ TEST_CASE("profile: a CPU run writes a Chrome trace with its phases and ATen ope
   // The CPU has no kernels: 0, and the GPU numbers are null, not 0.
   CHECK(p["kernels_per_step"] == 0.0);
   CHECK(p["gpu_busy_share"].is_null());
+  CHECK(p["gpu_busy_share_profiled"].is_null());
   CHECK(p["gpu_kernel_ms_per_step"].is_null());
+  // The measured step time is the run's own, for the busy share on a GPU.
+  CHECK(p["measured_step_ms"] == doc["metrics"]["step_ms_mean"]);
   CHECK(p["top_kernels"].empty());
   CHECK(p["step_ms"].get<double>() > 0);
   CHECK(p["cpu_ops_per_step"].get<double>() > 50);  // a ResNet-18 step runs hundreds

@@ -51,6 +51,7 @@ TEST_CASE("orch rank shows kernels per step and the trace's busy share only for 
   CHECK_THAT(html, Contains("sm90_xmma_gemm_bf16"));
   CHECK_THAT(html, Contains("aten::mkldnn_convolution"));
   CHECK_THAT(html, Contains("0 (CPU run)"));
+  CHECK_THAT(html, Contains("<td class=\"num\">45% (2"));  // measured step (profiled steps)
   CHECK_THAT(html, Contains("/results/q.db.runs/q/0123456789ab-r0/trace.json"));
   const std::string plain_html = orch::html_report(store, *store.sweep(plain));
   CHECK_THAT(plain_html, !Contains("profiles"));

@@ -103,14 +103,17 @@ TEST_CASE("runs that did not succeed have no diagnosis", "[diagnosis]") {
 
 namespace {
 
-// The document's `profile` of a run profiled on a GPU (runner/profiler.cpp).
+// The document's `profile` of a run profiled on a GPU (runner/profiler.cpp): a 20 ms step that
+// took 35 ms with the profiler on.
 nlohmann::json gpu_profile(double busy_share, double kernels, double kernel_ms) {
   return {{"steps", 5},
           {"activities", {"cpu", "cuda"}},
-          {"step_ms", 20.0},
+          {"step_ms", 35.0},
+          {"measured_step_ms", 20.0},
           {"kernels_per_step", kernels},
           {"gpu_kernel_ms_per_step", kernel_ms},
-          {"gpu_busy_share", busy_share}};
+          {"gpu_busy_share", busy_share},
+          {"gpu_busy_share_profiled", busy_share * 20 / 35}};
 }
 
 }  // namespace
@@ -125,8 +128,11 @@ TEST_CASE("a GPU profile decides launch- or compute-bound when NVML recorded not
   REQUIRE(d);
   CHECK(d->label == "launch-bound");
   CHECK_THAT(d->detail, Contains("trace: 1600 kernels/step, mean kernel 4 us, GPU busy 35% of the "
-                                 "20.00 ms profiled step"));
+                                 "20.00 ms step (20% of the 35.00 ms profiled step)"));
   CHECK_THAT(d->detail, Contains("no NVML utilization"));
+  // A document without the measured step time: the share is the profiled steps'.
+  doc["profile"].erase("measured_step_ms");
+  CHECK_THAT(diagnose(doc)->detail, Contains("GPU busy 35% of the 35.00 ms profiled step"));
   doc["profile"] = gpu_profile(0.92, 300, 18.0);
   d = diagnose(doc);
   CHECK(d->label == "compute-bound");

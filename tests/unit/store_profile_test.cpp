@@ -55,7 +55,8 @@ TEST_CASE("a profiled run's summary lands in run_profile, run_profile_ops and ru
 
   Statement p(store.database(), R"(SELECT steps, profiler, activities, trace_path, trace_bytes,
       step_ms, kernels_per_step, gpu_kernel_ms_per_step, gpu_busy_share, cuda_launches_per_step,
-      cpu_ops_per_step, error FROM run_profile WHERE run_id = ?1)");
+      cpu_ops_per_step, error, measured_step_ms, gpu_busy_share_profiled FROM run_profile
+      WHERE run_id = ?1)");
   p.bind(1, id);
   REQUIRE(p.step());
   CHECK(p.column_int(0) == 5);
@@ -63,13 +64,15 @@ TEST_CASE("a profiled run's summary lands in run_profile, run_profile_ops and ru
   CHECK(p.column_text(2) == "cpu,cuda");
   CHECK(p.column_text(3) == "/results/q.db.runs/q/0123456789ab-r0/trace.json");
   CHECK(p.column_int(4) == 12345678);
-  CHECK(p.column_double(5) == 20.0);
+  CHECK(p.column_double(5) == 40.0);
   CHECK(p.column_double(6) == 820.0);
   CHECK(p.column_double(7) == 9.5);
   CHECK(p.column_double(8) == 0.45);
   CHECK(p.column_double(9) == 790.0);
   CHECK(p.column_double(10) == 2400.0);
   CHECK(p.is_null(11));
+  CHECK(p.column_double(12) == 20.0);
+  CHECK(p.column_double(13) == 0.225);
   CHECK(count(store, "SELECT COUNT(*) FROM run_profile_ops WHERE kind = 'kernel'") == 2);
   CHECK(count(store, "SELECT COUNT(*) FROM run_profile_ops WHERE kind = 'cpu_op'") == 1);
   CHECK(count(store, "SELECT calls FROM run_profile_ops WHERE kind = 'kernel' AND position = 2") ==
@@ -180,7 +183,8 @@ TEST_CASE("a version 2 database is migrated to version 3", "[store][migration][p
   REQUIRE(amp->profile);
   CHECK(amp->profile->kernels_per_step == 820.0);
   CHECK(amp->diagnosis == "launch-bound");
-  CHECK_THAT(amp->diagnosis_detail, Contains("GPU busy 40% of the 20.00 ms profiled step"));
+  CHECK_THAT(amp->diagnosis_detail,
+             Contains("GPU busy 40% of the 20.00 ms step (20% of the 40.00 ms profiled step)"));
   // Runs without a profile keep their stored diagnosis untouched.
   const auto fp32 = store.run(1);
   CHECK_FALSE(fp32->profile);

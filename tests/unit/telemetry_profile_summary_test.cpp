@@ -30,12 +30,15 @@ TEST_CASE("profile summary: kernels per step and the busy share of overlapping k
       ev(K::kLaunch, "cudaLaunchKernel", 20, 25),
       ev(K::kLaunch, "cudaLaunchKernel", 30, 35),
   };
-  const auto s = summarize_profile(events, 2, 20.0, /*gpu=*/true);
+  // Unprofiled, the step took 8 ms: the profiler's host time made it 10.
+  const auto s = summarize_profile(events, {2, 20.0, 8.0, true});
   CHECK(s["step_ms"] == Approx(10.0));
+  CHECK(s["measured_step_ms"] == Approx(8.0));
   CHECK(s["kernels_per_step"] == Approx(2.0));
-  CHECK(s["gpu_kernel_ms_per_step"] == Approx(4.5));  // (2 + 2 + 1 + 4) / 2
-  CHECK(s["gpu_busy_ms_per_step"] == Approx(4.0));    // 8 ms busy / 2 steps
-  CHECK(s["gpu_busy_share"] == Approx(0.4));
+  CHECK(s["gpu_kernel_ms_per_step"] == Approx(4.5));   // (2 + 2 + 1 + 4) / 2
+  CHECK(s["gpu_busy_ms_per_step"] == Approx(4.0));     // 8 ms busy / 2 steps
+  CHECK(s["gpu_busy_share"] == Approx(0.5));           // of the measured 8 ms
+  CHECK(s["gpu_busy_share_profiled"] == Approx(0.4));  // of the profiled 10 ms
   CHECK(s["cuda_launches_per_step"] == Approx(2.0));
   const auto& top = s["top_kernels"];
   REQUIRE(top.size() == 2);
@@ -46,12 +49,17 @@ TEST_CASE("profile summary: kernels per step and the busy share of overlapping k
   CHECK(top[0]["share"] == Approx(7.0 / 9.0));
   CHECK(top[1]["name"] == "relu");
   CHECK(top[1]["share"] == Approx(2.0 / 9.0));
+  // Without a measured step time, the share is that of the profiled steps.
+  const auto unknown = summarize_profile(events, {2, 20.0, 0.0, true});
+  CHECK(unknown["measured_step_ms"].is_null());
+  CHECK(unknown["gpu_busy_share"] == Approx(0.4));
 }
 
 TEST_CASE("profile summary: the busy share never exceeds 1", "[profile][summary]") {
   // Kernel timestamps a little past the host's wall time (GPU and host clocks differ).
-  const auto s = summarize_profile({ev(K::kKernel, "k", 0, 10500)}, 1, 10.0, true);
+  const auto s = summarize_profile({ev(K::kKernel, "k", 0, 10500)}, {1, 10.0, 9.0, true});
   CHECK(s["gpu_busy_share"] == Approx(1.0));
+  CHECK(s["gpu_busy_share_profiled"] == Approx(1.0));
 }
 
 TEST_CASE("profile summary: host operators are ranked by self time, nesting per thread",
@@ -63,9 +71,10 @@ TEST_CASE("profile summary: host operators are ranked by self time, nesting per 
       ev(K::kCpuOp, "aten::convolution", 15, 55), ev(K::kCpuOp, "aten::mkldnn_convolution", 20, 50),
       ev(K::kCpuOp, "aten::relu", 70, 90),        ev(K::kCpuOp, "aten::add", 0, 30, /*thread=*/2),
   };
-  const auto s = summarize_profile(events, 1, 0.1, /*gpu=*/false);
+  const auto s = summarize_profile(events, {1, 0.1, 0.1, /*gpu=*/false});
   CHECK(s["kernels_per_step"] == 0.0);
   CHECK(s["gpu_busy_share"].is_null());
+  CHECK(s["gpu_busy_share_profiled"].is_null());
   CHECK(s["gpu_kernel_ms_per_step"].is_null());
   CHECK(s["cuda_launches_per_step"].is_null());
   CHECK(s["top_kernels"].empty());
@@ -93,7 +102,7 @@ TEST_CASE("profile summary: the top lists keep the most expensive entries", "[pr
   for (int i = 0; i < 15; ++i) {
     events.push_back(ev(K::kKernel, "k" + std::to_string(i), i * 100, i * 100 + 1 + i));
   }
-  const auto s = summarize_profile(events, 3, 30.0, true, /*top=*/4);
+  const auto s = summarize_profile(events, {3, 30.0, 0.0, true}, /*top=*/4);
   REQUIRE(s["top_kernels"].size() == 4);
   CHECK(s["top_kernels"][0]["name"] == "k14");
   CHECK(s["top_kernels"][3]["name"] == "k11");

@@ -369,16 +369,17 @@ std::string profile_section(const ReportData& d) {
   out +=
       "<p class=\"note\">LibTorch's profiler (Kineto) over <code>profile.steps</code> extra steps "
       "after the measured ones, so the throughput above is not perturbed. Kernels per step and the "
-      "GPU busy share (the time at least one kernel ran, over the profiled steps' wall time) are "
+      "GPU busy share (the time at least one kernel ran per step, over the measured step time) are "
       "the launch-bound evidence: many short kernels and a low busy share mean the host does not "
-      "launch fast enough. The profiler adds host time per operator, so the busy share is a lower "
-      "bound. Open a trace in <code>chrome://tracing</code> or <a "
+      "launch fast enough. The profiler adds host time per operator but not GPU time, so a "
+      "launch-bound step is slower profiled: the share over the profiled steps' own time is in "
+      "parentheses. Open a trace in <code>chrome://tracing</code> or <a "
       "href=\"https://ui.perfetto.dev\">Perfetto</a>.</p>\n";
   out +=
       "<table class=\"profiles\"><thead><tr><th class=\"num\">run</th><th>configuration</th>"
       "<th class=\"num\">repeat</th><th class=\"num\">steps</th><th class=\"num\">step ms "
       "(profiled)</th><th class=\"num\">kernels/step</th><th class=\"num\">mean kernel us</th>"
-      "<th class=\"num\">busy (trace)</th><th class=\"num\">GPU util (NVML)</th>"
+      "<th class=\"num\">busy (trace; profiled)</th><th class=\"num\">GPU util (NVML)</th>"
       "<th>diagnosis</th><th>trace</th></tr></thead><tbody>\n";
   std::string details;
   for (const storage::RunRecord& r : d.runs) {
@@ -390,6 +391,10 @@ std::string profile_section(const ReportData& d) {
     }
     std::string kernels = or_dash(p.kernels_per_step, "");
     if (p.kernels_per_step && !p.gpu()) kernels += " (CPU run)";
+    std::string busy = "-";
+    if (p.gpu_busy_share) busy = fmt::format("{:.0f}%", 100 * *p.gpu_busy_share);
+    if (p.gpu_busy_share_profiled)
+      busy += fmt::format(" ({:.0f}%)", 100 * *p.gpu_busy_share_profiled);
     std::string trace = p.trace_path.empty() ? "-" : "<code>" + esc(p.trace_path) + "</code>";
     if (!p.error.empty()) trace += " <span class=\"note\">" + esc(p.error) + "</span>";
     out += fmt::format(
@@ -398,10 +403,8 @@ std::string profile_section(const ReportData& d) {
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
         "<td class=\"name\">{}</td></tr>\n",
         r.id, esc(r.name), r.repeat, p.steps, p.step_ms ? fmt::format("{:.2f}", *p.step_ms) : "-",
-        esc(kernels), mean_kernel,
-        p.gpu_busy_share ? fmt::format("{:.0f}%", 100 * *p.gpu_busy_share) : "-",
-        or_dash(r.metric("gpu_util_mean_pct"), "%"), esc(r.diagnosis.empty() ? "-" : r.diagnosis),
-        trace);
+        esc(kernels), mean_kernel, busy, or_dash(r.metric("gpu_util_mean_pct"), "%"),
+        esc(r.diagnosis.empty() ? "-" : r.diagnosis), trace);
     if (p.top_kernels.empty() && p.top_cpu_ops.empty()) continue;
     details +=
         fmt::format("<details><summary>{} (repeat {}, run {}): where the time went</summary>\n",

@@ -86,7 +86,8 @@ void quiet_kineto_without_gpu() {
 }  // namespace
 
 nlohmann::json profile_steps(std::int64_t steps, const c10::Device& device,
-                             const std::string& trace_path, const std::function<void()>& step) {
+                             const std::string& trace_path, double measured_step_ms,
+                             const std::function<void()>& step) {
   nlohmann::json out;
   out["steps"] = steps;
   out["profiler"] = "kineto";
@@ -129,7 +130,7 @@ nlohmann::json profile_steps(std::int64_t steps, const c10::Device& device,
       t.end_ns = static_cast<std::int64_t>(e.endNs());
       events.push_back(std::move(t));
     }
-    out.update(summarize_profile(events, steps, wall_ms, gpu));
+    out.update(summarize_profile(events, {steps, wall_ms, measured_step_ms, gpu}));
 
     if (!trace_path.empty()) {
       try {

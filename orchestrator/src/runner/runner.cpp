@@ -207,7 +207,9 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   // model on the same data, so they look like the measured ones; the weights, losses, memory
   // peaks and counters recorded above do not include them.
   if (spec.profile.enabled()) {
-    m.profile = profile_steps(spec.profile.steps, device, trace_path, [&] { strategy->step(fns); });
+    const double measured_step_ms = 1000.0 * m.measure_s / static_cast<double>(n);
+    m.profile = profile_steps(spec.profile.steps, device, trace_path, measured_step_ms,
+                              [&] { strategy->step(fns); });
   }
   return m;
 }

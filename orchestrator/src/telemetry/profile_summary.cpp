@@ -96,9 +96,10 @@ json top_list(const std::map<std::string, OpTotals>& totals, std::size_t top) {
 
 }  // namespace
 
-json summarize_profile(const std::vector<TraceEvent>& events, std::int64_t steps, double wall_ms,
-                       bool gpu, std::size_t top) {
-  const double n = static_cast<double>(std::max<std::int64_t>(1, steps));
+json summarize_profile(const std::vector<TraceEvent>& events, const ProfileWindow& window,
+                       std::size_t top) {
+  const bool gpu = window.gpu;
+  const double n = static_cast<double>(std::max<std::int64_t>(1, window.steps));
   std::vector<std::size_t> host;
   std::vector<std::pair<std::int64_t, std::int64_t>> kernel_spans;
   std::map<std::string, OpTotals> kernels;
@@ -140,22 +141,25 @@ json summarize_profile(const std::vector<TraceEvent>& events, std::int64_t steps
     t.self_ns += self[i];
   }
 
-  const double step_ms = wall_ms / n;
+  const double step_ms = window.wall_ms / n;
   json out;
   out["step_ms"] = step_ms;
+  out["measured_step_ms"] = window.measured_step_ms > 0 ? json(window.measured_step_ms) : json();
   out["kernels_per_step"] = gpu ? static_cast<double>(kernel_count) / n : 0.0;
   out["cpu_ops_per_step"] = static_cast<double>(cpu_ops) / n;
   if (gpu) {
     const double busy_ms = static_cast<double>(union_ns(std::move(kernel_spans))) / 1e6 / n;
     out["gpu_kernel_ms_per_step"] = static_cast<double>(kernel_ns) / 1e6 / n;
     out["gpu_busy_ms_per_step"] = busy_ms;
-    // The kernels ran inside the measured wall time, so the share cannot exceed 1 but for
-    // clock skew between the GPU's and the host's timestamps.
-    out["gpu_busy_share"] = step_ms > 0 ? std::min(1.0, busy_ms / step_ms) : 0.0;
+    // Busy time can exceed a step only through clock skew between the GPU's and the host's
+    // timestamps, or kernels slowed by CUPTI's tracing against the unprofiled step.
+    auto share = [&](double of_ms) { return of_ms > 0 ? std::min(1.0, busy_ms / of_ms) : 0.0; };
+    out["gpu_busy_share"] = share(window.measured_step_ms > 0 ? window.measured_step_ms : step_ms);
+    out["gpu_busy_share_profiled"] = share(step_ms);
     out["cuda_launches_per_step"] = static_cast<double>(launches) / n;
   } else {
     for (const char* k : {"gpu_kernel_ms_per_step", "gpu_busy_ms_per_step", "gpu_busy_share",
-                          "cuda_launches_per_step"}) {
+                          "gpu_busy_share_profiled", "cuda_launches_per_step"}) {
       out[k] = nullptr;
     }
   }
