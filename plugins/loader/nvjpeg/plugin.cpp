@@ -55,7 +55,7 @@ struct DeviceBatch {
 };
 
 struct Options {
-  int image_size = 224, workers = 4, prefetch = 2;
+  int image_size = 224, workers = 4, prefetch = 3;
   bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
   std::uint64_t seed = 0;
   std::int64_t batch_size = 64;
@@ -75,7 +75,10 @@ class NvjpegLoader final : public DataLoader {
         o_.drop_last ? n_ / o_.batch_size : (n_ + o_.batch_size - 1) / o_.batch_size;
     c10::cuda::CUDAGuard guard(device_index_);
     decoder_ = std::make_unique<nvjpeg::Decoder>(backend);  // fails here, before any step
-    stream_ = c10::cuda::getStreamFromPool(false, device_index_);
+    // High priority: the GPU's block scheduler then starts this stream's few small kernels
+    // and copies ahead of the training kernels queued at normal priority, so a batch is not
+    // made late by waiting behind the step it is meant to feed.
+    stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device_index_);
     producer_ = std::thread([this] { produce(); });
   }
 
@@ -332,7 +335,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
               "hardware JPEG engines, the CUDA decoder, or hardware when the GPU has it"},
              {"workers", ParamType::kInt, std::int64_t{4}, {}, 1, 256,
               "threads reading files and JPEG headers (decoding is on the GPU)"},
-             {"prefetch", ParamType::kInt, std::int64_t{2}, {}, 1, 16,
+             {"prefetch", ParamType::kInt, std::int64_t{3}, {}, 1, 16,
               "decoded batches kept ready on the device ahead of the training loop"},
              {"shuffle", ParamType::kBool, true, {}, {}, {},
               "a new order every epoch, from the run's seed"},

@@ -13,6 +13,7 @@
 // reason, never a hang or a corrupted context.
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -110,6 +111,14 @@ class CudaGraph final : public StreamStrategy {
       ~Restore() { at::autocast::set_autocast_cache_enabled(cache); }
     } restore{cache};
     side_->synchronize();
+    // capture_begin puts the device's RNG state into capture mode and only capture_end takes
+    // it out; a copy of the state from before lets a failed capture restore it (see
+    // abandon_capture).
+    at::Generator rng = at::cuda::detail::getDefaultCUDAGenerator(device_.index());
+    {
+      std::lock_guard<std::mutex> lock(rng.mutex());
+      rng_before_capture_ = rng.clone();
+    }
     graph_ = std::make_unique<at::cuda::CUDAGraph>();
     try {
       graph_->capture_begin(pool_);
@@ -123,9 +132,10 @@ class CudaGraph final : public StreamStrategy {
   }
 
   // Ends a capture that failed half-way so the stream (and the CUDA context) stay usable, and
-  // clears the sticky capture error. Known gap: the CUDA generator registered by capture_begin
-  // stays in capture mode (CUDA RNG calls in this process then fail); per-run processes
-  // contain it.
+  // clears the sticky capture error. The CUDA generator that capture_begin put in capture mode
+  // gets its state from before the capture back: left as it was, every later CUDA random
+  // number in the process failed ("Offset increment outside graph capture encountered
+  // unexpectedly", seen on the H200 when a test drew random numbers after this one).
   void abandon_capture() {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(side_->stream(), &status) == cudaSuccess &&
@@ -141,7 +151,12 @@ class CudaGraph final : public StreamStrategy {
     // would keep landing in a pool that nothing replays.
     c10::cuda::CUDACachingAllocator::endAllocateToPool(device_.index(), pool_);
     c10::cuda::CUDACachingAllocator::releasePool(device_.index(), pool_);
-    graph_.reset();
+    graph_.reset();  // unregisters the graph from the generator state it captured
+    if (rng_before_capture_.defined()) {
+      at::Generator rng = at::cuda::detail::getDefaultCUDAGenerator(device_.index());
+      std::lock_guard<std::mutex> lock(rng.mutex());
+      rng.unsafeGetGeneratorImpl()->graphsafe_set_state(rng_before_capture_.getIntrusivePtr());
+    }
   }
 
   c10::Device device_;
@@ -152,6 +167,7 @@ class CudaGraph final : public StreamStrategy {
   // The capture's private memory pool, named up front so a failed capture can release it
   // (CUDAGraph::pool() refuses to answer without a successful capture).
   at::cuda::MempoolId_t pool_ = at::cuda::graph_pool_handle();
+  at::Generator rng_before_capture_;  // a clone of the device RNG, taken just before capture
   Batch static_;
   torch::Tensor static_loss_;
   std::int64_t replays_ = 0;
