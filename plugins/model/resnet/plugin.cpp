@@ -24,11 +24,16 @@ class ResNetPlugin final : public ModelPlugin {
             {{"depth", ParamType::kInt, std::int64_t{50},
               {std::int64_t{18}, std::int64_t{34}, std::int64_t{50}, std::int64_t{101},
                std::int64_t{152}},
-              {}, {}, "number of layers"}}};
+              {}, {}, "number of layers"},
+             {"fused_bn", ParamType::kBool, false, {}, {}, {},
+              "fused channels-last batch-norm + ReLU (+ residual add) kernels for fp16/bf16 "
+              "training on CUDA; unfused elsewhere; same parameters either way"}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
     ResNetOptions o;
     o.depth = p.get_int("depth");
+    // Callers that build Params by hand (tests) may leave it out; the planner always fills it.
+    o.fused_bn = p.has("fused_bn") && p.get_bool("fused_bn");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -1,6 +1,7 @@
 // torchvision's ResNet in LibTorch: the same architecture (v1.5: stride on the 3x3 conv) and the
 // same parameter names, so parameter counts and weights compare one to one with Python
-// (ResNet50: 25,557,032 parameters at 1000 classes).
+// (ResNet50: 25,557,032 parameters at 1000 classes). `fused_bn` changes how batch-norm + ReLU
+// (+ residual add) run, never which parameters and buffers exist.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -18,12 +19,13 @@ namespace orch::resnet {
 struct BasicBlockImpl : torch::nn::Module {
   static constexpr std::int64_t kExpansion = 1;
   BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
-                 torch::nn::Sequential downsample);
+                 torch::nn::Sequential downsample, bool fused_bn = false);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
   torch::nn::Sequential downsample{nullptr};
+  bool fused_bn = false;  ///< batch-norm + ReLU (+ add) through fused_bn_relu
 };
 TORCH_MODULE(BasicBlock);
 
@@ -31,12 +33,13 @@ TORCH_MODULE(BasicBlock);
 struct BottleneckImpl : torch::nn::Module {
   static constexpr std::int64_t kExpansion = 4;
   BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
-                 torch::nn::Sequential downsample);
+                 torch::nn::Sequential downsample, bool fused_bn = false);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
   torch::nn::Sequential downsample{nullptr};
+  bool fused_bn = false;  ///< batch-norm + ReLU (+ add) through fused_bn_relu
 };
 TORCH_MODULE(Bottleneck);
 
@@ -44,6 +47,7 @@ struct ResNetOptions {
   std::int64_t depth = 50;          ///< 18, 34, 50, 101 or 152
   std::int64_t num_classes = 1000;  ///< width of the final fully connected layer
   std::int64_t in_channels = 3;     ///< channels of the input images
+  bool fused_bn = false;            ///< fused channels-last batch-norm + ReLU (+ add); fused_bn.h
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -61,6 +65,7 @@ struct ResNetImpl : torch::nn::Module {
   template <class Block>
   torch::nn::Sequential make_layer(std::int64_t planes, std::int64_t blocks, std::int64_t stride);
   std::int64_t inplanes_ = 64;
+  bool fused_bn_ = false;
 };
 TORCH_MODULE(ResNet);
 

@@ -1,0 +1,210 @@
+// fused_bn_relu: picks the fused CUDA kernels or the unfused ops, and wraps the kernels in a
+// custom autograd function. Graph-capture safe: the fused path only allocates through the
+// caching allocator (at::empty), launches on the current stream and never reads values back.
+#include "fused_bn.h"
+
+#include <torch/autograd.h>
+
+#include <atomic>
+#include <iostream>
+#include <limits>
+#include <mutex>
+
+#ifdef ORCH_FUSED_BN_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "fused_bn_kernels.h"
+#endif
+
+namespace orch::resnet {
+namespace {
+
+std::atomic<std::int64_t> g_fused{0};
+std::atomic<std::int64_t> g_unfused{0};
+
+#ifdef ORCH_FUSED_BN_CUDA
+
+kernels::Dtype kernel_dtype(const torch::Tensor& x) {
+  return x.scalar_type() == torch::kHalf ? kernels::Dtype::kHalf : kernels::Dtype::kBFloat16;
+}
+
+bool aligned16(const torch::Tensor& t) {
+  return !t.defined() || reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+
+void check_cuda(cudaError_t err, const char* what) {
+  TORCH_CHECK(err == cudaSuccess, "fused_bn: ", what, " failed: ", cudaGetErrorName(err), " (",
+              cudaGetErrorString(err), ")");
+}
+
+kernels::Tiling tiling_for(std::int64_t rows, std::int64_t channels,
+                           std::initializer_list<torch::Tensor> tensors) {
+  bool vec8 = true;
+  for (const auto& t : tensors) vec8 = vec8 && aligned16(t);
+  return kernels::make_tiling(rows, channels,
+                              at::cuda::getCurrentDeviceProperties()->multiProcessorCount, vec8);
+}
+
+/// relu(batch_norm(x) [+ residual]) in training mode; see fused_bn_kernels.cu for the passes.
+class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x,
+                               torch::Tensor residual, torch::Tensor weight, torch::Tensor bias,
+                               torch::Tensor running_mean, torch::Tensor running_var,
+                               double momentum, double eps) {
+    const c10::cuda::CUDAGuard guard(x.device());
+    const std::int64_t channels = x.size(1);
+    const std::int64_t rows = x.numel() / channels;
+    const auto f32 = x.options().dtype(torch::kFloat);
+    auto y = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::ChannelsLast));
+    auto save_mean = at::empty({channels}, f32);
+    auto save_invstd = at::empty({channels}, f32);
+    const auto t = tiling_for(rows, channels, {x, residual, y});
+    auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
+    check_cuda(kernels::forward_training(
+                   kernel_dtype(x), t, x.data_ptr(),
+                   residual.defined() ? residual.data_ptr() : nullptr, y.data_ptr(),
+                   weight.data_ptr<float>(), bias.data_ptr<float>(),
+                   running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
+                   save_mean.data_ptr<float>(), save_invstd.data_ptr<float>(),
+                   workspace.data_ptr<float>(), rows, channels, static_cast<float>(momentum),
+                   static_cast<float>(eps), at::cuda::getCurrentCUDAStream()),
+               "forward kernel launch");
+    ctx->saved_data["has_residual"] = residual.defined();
+    ctx->save_for_backward({x, y, weight, save_mean, save_invstd});
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& x = saved[0];
+    const auto& y = saved[1];
+    const auto& weight = saved[2];
+    const c10::cuda::CUDAGuard guard(x.device());
+    const bool has_residual = ctx->saved_data["has_residual"].toBool();
+    auto dy = grads[0].to(x.scalar_type()).contiguous(at::MemoryFormat::ChannelsLast);
+    const std::int64_t channels = x.size(1);
+    const std::int64_t rows = x.numel() / channels;
+    const auto f32 = x.options().dtype(torch::kFloat);
+    const auto cl = x.options().memory_format(at::MemoryFormat::ChannelsLast);
+    auto dx = at::empty(x.sizes(), cl);
+    torch::Tensor dres = has_residual ? at::empty(x.sizes(), cl) : torch::Tensor();
+    auto grad_weight = at::empty({channels}, f32);
+    auto grad_bias = at::empty({channels}, f32);
+    const auto t = tiling_for(rows, channels, {dy, y, x, dx, dres});
+    auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
+    check_cuda(kernels::backward(kernel_dtype(x), t, dy.data_ptr(), y.data_ptr(), x.data_ptr(),
+                                 weight.data_ptr<float>(), saved[3].data_ptr<float>(),
+                                 saved[4].data_ptr<float>(), dx.data_ptr(),
+                                 has_residual ? dres.data_ptr() : nullptr,
+                                 grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
+                                 workspace.data_ptr<float>(), rows, channels,
+                                 at::cuda::getCurrentCUDAStream()),
+               "backward kernel launch");
+    // One gradient per forward argument: x, residual, weight, bias, running_mean,
+    // running_var, momentum, eps.
+    return {dx, dres, grad_weight, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor(),
+            torch::Tensor()};
+  }
+};
+
+#endif  // ORCH_FUSED_BN_CUDA
+
+bool is_f32_vector(const torch::Tensor& t, const torch::Tensor& x, std::int64_t channels) {
+  return t.defined() && t.scalar_type() == torch::kFloat && t.device() == x.device() &&
+         t.dim() == 1 && t.numel() == channels && t.is_contiguous();
+}
+
+void note_unfused(const torch::Tensor& x) {
+  static std::once_flag cpu_once, cuda_once;
+  if (!x.is_cuda()) {
+    std::call_once(cpu_once, [] {
+      std::cerr << "fused_bn: no CUDA device, unfused batch-norm\n";
+    });
+  } else if (!fused_bn_compiled()) {
+    std::call_once(cuda_once, [] {
+      std::cerr << "fused_bn: built without the CUDA kernels (no nvcc), unfused batch-norm\n";
+    });
+  } else {
+    std::call_once(cuda_once, [&x] {
+      std::cerr << "fused_bn: input " << x.scalar_type() << " "
+                << (x.is_contiguous(at::MemoryFormat::ChannelsLast) ? "channels-last"
+                                                                     : "not channels-last")
+                << " is not fp16/bf16 channels-last, unfused batch-norm\n";
+    });
+  }
+}
+
+}  // namespace
+
+bool fused_bn_compiled() {
+#ifdef ORCH_FUSED_BN_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool fused_bn_supported(const torch::Tensor& x, const torch::Tensor& residual,
+                        const torch::Tensor& weight, const torch::Tensor& bias,
+                        const torch::Tensor& running_mean, const torch::Tensor& running_var) {
+  if (!fused_bn_compiled() || !x.defined() || !x.is_cuda() || x.dim() != 4) return false;
+  if (x.scalar_type() != torch::kHalf && x.scalar_type() != torch::kBFloat16) return false;
+  if (!x.is_contiguous(at::MemoryFormat::ChannelsLast) || x.numel() == 0) return false;
+  const std::int64_t channels = x.size(1);
+  if (channels > std::numeric_limits<int>::max() || x.numel() / channels < 2) return false;
+  for (const auto* t : {&weight, &bias, &running_mean, &running_var}) {
+    if (!is_f32_vector(*t, x, channels)) return false;
+  }
+  if (residual.defined()) {
+    if (residual.sizes() != x.sizes() || residual.scalar_type() != x.scalar_type() ||
+        residual.device() != x.device() ||
+        !residual.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor& residual,
+                                     const torch::Tensor& weight, const torch::Tensor& bias,
+                                     const torch::Tensor& running_mean,
+                                     const torch::Tensor& running_var, double momentum,
+                                     double eps) {
+  TORCH_CHECK(fused_bn_supported(x, residual, weight, bias, running_mean, running_var),
+              "fused_bn_relu_training: inputs the fused kernels do not take (x ",
+              x.scalar_type(), " ", x.sizes(), " on ", x.device(),
+              "; see fused_bn_supported)");
+#ifdef ORCH_FUSED_BN_CUDA
+  return FusedBnReluFunction::apply(x, residual, weight, bias, running_mean, running_var,
+                                    momentum, eps);
+#else
+  (void)momentum;
+  (void)eps;
+  return {};
+#endif
+}
+
+torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
+                            const torch::Tensor& residual) {
+  const auto& o = bn.options;
+  if (bn.is_training() && o.track_running_stats() && o.affine() && o.momentum().has_value() &&
+      bn.num_batches_tracked.defined() &&
+      fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var)) {
+    ++g_fused;
+    bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
+    return fused_bn_relu_training(x, residual, bn.weight, bn.bias, bn.running_mean,
+                                  bn.running_var, *o.momentum(), o.eps());
+  }
+  ++g_unfused;
+  if (bn.is_training() || !x.is_cuda()) note_unfused(x);
+  auto out = bn.forward(x);
+  if (residual.defined()) out += residual;
+  return out.relu_();
+}
+
+FusedBnCounters fused_bn_counters() { return {g_fused.load(), g_unfused.load()}; }
+
+}  // namespace orch::resnet

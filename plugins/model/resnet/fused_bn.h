@@ -1,0 +1,46 @@
+// Fused batch-norm + ReLU and batch-norm + residual add + ReLU for the resnet model's
+// `fused_bn: true` (issue 10). Training-mode fp16/bf16 channels-last CUDA inputs run the
+// kernels in fused_bn_kernels.cu through a custom autograd function; everything else (CPU,
+// fp32, NCHW, eval mode, no CUDA compiler at build time) runs the unfused ops: the module's own
+// forward, then add and ReLU, so the result means the same either way.
+#pragma once
+
+#include <torch/nn/modules/batchnorm.h>
+
+#include <cstdint>
+
+namespace orch::resnet {
+
+/// relu(bn(x) [+ residual]); `residual` may be an undefined tensor. Uses bn's parameters and
+/// running-stat buffers and increments its num_batches_tracked in training, exactly like
+/// bn->forward(x).
+torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
+                            const torch::Tensor& residual = {});
+
+/// The fused training function itself, on raw tensors (what the tests compare against
+/// at::batch_norm + add + relu). Requires fused_bn_supported(...); updates running stats.
+torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor& residual,
+                                     const torch::Tensor& weight, const torch::Tensor& bias,
+                                     const torch::Tensor& running_mean,
+                                     const torch::Tensor& running_var, double momentum,
+                                     double eps);
+
+/// Whether the fused kernels take these inputs (CUDA build, fp16/bf16 4-d channels-last CUDA
+/// tensor with more than one value per channel, fp32 affine parameters and running stats,
+/// residual of the same shape, dtype and device or undefined).
+bool fused_bn_supported(const torch::Tensor& x, const torch::Tensor& residual,
+                        const torch::Tensor& weight, const torch::Tensor& bias,
+                        const torch::Tensor& running_mean, const torch::Tensor& running_var);
+
+/// Whether this build carries the CUDA kernels (false where nvcc was missing at build time).
+bool fused_bn_compiled();
+
+/// Calls of fused_bn_relu that took each path, in this copy of the library (the plugin and a
+/// test binary each have their own).
+struct FusedBnCounters {
+  std::int64_t fused = 0;
+  std::int64_t unfused = 0;
+};
+FusedBnCounters fused_bn_counters();
+
+}  // namespace orch::resnet

@@ -1,0 +1,441 @@
+// Fused channels-last batch-norm (+ residual) + ReLU, forward and backward, fp16 / bf16.
+//
+// Layout. A channels-last NCHW tensor is a row-major [rows x C] matrix, rows = N*H*W, with C
+// contiguous. Every kernel uses one 2-D block shape: threads_c threads along channels, each
+// owning `vec` adjacent channels (8 -> one 16-byte load per row when C % 8 == 0 and the
+// pointers are aligned, else 1), and threads_r threads along rows, 256 threads in all. A warp
+// therefore reads whole contiguous row segments, and a thread's per-channel state (statistics
+// or the per-channel affine coefficients) lives in registers for every row it visits.
+//
+// Memory passes (the unfused LibTorch path makes ~2x as many, plus the add and the ReLUs):
+//   forward   1. stats_partial: each block walks a strided subset of rows, keeps a Welford
+//                (mean, M2, count) per channel per thread in fp32, merges the block's threads
+//                with Chan's formula in shared memory and writes one partial per block row
+//                to the workspace ([reduce_grid_r][3][C] floats).
+//             2. stats_finalize (tiny, one thread per channel): merges the partials in fp64,
+//                writes save_mean / save_invstd, updates running_mean / running_var like
+//                torch::nn::BatchNorm2d (momentum; unbiased variance for running_var, biased
+//                for normalisation) and precomputes scale = w*invstd, shift = b - mean*scale.
+//             3. apply_forward: y = relu(x*scale + shift [+ residual]) in fp32, stored in the
+//                input dtype.
+//   backward  1. backward_partial: dy' = dy where y > 0 (ReLU's mask, read from the saved
+//                output; NaN outputs pass the gradient like threshold_backward) and per
+//                channel sum(dy'), sum(dy' * (x - mean)) in fp32, partials to the workspace.
+//             2. backward_finalize (tiny): grad_bias = sum(dy'), grad_weight = sum(dy' xhat),
+//                and dx = k1*dy' + k2*x + k3 coefficients per channel.
+//             3. apply_backward: dx (input dtype) and, for the add variant, d_residual = dy'.
+// No kernel allocates or synchronises; the caller hands in the workspace (from the caching
+// allocator) and the stream, so the whole thing can be captured in a CUDA graph.
+#include "fused_bn_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+namespace orch::resnet::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// `vec` elements moved with one load/store (16 bytes for vec = 8).
+template <typename T, int VEC>
+struct alignas(sizeof(T) * VEC) Pack {
+  T v[VEC];
+};
+
+template <typename T, int VEC>
+__device__ __forceinline__ void load(const T* p, float (&out)[VEC]) {
+  const Pack<T, VEC> pk = *reinterpret_cast<const Pack<T, VEC>*>(p);
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) out[i] = to_float(pk.v[i]);
+}
+
+template <typename T, int VEC>
+__device__ __forceinline__ void store(T* p, const float (&in)[VEC]) {
+  Pack<T, VEC> pk;
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) pk.v[i] = from_float<T>(in[i]);
+  *reinterpret_cast<Pack<T, VEC>*>(p) = pk;
+}
+
+// ReLU's backward mask: the gradient passes where the output is not <= 0 (NaN passes, as in
+// threshold_backward).
+__device__ __forceinline__ float relu_grad(float y, float dy) { return y <= 0.f ? 0.f : dy; }
+// ReLU that keeps NaN (as clamp_min does), so fp16 overflow still reaches the loss scaler.
+__device__ __forceinline__ float relu(float v) { return v <= 0.f ? 0.f : v; }
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(kThreads)
+    stats_partial(const T* __restrict__ x, std::int64_t rows, int C, float* __restrict__ partial) {
+  __shared__ float s_mean[kThreads * VEC];
+  __shared__ float s_m2[kThreads * VEC];
+  __shared__ float s_n[kThreads];
+  const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+  const bool active = c0 < C;
+  float mean[VEC], m2[VEC];
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) mean[i] = m2[i] = 0.f;
+  float n = 0.f;
+  if (active) {
+    const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
+    for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+         r < rows; r += step) {
+      float v[VEC];
+      load<T, VEC>(x + r * C + c0, v);
+      n += 1.f;
+      const float inv = 1.f / n;
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) {
+        const float d = v[i] - mean[i];
+        mean[i] += d * inv;
+        m2[i] += d * (v[i] - mean[i]);
+      }
+    }
+  }
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    s_mean[tid * VEC + i] = mean[i];
+    s_m2[tid * VEC + i] = m2[i];
+  }
+  s_n[tid] = n;
+  __syncthreads();
+  // Chan's parallel merge along threadIdx.y (blockDim.y is a power of two).
+  for (int s = blockDim.y / 2; s > 0; s >>= 1) {
+    if (threadIdx.y < s) {
+      const int o = tid + s * blockDim.x;
+      const float na = s_n[tid], nb = s_n[o];
+      if (nb > 0.f) {
+        const float nn = na + nb;
+        const float fb = nb / nn;
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+          const float ma = s_mean[tid * VEC + i];
+          const float d = s_mean[o * VEC + i] - ma;
+          s_mean[tid * VEC + i] = ma + d * fb;
+          s_m2[tid * VEC + i] += s_m2[o * VEC + i] + d * d * na * fb;
+        }
+        s_n[tid] = nn;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.y == 0 && active) {
+    float* p = partial + static_cast<std::int64_t>(blockIdx.y) * 3 * C;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+      p[c0 + i] = s_mean[tid * VEC + i];
+      p[C + c0 + i] = s_m2[tid * VEC + i];
+      p[2 * C + c0 + i] = s_n[tid];
+    }
+  }
+}
+
+__global__ void stats_finalize(const float* __restrict__ partial, int parts, int C,
+                               const float* __restrict__ weight, const float* __restrict__ bias,
+                               float* running_mean, float* running_var, float* save_mean,
+                               float* save_invstd, float* coef, float momentum, float eps) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  double n = 0, mean = 0, m2 = 0;
+  for (int p = 0; p < parts; ++p) {
+    const float* q = partial + static_cast<std::int64_t>(p) * 3 * C;
+    const double nb = q[2 * C + c];
+    if (nb == 0) continue;
+    const double nn = n + nb;
+    const double d = q[c] - mean;
+    mean += d * nb / nn;
+    m2 += q[C + c] + d * d * n * nb / nn;
+    n = nn;
+  }
+  const double var = m2 / n;
+  const double invstd = 1.0 / sqrt(var + static_cast<double>(eps));
+  save_mean[c] = static_cast<float>(mean);
+  save_invstd[c] = static_cast<float>(invstd);
+  const double scale = weight[c] * invstd;
+  coef[c] = static_cast<float>(scale);
+  coef[C + c] = static_cast<float>(bias[c] - mean * scale);
+  if (running_mean != nullptr) {
+    running_mean[c] = momentum * static_cast<float>(mean) + (1.f - momentum) * running_mean[c];
+    running_var[c] =
+        momentum * static_cast<float>(m2 / (n - 1)) + (1.f - momentum) * running_var[c];
+  }
+}
+
+template <typename T, int VEC, bool RES>
+__global__ void __launch_bounds__(kThreads)
+    apply_forward(const T* __restrict__ x, const T* __restrict__ res, T* __restrict__ y,
+                  const float* __restrict__ coef, std::int64_t rows, int C) {
+  const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+  if (c0 >= C) return;
+  float scale[VEC], shift[VEC];
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    scale[i] = coef[c0 + i];
+    shift[i] = coef[C + c0 + i];
+  }
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+       r < rows; r += step) {
+    const std::int64_t off = r * C + c0;
+    float v[VEC];
+    load<T, VEC>(x + off, v);
+    if constexpr (RES) {
+      float rv[VEC];
+      load<T, VEC>(res + off, rv);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) v[i] = relu(fmaf(v[i], scale[i], shift[i]) + rv[i]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) v[i] = relu(fmaf(v[i], scale[i], shift[i]));
+    }
+    store<T, VEC>(y + off, v);
+  }
+}
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(kThreads)
+    backward_partial(const T* __restrict__ dy, const T* __restrict__ y, const T* __restrict__ x,
+                     const float* __restrict__ save_mean, std::int64_t rows, int C,
+                     float* __restrict__ partial) {
+  __shared__ float s_a[kThreads * VEC];
+  __shared__ float s_b[kThreads * VEC];
+  const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+  const bool active = c0 < C;
+  float sa[VEC], sb[VEC], mean[VEC];
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    sa[i] = sb[i] = 0.f;
+    mean[i] = active ? save_mean[c0 + i] : 0.f;
+  }
+  if (active) {
+    const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
+    for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+         r < rows; r += step) {
+      const std::int64_t off = r * C + c0;
+      float g[VEC], yv[VEC], xv[VEC];
+      load<T, VEC>(dy + off, g);
+      load<T, VEC>(y + off, yv);
+      load<T, VEC>(x + off, xv);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) {
+        const float gi = relu_grad(yv[i], g[i]);
+        sa[i] += gi;
+        sb[i] = fmaf(gi, xv[i] - mean[i], sb[i]);
+      }
+    }
+  }
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    s_a[tid * VEC + i] = sa[i];
+    s_b[tid * VEC + i] = sb[i];
+  }
+  __syncthreads();
+  for (int s = blockDim.y / 2; s > 0; s >>= 1) {
+    if (threadIdx.y < s) {
+      const int o = tid + s * blockDim.x;
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) {
+        s_a[tid * VEC + i] += s_a[o * VEC + i];
+        s_b[tid * VEC + i] += s_b[o * VEC + i];
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.y == 0 && active) {
+    float* p = partial + static_cast<std::int64_t>(blockIdx.y) * 3 * C;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+      p[c0 + i] = s_a[tid * VEC + i];
+      p[C + c0 + i] = s_b[tid * VEC + i];
+    }
+  }
+}
+
+__global__ void backward_finalize(const float* __restrict__ partial, int parts, int C,
+                                  std::int64_t rows, const float* __restrict__ weight,
+                                  const float* __restrict__ save_mean,
+                                  const float* __restrict__ save_invstd, float* grad_weight,
+                                  float* grad_bias, float* coef) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  double sum_dy = 0, sum_dy_xmu = 0;
+  for (int p = 0; p < parts; ++p) {
+    const float* q = partial + static_cast<std::int64_t>(p) * 3 * C;
+    sum_dy += q[c];
+    sum_dy_xmu += q[C + c];
+  }
+  const double invstd = save_invstd[c];
+  const double mean = save_mean[c];
+  const double sum_dy_xhat = sum_dy_xmu * invstd;
+  grad_weight[c] = static_cast<float>(sum_dy_xhat);
+  grad_bias[c] = static_cast<float>(sum_dy);
+  // dx = k1 * (dy' - sum_dy/M - xhat * sum_dy_xhat/M) = k1*dy' + k2*x + k3
+  const double k1 = weight[c] * invstd;
+  const double k2 = -k1 * invstd * (sum_dy_xhat / static_cast<double>(rows));
+  const double k3 = -k1 * (sum_dy / static_cast<double>(rows)) - k2 * mean;
+  coef[c] = static_cast<float>(k1);
+  coef[C + c] = static_cast<float>(k2);
+  coef[2 * C + c] = static_cast<float>(k3);
+}
+
+template <typename T, int VEC, bool RES>
+__global__ void __launch_bounds__(kThreads)
+    apply_backward(const T* __restrict__ dy, const T* __restrict__ y, const T* __restrict__ x,
+                   const float* __restrict__ coef, T* __restrict__ dx, T* __restrict__ dres,
+                   std::int64_t rows, int C) {
+  const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+  if (c0 >= C) return;
+  float k1[VEC], k2[VEC], k3[VEC];
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    k1[i] = coef[c0 + i];
+    k2[i] = coef[C + c0 + i];
+    k3[i] = coef[2 * C + c0 + i];
+  }
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+       r < rows; r += step) {
+    const std::int64_t off = r * C + c0;
+    float g[VEC], yv[VEC], xv[VEC], out[VEC];
+    load<T, VEC>(dy + off, g);
+    load<T, VEC>(y + off, yv);
+    load<T, VEC>(x + off, xv);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+      g[i] = relu_grad(yv[i], g[i]);
+      out[i] = fmaf(k1[i], g[i], fmaf(k2[i], xv[i], k3[i]));
+    }
+    store<T, VEC>(dx + off, out);
+    if constexpr (RES) store<T, VEC>(dres + off, g);
+  }
+}
+
+int div_up(std::int64_t a, std::int64_t b) { return static_cast<int>((a + b - 1) / b); }
+
+template <typename T, int VEC>
+cudaError_t forward_impl(const Tiling& t, const void* x, const void* residual, void* y,
+                         const float* weight, const float* bias, float* running_mean,
+                         float* running_var, float* save_mean, float* save_invstd,
+                         float* workspace, std::int64_t rows, int C, float momentum, float eps,
+                         cudaStream_t stream) {
+  const dim3 block(t.threads_c, t.threads_r);
+  float* partial = workspace;
+  float* coef = workspace + static_cast<std::int64_t>(t.reduce_grid_r) * 3 * C;
+  stats_partial<T, VEC><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
+      static_cast<const T*>(x), rows, C, partial);
+  stats_finalize<<<div_up(C, kThreads), kThreads, 0, stream>>>(
+      partial, t.reduce_grid_r, C, weight, bias, running_mean, running_var, save_mean,
+      save_invstd, coef, momentum, eps);
+  const dim3 grid(t.grid_c, t.apply_grid_r);
+  if (residual != nullptr) {
+    apply_forward<T, VEC, true><<<grid, block, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(residual), static_cast<T*>(y), coef,
+        rows, C);
+  } else {
+    apply_forward<T, VEC, false><<<grid, block, 0, stream>>>(
+        static_cast<const T*>(x), nullptr, static_cast<T*>(y), coef, rows, C);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T, int VEC>
+cudaError_t backward_impl(const Tiling& t, const void* dy, const void* y, const void* x,
+                          const float* weight, const float* save_mean, const float* save_invstd,
+                          void* dx, void* d_residual, float* grad_weight, float* grad_bias,
+                          float* workspace, std::int64_t rows, int C, cudaStream_t stream) {
+  const dim3 block(t.threads_c, t.threads_r);
+  float* partial = workspace;
+  float* coef = workspace + static_cast<std::int64_t>(t.reduce_grid_r) * 3 * C;
+  const T* dyp = static_cast<const T*>(dy);
+  const T* yp = static_cast<const T*>(y);
+  const T* xp = static_cast<const T*>(x);
+  backward_partial<T, VEC><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
+      dyp, yp, xp, save_mean, rows, C, partial);
+  backward_finalize<<<div_up(C, kThreads), kThreads, 0, stream>>>(
+      partial, t.reduce_grid_r, C, rows, weight, save_mean, save_invstd, grad_weight, grad_bias,
+      coef);
+  const dim3 grid(t.grid_c, t.apply_grid_r);
+  if (d_residual != nullptr) {
+    apply_backward<T, VEC, true><<<grid, block, 0, stream>>>(
+        dyp, yp, xp, coef, static_cast<T*>(dx), static_cast<T*>(d_residual), rows, C);
+  } else {
+    apply_backward<T, VEC, false><<<grid, block, 0, stream>>>(dyp, yp, xp, coef,
+                                                              static_cast<T*>(dx), nullptr,
+                                                              rows, C);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+Tiling make_tiling(std::int64_t rows, std::int64_t channels, int sm_count, bool vec8_ok) {
+  Tiling t;
+  t.vec = vec8_ok && channels % 8 == 0 ? 8 : 1;
+  const std::int64_t groups = (channels + t.vec - 1) / t.vec;
+  t.threads_c = 1;
+  while (t.threads_c < groups && t.threads_c < 32) t.threads_c *= 2;
+  t.threads_r = kThreads / t.threads_c;
+  t.grid_c = div_up(groups, t.threads_c);
+  const int sms = std::max(sm_count, 1);
+  // Reductions: at least ~8 rows per thread, about 4 blocks per SM in all (the partials stay
+  // small and the finalize kernel's loop short).
+  const std::int64_t reduce_cap = std::max<std::int64_t>(1, 4LL * sms / t.grid_c);
+  t.reduce_grid_r = static_cast<int>(std::clamp<std::int64_t>(
+      div_up(rows, static_cast<std::int64_t>(t.threads_r) * 8), 1, std::min<std::int64_t>(reduce_cap, 65535)));
+  // Element-wise passes: ~4 rows per thread, up to 16 blocks per SM.
+  const std::int64_t apply_cap = std::max<std::int64_t>(1, 16LL * sms / t.grid_c);
+  t.apply_grid_r = static_cast<int>(std::clamp<std::int64_t>(
+      div_up(rows, static_cast<std::int64_t>(t.threads_r) * 4), 1, std::min<std::int64_t>(apply_cap, 65535)));
+  return t;
+}
+
+std::int64_t workspace_floats(const Tiling& t, std::int64_t channels) {
+  return (static_cast<std::int64_t>(t.reduce_grid_r) * 3 + 3) * channels;
+}
+
+cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const void* residual,
+                             void* y, const float* weight, const float* bias, float* running_mean,
+                             float* running_var, float* save_mean, float* save_invstd,
+                             float* workspace, std::int64_t rows, std::int64_t channels,
+                             float momentum, float eps, cudaStream_t stream) {
+  const int C = static_cast<int>(channels);
+#define ORCH_FWD(T, V)                                                                     \
+  forward_impl<T, V>(t, x, residual, y, weight, bias, running_mean, running_var, save_mean, \
+                     save_invstd, workspace, rows, C, momentum, eps, stream)
+  if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_FWD(__half, 8) : ORCH_FWD(__half, 1);
+  return t.vec == 8 ? ORCH_FWD(__nv_bfloat16, 8) : ORCH_FWD(__nv_bfloat16, 1);
+#undef ORCH_FWD
+}
+
+cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y, const void* x,
+                     const float* weight, const float* save_mean, const float* save_invstd,
+                     void* dx, void* d_residual, float* grad_weight, float* grad_bias,
+                     float* workspace, std::int64_t rows, std::int64_t channels,
+                     cudaStream_t stream) {
+  const int C = static_cast<int>(channels);
+#define ORCH_BWD(T, V)                                                                   \
+  backward_impl<T, V>(t, dy, y, x, weight, save_mean, save_invstd, dx, d_residual,        \
+                      grad_weight, grad_bias, workspace, rows, C, stream)
+  if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_BWD(__half, 8) : ORCH_BWD(__half, 1);
+  return t.vec == 8 ? ORCH_BWD(__nv_bfloat16, 8) : ORCH_BWD(__nv_bfloat16, 1);
+#undef ORCH_BWD
+}
+
+}  // namespace orch::resnet::kernels

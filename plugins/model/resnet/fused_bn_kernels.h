@@ -1,0 +1,50 @@
+// Fused channels-last batch-norm (+ residual add) + ReLU for fp16/bf16 training: the CUDA
+// kernels behind orch::resnet::fused_bn_relu (fused_bn.h), torch-free like the nvjpeg crop
+// kernel, so nvcc never sees LibTorch's headers. The caller owns every buffer: the workspace
+// comes from PyTorch's caching allocator, so a launch is legal inside CUDA graph capture (no
+// allocation, no host synchronisation here).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace orch::resnet::kernels {
+
+enum class Dtype { kHalf, kBFloat16 };
+
+/// How the [rows x channels] NHWC tensor (rows = N*H*W, channels contiguous) is cut up.
+struct Tiling {
+  int vec = 1;            ///< channels per thread per load: 8 (16-byte loads) or 1
+  int threads_c = 32;     ///< threads along channels in a block (power of two)
+  int threads_r = 8;      ///< threads along rows in a block (threads_c * threads_r == 256)
+  int grid_c = 1;         ///< blocks along channels
+  int reduce_grid_r = 1;  ///< blocks along rows for the reductions (= partial rows in workspace)
+  int apply_grid_r = 1;   ///< blocks along rows for the element-wise passes
+};
+
+/// The tiling for a tensor; `vec8_ok` when channels % 8 == 0 and every pointer is 16-byte aligned.
+Tiling make_tiling(std::int64_t rows, std::int64_t channels, int sm_count, bool vec8_ok);
+
+/// fp32 words of workspace a forward or backward call needs for this tiling.
+std::int64_t workspace_floats(const Tiling& t, std::int64_t channels);
+
+/// Training forward: batch statistics (Welford, fp32; merged in fp64), running-stat update
+/// (momentum, unbiased variance), y = relu(x * scale + shift [+ residual]) in x's dtype.
+/// `residual` may be null. save_mean / save_invstd receive the batch mean and 1/sqrt(var+eps).
+cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const void* residual,
+                             void* y, const float* weight, const float* bias, float* running_mean,
+                             float* running_var, float* save_mean, float* save_invstd,
+                             float* workspace, std::int64_t rows, std::int64_t channels,
+                             float momentum, float eps, cudaStream_t stream);
+
+/// Backward: dy' = dy * (y > 0); grad_weight = sum(dy' * xhat), grad_bias = sum(dy');
+/// dx = weight * invstd * (dy' - mean(dy') - xhat * mean(dy' * xhat)); d_residual = dy' when
+/// `d_residual` is not null.
+cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y, const void* x,
+                     const float* weight, const float* save_mean, const float* save_invstd,
+                     void* dx, void* d_residual, float* grad_weight, float* grad_bias,
+                     float* workspace, std::int64_t rows, std::int64_t channels,
+                     cudaStream_t stream);
+
+}  // namespace orch::resnet::kernels
