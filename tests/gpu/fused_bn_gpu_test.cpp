@@ -1,0 +1,340 @@
+// The fused channels-last batch-norm (+ add) + ReLU kernels (plugins/model/resnet/fused_bn*)
+// against the unfused ops: outputs, input / weight / bias / residual gradients and running
+// statistics for fp16 and bf16 over odd and large shapes; the module wrapper's choice of path;
+// capture in a CUDA graph; a fused ResNet50's 100-step loss curve against the unfused one; and
+// a fused ResNet through the runner's cuda-graph stream strategy.
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "fused_bn.h"
+#include "integration/test_support.h"
+#include "resnet.h"
+#include "runner/runner.h"
+
+using namespace orch;
+
+namespace {
+
+const auto kCl = torch::MemoryFormat::ChannelsLast;
+
+struct Tolerance {
+  double rtol, atol;
+};
+
+// Output and dx are rounded to the input dtype once (bf16: 8 significant bits, fp16: 11).
+Tolerance value_tolerance(torch::ScalarType dtype) {
+  return dtype == torch::kBFloat16 ? Tolerance{2e-2, 2e-2} : Tolerance{4e-3, 4e-3};
+}
+
+std::string describe(torch::ScalarType dtype, torch::IntArrayRef shape, bool residual) {
+  std::ostringstream s;
+  s << dtype << " " << shape << (residual ? " + residual" : "");
+  return s.str();
+}
+
+/// Largest |a - b| over what allclose(rtol, atol) would need, for the failure message.
+double worst(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kFloat) - b.to(torch::kFloat)).abs().max().item<double>();
+}
+
+bool close(const torch::Tensor& a, const torch::Tensor& b, Tolerance t) {
+  return torch::allclose(a.to(torch::kFloat), b.to(torch::kFloat), t.rtol, t.atol);
+}
+
+/// An autocast scope for CUDA, restored on exit.
+class Autocast {
+ public:
+  explicit Autocast(torch::ScalarType dtype)
+      : was_(at::autocast::is_autocast_enabled(at::kCUDA)),
+        old_(at::autocast::get_autocast_dtype(at::kCUDA)) {
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+  }
+  ~Autocast() {
+    at::autocast::set_autocast_enabled(at::kCUDA, was_);
+    at::autocast::set_autocast_dtype(at::kCUDA, old_);
+    at::autocast::clear_cache();
+  }
+
+ private:
+  bool was_;
+  torch::ScalarType old_;
+};
+
+void copy_state(torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  auto src_p = from.named_parameters();
+  for (auto& p : to.named_parameters()) p.value().copy_(src_p[p.key()]);
+  auto src_b = from.named_buffers();
+  for (auto& b : to.named_buffers()) b.value().copy_(src_b[b.key()]);
+}
+
+void to_channels_last(torch::nn::Module& m) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : m.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(kCl));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fused batch-norm + ReLU (+ add) matches the unfused ops", "[gpu][fused_bn]") {
+  const std::vector<std::vector<std::int64_t>> shapes = {
+      {1, 8, 1, 2},       // two rows
+      {2, 3, 5, 7},       // C = 3: scalar path
+      {4, 65, 9, 9},      // odd C
+      {2, 257, 3, 5},     // odd C, more than one block of channels
+      {8, 2048, 7, 7},    // ResNet50's last stage: 16-byte loads, 8 blocks of channels
+      {32, 64, 56, 56},   // ResNet50's first stage at batch 32: 100,352 rows
+      {3, 256, 28, 28}};  // rows not a multiple of the block's rows
+  torch::manual_seed(0);
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    for (const auto& shape : shapes) {
+      for (const bool with_residual : {false, true}) {
+        INFO(describe(dtype, shape, with_residual));
+        const auto opts = torch::TensorOptions().device(torch::kCUDA);
+        const std::int64_t C = shape[1];
+        const std::int64_t rows = shape[0] * shape[2] * shape[3];
+        // Inputs in the kernel's dtype, channels-last; a non-zero mean tests the centring.
+        const auto x = (torch::randn(shape, opts) * 2 + 0.5).to(dtype).contiguous(kCl);
+        const auto res =
+            with_residual ? torch::randn(shape, opts).to(dtype).contiguous(kCl) : torch::Tensor();
+        const auto weight = torch::rand({C}, opts) + 0.5;
+        const auto bias = torch::randn({C}, opts) * 0.1;
+        const auto rm0 = torch::randn({C}, opts) * 0.1;
+        const auto rv0 = torch::rand({C}, opts) + 0.5;
+        const auto dy = torch::randn(shape, opts).to(dtype).contiguous(kCl);
+
+        // Fused.
+        auto xf = x.clone().requires_grad_(true);
+        auto rf = with_residual ? res.clone().requires_grad_(true) : torch::Tensor();
+        auto wf = weight.clone().requires_grad_(true);
+        auto bf = bias.clone().requires_grad_(true);
+        auto rmf = rm0.clone(), rvf = rv0.clone();
+        REQUIRE(resnet::fused_bn_supported(xf, rf, wf, bf, rmf, rvf));
+        auto y = resnet::fused_bn_relu_training(xf, rf, wf, bf, rmf, rvf, 0.1, 1e-5);
+        REQUIRE(y.scalar_type() == dtype);
+        REQUIRE(y.is_contiguous(kCl));
+        y.backward(dy);
+
+        // Reference: at::batch_norm (+ add) + relu in fp32 on the same (rounded) inputs.
+        auto xr = x.to(torch::kFloat).requires_grad_(true);
+        auto rr = with_residual ? res.to(torch::kFloat).requires_grad_(true) : torch::Tensor();
+        auto wr = weight.clone().requires_grad_(true);
+        auto br = bias.clone().requires_grad_(true);
+        auto rmr = rm0.clone(), rvr = rv0.clone();
+        auto pre = at::batch_norm(xr, wr, br, rmr, rvr, true, 0.1, 1e-5, false);
+        if (with_residual) pre = pre + rr;
+        const auto yr = pre.relu();
+        INFO("worst |y - ref| " << worst(y, yr));
+        CHECK(close(y, yr, value_tolerance(dtype)));
+        // ReLU's mask is taken from the fused output; it agrees with the reference's almost
+        // everywhere (a value that rounds to 0 in the dtype can differ).
+        const auto mask = y.to(torch::kFloat) > 0;
+        const double agree = (mask == (yr > 0)).to(torch::kFloat).mean().item<double>();
+        CHECK(agree > 0.9999);
+        // The reference backward with that mask: the fused backward's exact meaning.
+        const auto g = dy.to(torch::kFloat) * mask.to(torch::kFloat);
+        pre.backward(g);
+
+        INFO("worst |dx - ref| " << worst(xf.grad(), xr.grad()));
+        CHECK(xf.grad().scalar_type() == dtype);
+        CHECK(close(xf.grad(), xr.grad(), value_tolerance(dtype)));
+        const Tolerance sums{1e-3, 1e-3 * std::sqrt(static_cast<double>(rows))};
+        INFO("worst |dw - ref| " << worst(wf.grad(), wr.grad()) << ", |db - ref| "
+                                 << worst(bf.grad(), br.grad()));
+        CHECK(close(wf.grad(), wr.grad(), sums));
+        CHECK(close(bf.grad(), br.grad(), sums));
+        if (with_residual) {
+          // d_residual is dy' itself, exactly.
+          CHECK(torch::equal(rf.grad(), g.to(dtype)));
+        }
+        INFO("worst |running_mean - ref| " << worst(rmf, rmr) << ", |running_var - ref| "
+                                           << worst(rvf, rvr));
+        CHECK(torch::allclose(rmf, rmr, 1e-4, 1e-5));
+        CHECK(torch::allclose(rvf, rvr, 1e-4, 1e-5));
+      }
+    }
+  }
+}
+
+TEST_CASE("fused_bn_relu takes the fused path only for fp16/bf16 channels-last training",
+          "[gpu][fused_bn]") {
+  torch::nn::BatchNorm2d bn(64);
+  bn->to(torch::kCUDA);
+  const auto x = torch::randn({4, 64, 8, 8}, torch::kCUDA);
+  auto count = [&](const torch::Tensor& in) {
+    const auto before = resnet::fused_bn_counters();
+    const auto y = resnet::fused_bn_relu(*bn, in);
+    const auto after = resnet::fused_bn_counters();
+    CHECK(y.scalar_type() == in.scalar_type());
+    return std::make_pair(after.fused - before.fused, after.unfused - before.unfused);
+  };
+  bn->train();
+  CHECK(count(x.to(torch::kBFloat16).contiguous(kCl)) == std::make_pair(1L, 0L));
+  CHECK(count(x.to(torch::kHalf).contiguous(kCl)) == std::make_pair(1L, 0L));
+  CHECK(bn->num_batches_tracked.item<std::int64_t>() == 2);
+  CHECK(count(x.contiguous(kCl)) == std::make_pair(0L, 1L));                 // fp32
+  CHECK(count(x.to(torch::kBFloat16)) == std::make_pair(0L, 1L));            // NCHW
+  CHECK(bn->num_batches_tracked.item<std::int64_t>() == 4);
+  bn->eval();
+  CHECK(count(x.to(torch::kBFloat16).contiguous(kCl)) == std::make_pair(0L, 1L));  // eval
+  CHECK(bn->num_batches_tracked.item<std::int64_t>() == 4);
+}
+
+TEST_CASE("fused batch-norm forward and backward replay in a CUDA graph", "[gpu][fused_bn]") {
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  const std::int64_t C = 256;
+  auto x = torch::randn({16, C, 14, 14}, opts).to(torch::kBFloat16).contiguous(kCl);
+  auto res = torch::randn({16, C, 14, 14}, opts).to(torch::kBFloat16).contiguous(kCl);
+  const auto dy = torch::randn({16, C, 14, 14}, opts).to(torch::kBFloat16).contiguous(kCl);
+  auto weight = (torch::rand({C}, opts) + 0.5).requires_grad_(true);
+  auto bias = (torch::randn({C}, opts) * 0.1).requires_grad_(true);
+  auto rm = torch::zeros({C}, opts), rv = torch::ones({C}, opts);
+  x.requires_grad_(true);
+  res.requires_grad_(true);
+  torch::Tensor y;
+  auto step = [&] {
+    for (auto* t : {&x, &res, &weight, &bias}) t->mutable_grad() = torch::Tensor();
+    y = resnet::fused_bn_relu_training(x, res, weight, bias, rm, rv, 0.1, 1e-5);
+    y.backward(dy);
+  };
+  auto side = c10::cuda::getStreamFromPool();
+  c10::cuda::getCurrentCUDAStream().synchronize();  // inputs ready before the side stream reads
+  at::cuda::CUDAGraph graph;
+  torch::Tensor y_eager, dx_eager, dw_eager, dres_eager;
+  {
+    const c10::cuda::CUDAStreamGuard guard(side);
+    for (int i = 0; i < 3; ++i) step();  // warm-up on the capture stream
+    y_eager = y.detach().clone();
+    dx_eager = x.grad().clone();
+    dw_eager = weight.grad().clone();
+    dres_eager = res.grad().clone();
+    // Keep the .grad tensors alive across capture so replays write into them.
+    graph.capture_begin();
+    y = resnet::fused_bn_relu_training(x, res, weight, bias, rm, rv, 0.1, 1e-5);
+    auto grads = torch::autograd::grad({y}, {x, res, weight}, {dy});
+    graph.capture_end();
+    const auto rm_before = rm.clone();
+    graph.replay();
+    side.synchronize();
+    // Batch statistics do not depend on the running ones, so the replay reproduces the
+    // eager step exactly (the kernels reduce in a fixed order), and it moves running_mean.
+    CHECK(torch::equal(y, y_eager));
+    CHECK(torch::equal(grads[0], dx_eager));
+    CHECK(torch::equal(grads[1], dres_eager));
+    CHECK(torch::equal(grads[2], dw_eager));
+    CHECK_FALSE(torch::equal(rm, rm_before));
+  }
+  side.synchronize();
+}
+
+TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][fused_bn]") {
+  // Same initial weights, same 4 synthetic batches, AMP bf16, channels-last, SGD momentum.
+  // Not bit-identical (rounding differs: the fused add happens in fp32), so the two loss
+  // curves are compared 10 steps at a time.
+  torch::manual_seed(1);
+  resnet::ResNetOptions o;
+  o.depth = 50;
+  o.num_classes = 10;
+  resnet::ResNet plain(o);
+  o.fused_bn = true;
+  resnet::ResNet fused(o);
+  copy_state(*plain, *fused);
+  plain->to(torch::kCUDA);
+  fused->to(torch::kCUDA);
+  to_channels_last(*plain);
+  to_channels_last(*fused);
+  std::vector<torch::Tensor> images, labels;
+  for (int i = 0; i < 4; ++i) {
+    images.push_back(torch::randn({32, 3, 64, 64}, torch::kCUDA).contiguous(kCl));
+    labels.push_back(torch::randint(0, 10, {32}, torch::dtype(torch::kLong).device(torch::kCUDA)));
+  }
+  auto train = [&](resnet::ResNet& net) {
+    torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.02).momentum(0.9));
+    net->train();
+    std::vector<double> losses;
+    for (int step = 0; step < 100; ++step) {
+      opt.zero_grad();
+      torch::Tensor loss;
+      {
+        const Autocast autocast(torch::kBFloat16);
+        loss = torch::nn::functional::cross_entropy(net->forward(images[step % 4]),
+                                                    labels[step % 4]);
+      }
+      loss.backward();
+      opt.step();
+      losses.push_back(loss.item<double>());
+    }
+    return losses;
+  };
+  const auto before = resnet::fused_bn_counters();
+  const auto l_plain = train(plain);
+  const auto mid = resnet::fused_bn_counters();
+  const auto l_fused = train(fused);
+  const auto after = resnet::fused_bn_counters();
+  // Stem + 16 bottlenecks x 3 batch-norms with a ReLU, every step, all fused.
+  CHECK(mid.fused == before.fused);
+  CHECK(after.fused - mid.fused == 49 * 100);
+  CHECK(after.unfused == mid.unfused);
+  std::ostringstream curve;
+  for (int i = 0; i < 100; i += 10) curve << i << ": " << l_plain[i] << " / " << l_fused[i] << "\n";
+  INFO("loss unfused / fused:\n" << curve.str());
+  CHECK(l_fused[0] == Approx(l_plain[0]).epsilon(0.02));
+  for (int w = 0; w < 100; w += 10) {
+    double a = 0, b = 0;
+    for (int i = w; i < w + 10; ++i) {
+      a += l_plain[i] / 10;
+      b += l_fused[i] / 10;
+    }
+    INFO("steps " << w << "-" << w + 9 << ": " << a << " / " << b);
+    CHECK(std::isfinite(b));
+    CHECK(std::abs(a - b) <= 0.1 * a + 0.05);
+  }
+  CHECK(l_fused.back() < 0.5 * l_fused.front());
+  // Same state dict: the running statistics moved the same way.
+  auto rm_plain = plain->named_buffers()["layer2.1.bn2.running_mean"];
+  auto rm_fused = fused->named_buffers()["layer2.1.bn2.running_mean"];
+  CHECK(torch::allclose(rm_plain, rm_fused, 0.1, 0.05));
+  CHECK(fused->named_buffers()["layer4.2.bn3.num_batches_tracked"].item<std::int64_t>() == 100);
+}
+
+TEST_CASE("a fused ResNet runs under the cuda-graph stream strategy", "[gpu][fused_bn]") {
+  // The kernels reduce in a fixed order, so with deterministic cuDNN the captured run ends
+  // with the eager run's weights, as the unfused model does in stream_gpu_test.cpp.
+  at::globalContext().setDeterministicCuDNN(true);
+  for (const char* dtype : {"bf16", "fp16"}) {
+    auto spec = [&](const std::string& strategy) {
+      RunSpec s = test::small_cpu_spec();
+      s.device = "cuda";
+      s.cudnn_benchmark = "off";
+      s.model = test::choice("resnet", {{"depth", std::int64_t{50}}, {"fused_bn", true}});
+      s.precision = test::choice("amp", {{"dtype", std::string(dtype)}});
+      s.optimizer.impl = "fused";  // fp16 loss scaling without host syncs, so it captures
+      s.memory_format = "channels_last";
+      s.config["memory_format"] = "channels_last";
+      s.warmup_steps = 4;
+      s.measure_steps = 10;
+      s.stream = test::choice(strategy);
+      if (strategy == "cuda-graph") s.stream.params.set("warmup_steps", std::int64_t{3});
+      s.data.params.set("batches", std::int64_t{3});
+      return run_one(s, test::built_plugins());
+    };
+    const auto eager = spec("default");
+    const auto graph = spec("cuda-graph");
+    INFO(dtype << "\n" << eager.dump(1) << "\n" << graph.dump(1));
+    REQUIRE(eager["status"] == "ok");
+    REQUIRE(graph["status"] == "ok");
+    CHECK(graph["counters"]["stream.replays"].get<double>() == 11);
+    CHECK(std::isfinite(graph["metrics"]["loss_last"].get<double>()));
+    const double ref = eager["metrics"]["param_checksum"].get<double>();
+    CHECK(graph["metrics"]["param_checksum"].get<double>() == Approx(ref).epsilon(1e-6));
+  }
+}
