@@ -7,9 +7,9 @@
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <sstream>
 
@@ -181,8 +181,8 @@ TEST_CASE("fused_bn_relu takes the fused path only for fp16/bf16 channels-last t
   CHECK(count(x.to(torch::kBFloat16).contiguous(kCl)) == std::make_pair(1L, 0L));
   CHECK(count(x.to(torch::kHalf).contiguous(kCl)) == std::make_pair(1L, 0L));
   CHECK(bn->num_batches_tracked.item<std::int64_t>() == 2);
-  CHECK(count(x.contiguous(kCl)) == std::make_pair(0L, 1L));                 // fp32
-  CHECK(count(x.to(torch::kBFloat16)) == std::make_pair(0L, 1L));            // NCHW
+  CHECK(count(x.contiguous(kCl)) == std::make_pair(0L, 1L));       // fp32
+  CHECK(count(x.to(torch::kBFloat16)) == std::make_pair(0L, 1L));  // NCHW
   CHECK(bn->num_batches_tracked.item<std::int64_t>() == 4);
   bn->eval();
   CHECK(count(x.to(torch::kBFloat16).contiguous(kCl)) == std::make_pair(0L, 1L));  // eval
@@ -266,8 +266,8 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
       torch::Tensor loss;
       {
         const Autocast autocast(torch::kBFloat16);
-        loss = torch::nn::functional::cross_entropy(net->forward(images[step % 4]),
-                                                    labels[step % 4]);
+        loss =
+            torch::nn::functional::cross_entropy(net->forward(images[step % 4]), labels[step % 4]);
       }
       loss.backward();
       opt.step();

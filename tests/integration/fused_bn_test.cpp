@@ -1,10 +1,12 @@
 // The resnet model's `fused_bn` option on the CPU: declared, same parameters and buffers, and
 // (since the fused kernels are CUDA-only) exactly the unfused model's numbers. The fused CUDA
 // kernels themselves are tested against the unfused ops in tests/gpu/fused_bn_gpu_test.cpp.
-#include <catch2/catch.hpp>
+#include "fused_bn.h"
+
 #include <torch/torch.h>
 
-#include "fused_bn.h"
+#include <catch2/catch.hpp>
+
 #include "integration/test_support.h"
 
 using namespace orch;
@@ -55,8 +57,8 @@ TEST_CASE("fused_bn keeps torchvision's parameter and buffer names and counts",
           "[resnet][fused_bn]") {
   for (std::int64_t depth : {18, 50}) {
     INFO("depth " << depth);
-    auto plain = test::built_plugins().create_model(
-        test::choice("resnet", {{"depth", depth}}), {1000, {3, 224, 224}});
+    auto plain = test::built_plugins().create_model(test::choice("resnet", {{"depth", depth}}),
+                                                    {1000, {3, 224, 224}});
     auto fused = test::built_plugins().create_model(
         test::choice("resnet", {{"depth", depth}, {"fused_bn", true}}), {1000, {3, 224, 224}});
     CHECK(fused->module().named_parameters().keys() == plain->module().named_parameters().keys());
@@ -142,8 +144,8 @@ TEST_CASE("fused_bn_relu falls back to the unfused ops on the CPU", "[resnet][fu
   CHECK(torch::equal(bn_a->running_var, bn_b->running_var));
   CHECK(bn_a->num_batches_tracked.item<std::int64_t>() == 1);
   // The raw fused function refuses what its kernels do not take, naming the input.
-  CHECK_THROWS_WITH(resnet::fused_bn_relu_training(x, {}, bn_a->weight, bn_a->bias,
-                                                   bn_a->running_mean, bn_a->running_var, 0.1,
-                                                   1e-5),
-                    Catch::Matchers::Contains("fused kernels do not take"));
+  CHECK_THROWS_WITH(
+      resnet::fused_bn_relu_training(x, {}, bn_a->weight, bn_a->bias, bn_a->running_mean,
+                                     bn_a->running_var, 0.1, 1e-5),
+      Catch::Matchers::Contains("fused kernels do not take"));
 }

@@ -62,14 +62,14 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     auto save_invstd = at::empty({channels}, f32);
     const auto t = tiling_for(rows, channels, {x, residual, y});
     auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
-    check_cuda(kernels::forward_training(
-                   kernel_dtype(x), t, x.data_ptr(),
-                   residual.defined() ? residual.data_ptr() : nullptr, y.data_ptr(),
-                   weight.data_ptr<float>(), bias.data_ptr<float>(),
-                   running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
-                   save_mean.data_ptr<float>(), save_invstd.data_ptr<float>(),
-                   workspace.data_ptr<float>(), rows, channels, static_cast<float>(momentum),
-                   static_cast<float>(eps), at::cuda::getCurrentCUDAStream()),
+    check_cuda(kernels::forward_training(kernel_dtype(x), t, x.data_ptr(),
+                                         residual.defined() ? residual.data_ptr() : nullptr,
+                                         y.data_ptr(), weight.data_ptr<float>(),
+                                         bias.data_ptr<float>(), running_mean.data_ptr<float>(),
+                                         running_var.data_ptr<float>(), save_mean.data_ptr<float>(),
+                                         save_invstd.data_ptr<float>(), workspace.data_ptr<float>(),
+                                         rows, channels, static_cast<float>(momentum),
+                                         static_cast<float>(eps), at::cuda::getCurrentCUDAStream()),
                "forward kernel launch");
     ctx->saved_data["has_residual"] = residual.defined();
     ctx->save_for_backward({x, y, weight, save_mean, save_invstd});
@@ -95,17 +95,22 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     auto grad_bias = at::empty({channels}, f32);
     const auto t = tiling_for(rows, channels, {dy, y, x, dx, dres});
     auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
-    check_cuda(kernels::backward(kernel_dtype(x), t, dy.data_ptr(), y.data_ptr(), x.data_ptr(),
-                                 weight.data_ptr<float>(), saved[3].data_ptr<float>(),
-                                 saved[4].data_ptr<float>(), dx.data_ptr(),
-                                 has_residual ? dres.data_ptr() : nullptr,
-                                 grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
-                                 workspace.data_ptr<float>(), rows, channels,
-                                 at::cuda::getCurrentCUDAStream()),
+    check_cuda(kernels::backward(
+                   kernel_dtype(x), t, dy.data_ptr(), y.data_ptr(), x.data_ptr(),
+                   weight.data_ptr<float>(), saved[3].data_ptr<float>(), saved[4].data_ptr<float>(),
+                   dx.data_ptr(), has_residual ? dres.data_ptr() : nullptr,
+                   grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
+                   workspace.data_ptr<float>(), rows, channels, at::cuda::getCurrentCUDAStream()),
                "backward kernel launch");
     // One gradient per forward argument: x, residual, weight, bias, running_mean,
     // running_var, momentum, eps.
-    return {dx, dres, grad_weight, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor(),
+    return {dx,
+            dres,
+            grad_weight,
+            grad_bias,
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
             torch::Tensor()};
   }
 };
@@ -120,9 +125,7 @@ bool is_f32_vector(const torch::Tensor& t, const torch::Tensor& x, std::int64_t 
 void note_unfused(const torch::Tensor& x) {
   static std::once_flag cpu_once, cuda_once;
   if (!x.is_cuda()) {
-    std::call_once(cpu_once, [] {
-      std::cerr << "fused_bn: no CUDA device, unfused batch-norm\n";
-    });
+    std::call_once(cpu_once, [] { std::cerr << "fused_bn: no CUDA device, unfused batch-norm\n"; });
   } else if (!fused_bn_compiled()) {
     std::call_once(cuda_once, [] {
       std::cerr << "fused_bn: built without the CUDA kernels (no nvcc), unfused batch-norm\n";
@@ -131,7 +134,7 @@ void note_unfused(const torch::Tensor& x) {
     std::call_once(cuda_once, [&x] {
       std::cerr << "fused_bn: input " << x.scalar_type() << " "
                 << (x.is_contiguous(at::MemoryFormat::ChannelsLast) ? "channels-last"
-                                                                     : "not channels-last")
+                                                                    : "not channels-last")
                 << " is not fp16/bf16 channels-last, unfused batch-norm\n";
     });
   }
@@ -174,12 +177,11 @@ torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor
                                      const torch::Tensor& running_var, double momentum,
                                      double eps) {
   TORCH_CHECK(fused_bn_supported(x, residual, weight, bias, running_mean, running_var),
-              "fused_bn_relu_training: inputs the fused kernels do not take (x ",
-              x.scalar_type(), " ", x.sizes(), " on ", x.device(),
-              "; see fused_bn_supported)");
+              "fused_bn_relu_training: inputs the fused kernels do not take (x ", x.scalar_type(),
+              " ", x.sizes(), " on ", x.device(), "; see fused_bn_supported)");
 #ifdef ORCH_FUSED_BN_CUDA
-  return FusedBnReluFunction::apply(x, residual, weight, bias, running_mean, running_var,
-                                    momentum, eps);
+  return FusedBnReluFunction::apply(x, residual, weight, bias, running_mean, running_var, momentum,
+                                    eps);
 #else
   (void)momentum;
   (void)eps;
@@ -188,15 +190,23 @@ torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor
 }
 
 torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
-                            const torch::Tensor& residual) {
+                            const torch::Tensor& residual_in) {
   const auto& o = bn.options;
+  // A residual in another layout (a downsample branch that came out NCHW) is made
+  // channels-last rather than giving up the fusion; autograd routes its gradient back.
+  torch::Tensor residual = residual_in;
+  if (residual.defined() && residual.sizes() == x.sizes() &&
+      x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+      !residual.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    residual = residual.contiguous(at::MemoryFormat::ChannelsLast);
+  }
   if (bn.is_training() && o.track_running_stats() && o.affine() && o.momentum().has_value() &&
       bn.num_batches_tracked.defined() &&
       fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var)) {
     ++g_fused;
     bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
-    return fused_bn_relu_training(x, residual, bn.weight, bn.bias, bn.running_mean,
-                                  bn.running_var, *o.momentum(), o.eps());
+    return fused_bn_relu_training(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var,
+                                  *o.momentum(), o.eps());
   }
   ++g_unfused;
   if (bn.is_training() || !x.is_cuda()) note_unfused(x);

@@ -22,8 +22,7 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
 torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor& residual,
                                      const torch::Tensor& weight, const torch::Tensor& bias,
                                      const torch::Tensor& running_mean,
-                                     const torch::Tensor& running_var, double momentum,
-                                     double eps);
+                                     const torch::Tensor& running_var, double momentum, double eps);
 
 /// Whether the fused kernels take these inputs (CUDA build, fp16/bf16 4-d channels-last CUDA
 /// tensor with more than one value per channel, fp32 affine parameters and running stats,

@@ -26,12 +26,12 @@
 //             3. apply_backward: dx (input dtype) and, for the add variant, d_residual = dy'.
 // No kernel allocates or synchronises; the caller hands in the workspace (from the caching
 // allocator) and the stream, so the whole thing can be captured in a CUDA graph.
-#include "fused_bn_kernels.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
+
+#include "fused_bn_kernels.h"
 
 namespace orch::resnet::kernels {
 namespace {
@@ -190,8 +190,8 @@ __global__ void __launch_bounds__(kThreads)
     shift[i] = coef[C + c0 + i];
   }
   const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
-  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-       r < rows; r += step) {
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += step) {
     const std::int64_t off = r * C + c0;
     float v[VEC];
     load<T, VEC>(x + off, v);
@@ -310,8 +310,8 @@ __global__ void __launch_bounds__(kThreads)
     k3[i] = coef[2 * C + c0 + i];
   }
   const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
-  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-       r < rows; r += step) {
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += step) {
     const std::int64_t off = r * C + c0;
     float g[VEC], yv[VEC], xv[VEC], out[VEC];
     load<T, VEC>(dy + off, g);
@@ -332,25 +332,24 @@ int div_up(std::int64_t a, std::int64_t b) { return static_cast<int>((a + b - 1)
 template <typename T, int VEC>
 cudaError_t forward_impl(const Tiling& t, const void* x, const void* residual, void* y,
                          const float* weight, const float* bias, float* running_mean,
-                         float* running_var, float* save_mean, float* save_invstd,
-                         float* workspace, std::int64_t rows, int C, float momentum, float eps,
-                         cudaStream_t stream) {
+                         float* running_var, float* save_mean, float* save_invstd, float* workspace,
+                         std::int64_t rows, int C, float momentum, float eps, cudaStream_t stream) {
   const dim3 block(t.threads_c, t.threads_r);
   float* partial = workspace;
   float* coef = workspace + static_cast<std::int64_t>(t.reduce_grid_r) * 3 * C;
   stats_partial<T, VEC><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
       static_cast<const T*>(x), rows, C, partial);
   stats_finalize<<<div_up(C, kThreads), kThreads, 0, stream>>>(
-      partial, t.reduce_grid_r, C, weight, bias, running_mean, running_var, save_mean,
-      save_invstd, coef, momentum, eps);
+      partial, t.reduce_grid_r, C, weight, bias, running_mean, running_var, save_mean, save_invstd,
+      coef, momentum, eps);
   const dim3 grid(t.grid_c, t.apply_grid_r);
   if (residual != nullptr) {
-    apply_forward<T, VEC, true><<<grid, block, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(residual), static_cast<T*>(y), coef,
-        rows, C);
+    apply_forward<T, VEC, true><<<grid, block, 0, stream>>>(static_cast<const T*>(x),
+                                                            static_cast<const T*>(residual),
+                                                            static_cast<T*>(y), coef, rows, C);
   } else {
-    apply_forward<T, VEC, false><<<grid, block, 0, stream>>>(
-        static_cast<const T*>(x), nullptr, static_cast<T*>(y), coef, rows, C);
+    apply_forward<T, VEC, false><<<grid, block, 0, stream>>>(static_cast<const T*>(x), nullptr,
+                                                             static_cast<T*>(y), coef, rows, C);
   }
   return cudaGetLastError();
 }
@@ -368,17 +367,16 @@ cudaError_t backward_impl(const Tiling& t, const void* dy, const void* y, const 
   const T* xp = static_cast<const T*>(x);
   backward_partial<T, VEC><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
       dyp, yp, xp, save_mean, rows, C, partial);
-  backward_finalize<<<div_up(C, kThreads), kThreads, 0, stream>>>(
-      partial, t.reduce_grid_r, C, rows, weight, save_mean, save_invstd, grad_weight, grad_bias,
-      coef);
+  backward_finalize<<<div_up(C, kThreads), kThreads, 0, stream>>>(partial, t.reduce_grid_r, C, rows,
+                                                                  weight, save_mean, save_invstd,
+                                                                  grad_weight, grad_bias, coef);
   const dim3 grid(t.grid_c, t.apply_grid_r);
   if (d_residual != nullptr) {
-    apply_backward<T, VEC, true><<<grid, block, 0, stream>>>(
-        dyp, yp, xp, coef, static_cast<T*>(dx), static_cast<T*>(d_residual), rows, C);
+    apply_backward<T, VEC, true><<<grid, block, 0, stream>>>(dyp, yp, xp, coef, static_cast<T*>(dx),
+                                                             static_cast<T*>(d_residual), rows, C);
   } else {
-    apply_backward<T, VEC, false><<<grid, block, 0, stream>>>(dyp, yp, xp, coef,
-                                                              static_cast<T*>(dx), nullptr,
-                                                              rows, C);
+    apply_backward<T, VEC, false>
+        <<<grid, block, 0, stream>>>(dyp, yp, xp, coef, static_cast<T*>(dx), nullptr, rows, C);
   }
   return cudaGetLastError();
 }
@@ -397,12 +395,14 @@ Tiling make_tiling(std::int64_t rows, std::int64_t channels, int sm_count, bool 
   // Reductions: at least ~8 rows per thread, about 4 blocks per SM in all (the partials stay
   // small and the finalize kernel's loop short).
   const std::int64_t reduce_cap = std::max<std::int64_t>(1, 4LL * sms / t.grid_c);
-  t.reduce_grid_r = static_cast<int>(std::clamp<std::int64_t>(
-      div_up(rows, static_cast<std::int64_t>(t.threads_r) * 8), 1, std::min<std::int64_t>(reduce_cap, 65535)));
+  t.reduce_grid_r = static_cast<int>(
+      std::clamp<std::int64_t>(div_up(rows, static_cast<std::int64_t>(t.threads_r) * 8), 1,
+                               std::min<std::int64_t>(reduce_cap, 65535)));
   // Element-wise passes: ~4 rows per thread, up to 16 blocks per SM.
   const std::int64_t apply_cap = std::max<std::int64_t>(1, 16LL * sms / t.grid_c);
-  t.apply_grid_r = static_cast<int>(std::clamp<std::int64_t>(
-      div_up(rows, static_cast<std::int64_t>(t.threads_r) * 4), 1, std::min<std::int64_t>(apply_cap, 65535)));
+  t.apply_grid_r = static_cast<int>(
+      std::clamp<std::int64_t>(div_up(rows, static_cast<std::int64_t>(t.threads_r) * 4), 1,
+                               std::min<std::int64_t>(apply_cap, 65535)));
   return t;
 }
 
@@ -416,7 +416,7 @@ cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const 
                              float* workspace, std::int64_t rows, std::int64_t channels,
                              float momentum, float eps, cudaStream_t stream) {
   const int C = static_cast<int>(channels);
-#define ORCH_FWD(T, V)                                                                     \
+#define ORCH_FWD(T, V)                                                                      \
   forward_impl<T, V>(t, x, residual, y, weight, bias, running_mean, running_var, save_mean, \
                      save_invstd, workspace, rows, C, momentum, eps, stream)
   if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_FWD(__half, 8) : ORCH_FWD(__half, 1);
@@ -430,9 +430,9 @@ cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y
                      float* workspace, std::int64_t rows, std::int64_t channels,
                      cudaStream_t stream) {
   const int C = static_cast<int>(channels);
-#define ORCH_BWD(T, V)                                                                   \
-  backward_impl<T, V>(t, dy, y, x, weight, save_mean, save_invstd, dx, d_residual,        \
-                      grad_weight, grad_bias, workspace, rows, C, stream)
+#define ORCH_BWD(T, V)                                                                          \
+  backward_impl<T, V>(t, dy, y, x, weight, save_mean, save_invstd, dx, d_residual, grad_weight, \
+                      grad_bias, workspace, rows, C, stream)
   if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_BWD(__half, 8) : ORCH_BWD(__half, 1);
   return t.vec == 8 ? ORCH_BWD(__nv_bfloat16, 8) : ORCH_BWD(__nv_bfloat16, 1);
 #undef ORCH_BWD
