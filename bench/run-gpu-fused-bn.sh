@@ -10,7 +10,10 @@
 # 3. A comparison table (img/s, step ms, kernels/step, launches/step, batch-norm's share of
 #    kernel time, top kernel), and the full profile read-back.
 # Results in $OUT: fused-bn.{db,log}, fused-bn-python.jsonl, fused-bn-table.txt,
-# fused-bn-profile.txt. About 6-8 minutes; fits one 10-minute call after the build.
+# fused-bn-profile.txt. About 6-8 minutes. Everything stays inside DEADLINE seconds (default
+# 570, for one 10-minute device call): orch gets at most ORCH_TIMEOUT (360) s, and each Python
+# run at most COMPILE_TIMEOUT (240) s or what is left before the deadline (skipped under 60 s),
+# so the table is always printed.
 #   usage: bench/run-gpu-fused-bn.sh [orch key=value overrides ...]
 #   e.g.   COMPILE_DTYPES=bf16 bench/run-gpu-fused-bn.sh steps.measure=20
 set -uo pipefail
@@ -23,7 +26,9 @@ db="$OUT/fused-bn.db"
 rm -f "$db"*
 
 start=$(date +%s)
-"$orch" --db "$db" run bench/fused-bn-h200.yaml "$@" 2>&1 | tee "$OUT/fused-bn.log"
+deadline=$(( start + ${DEADLINE:-570} ))
+timeout "${ORCH_TIMEOUT:-360}" "$orch" --db "$db" run bench/fused-bn-h200.yaml "$@" 2>&1 \
+  | tee "$OUT/fused-bn.log"
 orch_status=${PIPESTATUS[0]}
 echo "orch: $(( $(date +%s) - start )) s, exit $orch_status"
 
@@ -32,9 +37,15 @@ py="$OUT/fused-bn-python.jsonl"
 for dtype in ${COMPILE_DTYPES-bf16 fp16}; do
   for mode in ${PY_MODES-default} ${MAX_AUTOTUNE:+max-autotune}; do
     t0=$(date +%s)
-    timeout "${COMPILE_TIMEOUT:-240}" "$python" bench/pytorch_resnet50.py --precision "amp-$dtype" \
+    left=$(( deadline - t0 - 15 ))  # 15 s kept for the table
+    limit=$(( left < ${COMPILE_TIMEOUT:-240} ? left : ${COMPILE_TIMEOUT:-240} ))
+    if (( limit < 60 )); then
+      echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"compile\": \"$mode\", \"error\": \"skipped: ${left} s left before DEADLINE\"}" >> "$py"
+      continue
+    fi
+    timeout "$limit" "$python" bench/pytorch_resnet50.py --precision "amp-$dtype" \
       --channels-last --batch 256 --compile "$mode" >> "$py" \
-      || echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"compile\": \"$mode\", \"error\": \"exit $? (timeout ${COMPILE_TIMEOUT:-240} s is 124)\"}" >> "$py"
+      || echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"compile\": \"$mode\", \"error\": \"exit $? (124: stopped after $limit s)\"}" >> "$py"
     echo "python amp-$dtype compile=$mode: $(( $(date +%s) - t0 )) s"
   done
 done
