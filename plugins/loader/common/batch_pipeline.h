@@ -27,6 +27,7 @@
 
 #include "dataset/resample.h"
 #include "dataset/sample_random.h"
+#include "epoch_schedule.h"
 #include "orch/data_loader.h"
 
 namespace orch::loaders {
@@ -60,13 +61,8 @@ class BatchPipeline {
  public:
   BatchPipeline(std::unique_ptr<SampleSource> source, const PipelineOptions& o)
       : source_(std::move(source)), o_(o), n_(source_->size()),
+        schedule_(n_, o.batch_size, o.drop_last, o.shuffle, o.seed),
         slots_(static_cast<std::size_t>(o.prefetch)) {
-    if (n_ < 1) throw std::invalid_argument("the dataset has no images");
-    if (o_.drop_last && n_ < o_.batch_size)
-      throw std::invalid_argument("the dataset's " + std::to_string(n_) +
-                                  " images are fewer than one batch of " +
-                                  std::to_string(o_.batch_size) + " (drop_last: true)");
-    batches_per_epoch_ = o_.drop_last ? n_ / o_.batch_size : (n_ + o_.batch_size - 1) / o_.batch_size;
     for (int t = 0; t < o_.workers; ++t) threads_.emplace_back([this] { work(); });
   }
 
@@ -121,20 +117,6 @@ class BatchPipeline {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   Slot& slot(std::int64_t batch) { return slots_[static_cast<std::size_t>(batch % o_.prefetch)]; }
-  std::int64_t count_of(std::int64_t batch) const {
-    const std::int64_t start = (batch % batches_per_epoch_) * o_.batch_size;
-    return std::min(o_.batch_size, n_ - start);
-  }
-
-  // Sample `i` of batch `b`, in the epoch's order; called with m_ held.
-  std::int64_t sample_of(std::int64_t b, std::int64_t i) {
-    const std::int64_t epoch = b / batches_per_epoch_;
-    if (epoch != order_epoch_) {
-      order_ = dataset::epoch_order(n_, o_.seed, static_cast<std::uint64_t>(epoch), o_.shuffle);
-      order_epoch_ = epoch;
-    }
-    return order_[static_cast<std::size_t>((b % batches_per_epoch_) * o_.batch_size + i)];
-  }
 
   void work() {
     const int size = o_.image_size;
@@ -152,7 +134,7 @@ class BatchPipeline {
         Slot& s = slot(b);
         if (i == 0) {
           s.batch = b;
-          s.count = count_of(b);
+          s.count = schedule_.count(b);
           s.done = 0;
           auto opts = torch::TensorOptions().pinned_memory(o_.pin_memory);
           s.images = torch::empty({s.count, 3, size, size},
@@ -165,11 +147,11 @@ class BatchPipeline {
           ++claim_batch_;
           claim_index_ = 0;
         }
-        index = sample_of(b, i);
+        index = schedule_.sample(b, i);  // m_ held: the schedule is not thread-safe
         images = s.images.data_ptr<float>() + i * 3 * size * size;
         labels = s.labels.data_ptr<std::int64_t>() + i;
       }
-      const std::uint64_t epoch = static_cast<std::uint64_t>(b / batches_per_epoch_);
+      const auto epoch = static_cast<std::uint64_t>(schedule_.epoch_of(b));
       std::optional<std::string> failure;
       const auto t0 = std::chrono::steady_clock::now();
       std::uint64_t bytes = 0;
@@ -217,7 +199,7 @@ class BatchPipeline {
   std::unique_ptr<SampleSource> source_;
   PipelineOptions o_;
   std::int64_t n_;
-  std::int64_t batches_per_epoch_ = 1;
+  EpochSchedule schedule_;  // used with m_ held
 
   mutable std::mutex m_;
   std::condition_variable space_, ready_;
@@ -225,8 +207,6 @@ class BatchPipeline {
   bool stop_ = false;
   std::optional<std::string> error_;
   std::int64_t claim_batch_ = 0, claim_index_ = 0, consumed_ = 0;
-  std::vector<std::int64_t> order_;
-  std::int64_t order_epoch_ = -1;
 
   std::atomic<std::int64_t> decode_us_{0}, images_{0}, skipped_{0};
   std::atomic<std::uint64_t> bytes_read_{0};

@@ -22,6 +22,7 @@
 #include <optional>
 #include <thread>
 
+#include "../common/epoch_schedule.h"
 #include "crop_resize.h"
 #include "dataset/augment.h"
 #include "dataset/image_folder.h"
@@ -66,13 +67,8 @@ class NvjpegLoader final : public DataLoader {
   NvjpegLoader(dataset::FolderIndex index, const Options& o, const std::string& backend,
                c10::Device device)
       : index_(std::move(index)), o_(o), n_(static_cast<std::int64_t>(index_.samples.size())),
+        schedule_(n_, o.batch_size, o.drop_last, o.shuffle, o.seed),
         device_index_(device.has_index() ? device.index() : c10::cuda::current_device()) {
-    if (o_.drop_last && n_ < o_.batch_size)
-      throw std::invalid_argument("the dataset's " + std::to_string(n_) +
-                                  " images are fewer than one batch of " +
-                                  std::to_string(o_.batch_size) + " (drop_last: true)");
-    batches_per_epoch_ =
-        o_.drop_last ? n_ / o_.batch_size : (n_ + o_.batch_size - 1) / o_.batch_size;
     c10::cuda::CUDAGuard guard(device_index_);
     decoder_ = std::make_unique<nvjpeg::Decoder>(backend);  // fails here, before any step
     // High priority: the GPU's block scheduler then starts this stream's few small kernels
@@ -133,26 +129,18 @@ class NvjpegLoader final : public DataLoader {
   }
 
  private:
-  std::int64_t count_of(std::int64_t b) const {
-    const std::int64_t start = (b % batches_per_epoch_) * o_.batch_size;
-    return std::min(o_.batch_size, n_ - start);
-  }
-
   // Sample indices of batch b in its epoch's order (the same order as the CPU loaders').
   std::vector<std::int64_t> samples_of(std::int64_t b) {
-    const std::int64_t epoch = b / batches_per_epoch_;
-    if (epoch != order_epoch_) {
-      order_ = dataset::epoch_order(n_, o_.seed, static_cast<std::uint64_t>(epoch), o_.shuffle);
-      order_epoch_ = epoch;
-    }
-    const std::int64_t start = (b % batches_per_epoch_) * o_.batch_size;
-    return {order_.begin() + start, order_.begin() + start + count_of(b)};
+    std::vector<std::int64_t> out(static_cast<std::size_t>(schedule_.count(b)));
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = schedule_.sample(b, static_cast<std::int64_t>(i));
+    return out;
   }
 
   // Reads and parses one batch's files with `workers` threads. With on_error: skip, a file that
   // cannot be read or parsed gives its place to the next readable one of the dataset.
   HostBatch read(std::int64_t b, std::vector<std::int64_t> samples) const {
-    const auto epoch = static_cast<std::uint64_t>(b / batches_per_epoch_);
+    const auto epoch = static_cast<std::uint64_t>(schedule_.epoch_of(b));
     HostBatch h;
     const std::size_t count = samples.size();
     h.samples = std::move(samples);
@@ -304,12 +292,10 @@ class NvjpegLoader final : public DataLoader {
   dataset::FolderIndex index_;
   Options o_;
   std::int64_t n_;
+  loaders::EpochSchedule schedule_;  // producer thread only (samples_of), after construction
   c10::DeviceIndex device_index_;
-  std::int64_t batches_per_epoch_ = 1;
   std::unique_ptr<nvjpeg::Decoder> decoder_;
   std::optional<c10::cuda::CUDAStream> stream_;
-  std::vector<std::int64_t> order_;  // producer thread only
-  std::int64_t order_epoch_ = -1;
 
   mutable std::mutex m_;
   std::condition_variable space_, ready_;
