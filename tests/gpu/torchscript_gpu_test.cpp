@@ -14,16 +14,8 @@ using namespace orch;
 namespace {
 
 RunSpec tiny_spec(const std::string& path) {
-  RunSpec spec = test::small_cpu_spec();
+  RunSpec spec = test::tiny_net_spec(path);
   spec.device = "cuda";
-  spec.model = test::choice("torchscript", {{"path", path}});
-  spec.data = test::choice("synthetic", {{"image_size", std::int64_t{8}},
-                                         {"channels", std::int64_t{3}},
-                                         {"classes", std::int64_t{10}},
-                                         {"batches", std::int64_t{1}},
-                                         {"location", std::string("device")}});
-  spec.optimizer.lr = 0.1;
-  spec.optimizer.momentum = 0.9;
   spec.measure_steps = 20;
   return spec;
 }

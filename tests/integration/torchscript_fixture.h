@@ -53,4 +53,19 @@ inline std::string save(const torch::jit::Module& m, const TempDir& dir, const s
   return path;
 }
 
+/// The CPU run both suites train tiny_net(3, 8, 10) with: the archive at `path` on 8x8
+/// synthetic images of 10 classes, SGD with momentum.
+inline RunSpec tiny_net_spec(const std::string& path) {
+  RunSpec spec = small_cpu_spec();
+  spec.model = choice("torchscript", {{"path", path}});
+  spec.data = choice("synthetic", {{"image_size", std::int64_t{8}},
+                                   {"channels", std::int64_t{3}},
+                                   {"classes", std::int64_t{10}},
+                                   {"batches", std::int64_t{1}},
+                                   {"location", std::string("device")}});
+  spec.optimizer.lr = 0.1;
+  spec.optimizer.momentum = 0.9;
+  return spec;
+}
+
 }  // namespace orch::test

@@ -226,15 +226,7 @@ TEST_CASE("torchscript: a TorchScript model trains through the runner like a bui
           "[torchscript][runner]") {
   test::TempDir dir;
   const std::string path = save(tiny_net(3, 8, 10), dir, "tiny.pt");
-  RunSpec spec = test::small_cpu_spec();
-  spec.model = test::choice("torchscript", {{"path", path}});
-  spec.data = test::choice("synthetic", {{"image_size", std::int64_t{8}},
-                                         {"channels", std::int64_t{3}},
-                                         {"classes", std::int64_t{10}},
-                                         {"batches", std::int64_t{1}},
-                                         {"location", std::string("device")}});
-  spec.optimizer.lr = 0.1;
-  spec.optimizer.momentum = 0.9;
+  RunSpec spec = test::tiny_net_spec(path);
 
   SECTION("fp32, contiguous") {
     const auto doc = run_one(spec, test::built_plugins());
