@@ -181,8 +181,11 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
 
 TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader's crops", "[gpu][nvjpeg]") {
   const std::string root = (dataset_dir() / "data").string();
+  // a: the default two decoders; b and d: one and three, so batches must come back in the
+  // same order whichever producer made them.
   auto a = make_loader("nvjpeg", {{"root", root}}, 1);
-  auto b = make_loader("nvjpeg", {{"root", root}}, 1);
+  auto b = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{1}}, {"prefetch", std::int64_t{1}}}, 1);
+  auto d = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{3}}}, 1);
   auto other = make_loader("nvjpeg", {{"root", root}}, 2);
   auto cpu = make_loader("imagefolder", {{"root", root}, {"workers", std::int64_t{2}}}, 1);
   CHECK(a->num_classes() == 3);
@@ -190,7 +193,7 @@ TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader'
   double same_seed = 0, other_seed = 0;
   // 36 images in batches of 8: 4 per epoch; 6 batches cross into the second epoch.
   for (int i = 0; i < 6; ++i) {
-    const Batch x = a->next(), y = b->next(), z = other->next(), c = cpu->next();
+    const Batch x = a->next(), y = b->next(), w = d->next(), z = other->next(), c = cpu->next();
     torch::cuda::synchronize();
     REQUIRE(x.images.is_cuda());
     REQUIRE(x.labels.is_cuda());
@@ -205,6 +208,8 @@ TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader'
     CHECK(x.images.max().item<float>() <= 2.65f);
     CHECK(torch::equal(x.images, y.images));
     CHECK(torch::equal(x.labels, y.labels));
+    CHECK(torch::equal(x.images, w.images));
+    CHECK(torch::equal(x.labels, w.labels));
     // The same samples, crops and flips as the CPU loader; only the decoder (full decode vs
     // DCT-scaled) and so the resampling input differ.
     CHECK(torch::equal(x.labels.cpu(), c.labels.cpu()));

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #ifdef ORCH_FUSED_BN_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -49,11 +50,14 @@ kernels::Tiling tiling_for(std::int64_t rows, std::int64_t channels,
 /// relu(batch_norm(x) [+ residual]) in training mode; see fused_bn_kernels.cu for the passes.
 class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction> {
  public:
+  // The residual is optional: LibTorch's custom functions refuse an undefined Tensor argument
+  // ("tensor does not have a device") but take an empty std::optional as a non-variable.
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x,
-                               torch::Tensor residual, torch::Tensor weight, torch::Tensor bias,
-                               torch::Tensor running_mean, torch::Tensor running_var,
-                               double momentum, double eps) {
+                               std::optional<torch::Tensor> residual_arg, torch::Tensor weight,
+                               torch::Tensor bias, torch::Tensor running_mean,
+                               torch::Tensor running_var, double momentum, double eps) {
     const c10::cuda::CUDAGuard guard(x.device());
+    const torch::Tensor residual = residual_arg.value_or(torch::Tensor());
     const std::int64_t channels = x.size(1);
     const std::int64_t rows = x.numel() / channels;
     const auto f32 = x.options().dtype(torch::kFloat);
@@ -180,8 +184,9 @@ torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor
               "fused_bn_relu_training: inputs the fused kernels do not take (x ", x.scalar_type(),
               " ", x.sizes(), " on ", x.device(), "; see fused_bn_supported)");
 #ifdef ORCH_FUSED_BN_CUDA
-  return FusedBnReluFunction::apply(x, residual, weight, bias, running_mean, running_var, momentum,
-                                    eps);
+  return FusedBnReluFunction::apply(
+      x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, weight, bias,
+      running_mean, running_var, momentum, eps);
 #else
   (void)momentum;
   (void)eps;
