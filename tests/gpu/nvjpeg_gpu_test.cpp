@@ -181,10 +181,12 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
 
 TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader's crops", "[gpu][nvjpeg]") {
   const std::string root = (dataset_dir() / "data").string();
-  // a: the default two decoders; b and d: one and three, so batches must come back in the
-  // same order whichever producer made them.
+  // a: the defaults (two decoders, PyTorch's allocator); b: one decoder with nvJPEG's own
+  // allocator; d: three decoders. Batches must come back the same, in the same order,
+  // whichever producer made them and wherever its buffers came from.
   auto a = make_loader("nvjpeg", {{"root", root}}, 1);
-  auto b = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{1}}, {"prefetch", std::int64_t{1}}}, 1);
+  auto b = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{1}}, {"prefetch", std::int64_t{1}},
+                                  {"allocator", std::string("cuda")}}, 1);
   auto d = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{3}}}, 1);
   auto other = make_loader("nvjpeg", {{"root", root}}, 2);
   auto cpu = make_loader("imagefolder", {{"root", root}, {"workers", std::int64_t{2}}}, 1);

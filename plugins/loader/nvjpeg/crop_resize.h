@@ -16,7 +16,7 @@ struct CropJob {
   std::int64_t offset = 0;  ///< byte offset of the image's first pixel in the pixel buffer
   std::int32_t width = 0, height = 0;  ///< decoded size; rows are width * 3 bytes apart
   float box_x = 0, box_y = 0, box_w = 0, box_h = 0;  ///< crop box in source pixels
-  std::int32_t flip = 0;  ///< mirrored left-right
+  std::int32_t flip = 0;                             ///< mirrored left-right
 };
 
 /// Bilinear resampling of each job's box to out_size x out_size with the CPU loaders' exact

@@ -18,18 +18,30 @@ nvjpegImage_t rgbi_destination(const DecodeJob& job) {
 
 const char* status_name(nvjpegStatus_t s) {
   switch (s) {
-    case NVJPEG_STATUS_SUCCESS: return "success";
-    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
-    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
-    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
-    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
-    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocator failure (out of memory?)";
-    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
-    case NVJPEG_STATUS_ARCH_MISMATCH: return "not supported by this GPU";
-    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
-    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "implementation not supported";
-    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream (truncated file?)";
-    default: return "unknown status";
+    case NVJPEG_STATUS_SUCCESS:
+      return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED:
+      return "not initialized";
+    case NVJPEG_STATUS_INVALID_PARAMETER:
+      return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG:
+      return "bad JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED:
+      return "JPEG not supported";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE:
+      return "allocator failure (out of memory?)";
+    case NVJPEG_STATUS_EXECUTION_FAILED:
+      return "execution failed";
+    case NVJPEG_STATUS_ARCH_MISMATCH:
+      return "not supported by this GPU";
+    case NVJPEG_STATUS_INTERNAL_ERROR:
+      return "internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED:
+      return "implementation not supported";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM:
+      return "incomplete bitstream (truncated file?)";
+    default:
+      return "unknown status";
   }
 }
 
@@ -38,24 +50,72 @@ NvjpegError::NvjpegError(const std::string& what, nvjpegStatus_t status)
                          " (" + status_name(status) + ")"),
       status_(status) {}
 
-Decoder::Decoder(const std::string& backend) {
+PinnedPool::~PinnedPool() {
+  for (const auto& [ptr, size] : all_) cudaFreeHost(ptr);  // nothing to do about an error here
+}
+
+nvjpegPinnedAllocatorV2_t PinnedPool::allocator() { return {&malloc_cb, &free_cb, this}; }
+
+std::size_t PinnedPool::bytes() const {
+  std::lock_guard<std::mutex> lock(m_);
+  std::size_t n = 0;
+  for (const auto& [ptr, size] : all_) n += size;
+  return n;
+}
+
+int PinnedPool::malloc_cb(void* ctx, void** ptr, std::size_t size, cudaStream_t) {
+  auto& pool = *static_cast<PinnedPool*>(ctx);
+  std::lock_guard<std::mutex> lock(pool.m_);
+  const auto it = pool.free_.lower_bound(size);
+  if (it != pool.free_.end() && it->first <= 2 * size) {
+    *ptr = it->second;
+    pool.free_.erase(it);
+    return 0;
+  }
+  if (cudaHostAlloc(ptr, size == 0 ? 1 : size, cudaHostAllocDefault) != cudaSuccess) return 1;
+  pool.all_[*ptr] = size;
+  return 0;
+}
+
+int PinnedPool::free_cb(void* ctx, void* ptr, std::size_t, cudaStream_t) {
+  auto& pool = *static_cast<PinnedPool*>(ctx);
+  std::lock_guard<std::mutex> lock(pool.m_);
+  const auto it = pool.all_.find(ptr);
+  if (it == pool.all_.end()) return 1;
+  pool.free_.emplace(it->second, ptr);
+  return 0;
+}
+
+Decoder::Decoder(const std::string& backend, const nvjpegDevAllocatorV2_t* device_allocator) {
   if (backend != "auto" && backend != "hardware" && backend != "gpu")
     throw std::invalid_argument("nvjpeg backend '" + backend +
                                 "' is not one of auto, hardware, gpu");
+  nvjpegDevAllocatorV2_t dev{};
+  nvjpegPinnedAllocatorV2_t pinned{};
+  if (device_allocator) {
+    dev = *device_allocator;
+    pinned_ = std::make_unique<PinnedPool>();
+    pinned = pinned_->allocator();
+  }
+  // The batched handle, with our allocators when given (nvJPEG's own otherwise).
+  const auto create = [&](nvjpegBackend_t b, nvjpegHandle_t* h) {
+    return device_allocator ? nvjpegCreateExV2(b, &dev, &pinned, 0, h)
+                            : nvjpegCreateEx(b, nullptr, nullptr, 0, h);
+  };
   if (backend != "gpu") {
-    const nvjpegStatus_t s = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, 0, &batched_);
+    const nvjpegStatus_t s = create(NVJPEG_BACKEND_HARDWARE, &batched_);
     if (s == NVJPEG_STATUS_SUCCESS) {
       hardware_ = true;
     } else {
       batched_ = nullptr;
       if (backend == "hardware")
-        throw NvjpegError("backend: hardware was asked for, but this GPU's JPEG engine is not "
-                          "usable (use backend: auto or gpu); nvjpegCreateEx",
-                          s);
+        throw NvjpegError(
+            "backend: hardware was asked for, but this GPU's JPEG engine is not "
+            "usable (use backend: auto or gpu); nvjpegCreateEx",
+            s);
     }
   }
-  if (!batched_) check(nvjpegCreateEx(NVJPEG_BACKEND_GPU_HYBRID, nullptr, nullptr, 0, &batched_),
-                       "nvjpegCreateEx(GPU_HYBRID)");
+  if (!batched_) check(create(NVJPEG_BACKEND_GPU_HYBRID, &batched_), "nvjpegCreateEx(GPU_HYBRID)");
   check(nvjpegJpegStateCreate(batched_, &batched_state_), "nvjpegJpegStateCreate");
   check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, 0, &single_),
         "nvjpegCreateEx(DEFAULT)");
@@ -116,8 +176,8 @@ std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cud
     }
     nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
     if (batched_size_ != static_cast<int>(batch.size())) {
-      s = nvjpegDecodeBatchedInitialize(batched_, batched_state_, static_cast<int>(batch.size()),
-                                        1, NVJPEG_OUTPUT_RGBI);
+      s = nvjpegDecodeBatchedInitialize(batched_, batched_state_, static_cast<int>(batch.size()), 1,
+                                        NVJPEG_OUTPUT_RGBI);
       batched_size_ = s == NVJPEG_STATUS_SUCCESS ? static_cast<int>(batch.size()) : -1;
     }
     if (s == NVJPEG_STATUS_SUCCESS)

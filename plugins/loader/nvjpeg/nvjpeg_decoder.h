@@ -10,6 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,11 +44,37 @@ struct DecodeJob {
   int width = 0, height = 0;
 };
 
+/// Pinned host buffers nvJPEG asked for, kept and handed out again instead of freed: its
+/// default allocator calls cudaFreeHost, which waits for the whole device, so every time the
+/// batched decoder grows a buffer the training stream's work drains. A freed buffer is reused
+/// by the next allocation of at most twice its size; everything goes at destruction. Safe
+/// only because each Decoder's stream is synchronised after each batch (the loader does), so
+/// no copy from a freed buffer is still pending when it is handed out again.
+class PinnedPool {
+ public:
+  PinnedPool() = default;
+  ~PinnedPool();
+  PinnedPool(const PinnedPool&) = delete;
+  PinnedPool& operator=(const PinnedPool&) = delete;
+  nvjpegPinnedAllocatorV2_t allocator();
+  std::size_t bytes() const;  // held in all
+
+ private:
+  static int malloc_cb(void* ctx, void** ptr, std::size_t size, cudaStream_t stream);
+  static int free_cb(void* ctx, void* ptr, std::size_t size, cudaStream_t stream);
+  mutable std::mutex m_;
+  std::multimap<std::size_t, void*> free_;  // size -> buffer
+  std::map<void*, std::size_t> all_;        // buffer -> size
+};
+
 class Decoder {
  public:
   /// `backend`: "hardware" (fails if the GPU has no JPEG engine), "gpu" (the CUDA decoder), or
-  /// "auto" (hardware when available, else gpu).
-  explicit Decoder(const std::string& backend);
+  /// "auto" (hardware when available, else gpu). With `device_allocator`, the batched decoder
+  /// takes device memory from it (stream-ordered, e.g. PyTorch's caching allocator) and pinned
+  /// memory from a PinnedPool, instead of cudaMalloc/cudaFree and cudaHostAlloc/cudaFreeHost.
+  explicit Decoder(const std::string& backend,
+                   const nvjpegDevAllocatorV2_t* device_allocator = nullptr);
   ~Decoder();
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;
@@ -71,13 +100,14 @@ class Decoder {
   bool batch_supported(const DecodeJob& job);
   void decode_single(const DecodeJob& job, cudaStream_t stream);
 
+  std::unique_ptr<PinnedPool> pinned_;  // first: outlives the handles that use it
   bool hardware_ = false;
-  nvjpegHandle_t batched_ = nullptr;       // hardware or GPU_HYBRID backend
+  nvjpegHandle_t batched_ = nullptr;  // hardware or GPU_HYBRID backend
   nvjpegJpegState_t batched_state_ = nullptr;
-  int batched_size_ = -1;                  // size the batched state was initialised for
-  nvjpegHandle_t single_ = nullptr;        // default backend, one image at a time
+  int batched_size_ = -1;            // size the batched state was initialised for
+  nvjpegHandle_t single_ = nullptr;  // default backend, one image at a time
   nvjpegJpegState_t single_state_ = nullptr;
-  nvjpegJpegStream_t parsed_ = nullptr;    // for the per-image "batch supported?" check
+  nvjpegJpegStream_t parsed_ = nullptr;  // for the per-image "batch supported?" check
   std::int64_t single_decodes_ = 0;
 };
 

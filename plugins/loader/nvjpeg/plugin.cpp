@@ -12,6 +12,7 @@
 // The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
 // same box), so the two loaders differ only in the decoder and resampler.
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <orch/data_loader.h>
@@ -36,6 +37,22 @@
 
 namespace orch::nvjpeg_loader {
 namespace {
+
+// nvJPEG's device memory from PyTorch's caching allocator, stream-ordered: no cudaMalloc or
+// cudaFree (which waits for the whole device) while the training stream is busy.
+int torch_device_malloc(void*, void** ptr, std::size_t size, cudaStream_t stream) {
+  try {
+    *ptr = c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(size, stream);
+    return 0;
+  } catch (const std::exception&) {
+    return 1;  // nvJPEG reports an allocator failure
+  }
+}
+int torch_device_free(void*, void* ptr, std::size_t, cudaStream_t) {
+  c10::cuda::CUDACachingAllocator::raw_delete(ptr);
+  return 0;
+}
+constexpr nvjpegDevAllocatorV2_t kTorchAllocator{&torch_device_malloc, &torch_device_free, nullptr};
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
@@ -62,6 +79,7 @@ struct DeviceBatch {
 struct Options {
   int image_size = 224, workers = 4, prefetch = 3, decoders = 2;
   bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
+  bool torch_allocator = true;
   std::uint64_t seed = 0;
   std::int64_t batch_size = 64;
 };
@@ -71,7 +89,7 @@ struct Options {
 struct Producer {
   std::unique_ptr<nvjpeg::Decoder> decoder;
   std::optional<c10::cuda::CUDAStream> stream;
-  loaders::EpochSchedule schedule;  // not thread-safe (caches an epoch's order): one each
+  std::optional<loaders::EpochSchedule> schedule;  // not thread-safe (caches an epoch's order)
   std::int64_t first = 0;
   std::thread thread;
 };
@@ -86,15 +104,16 @@ class NvjpegLoader final : public DataLoader {
         device_index_(device.has_index() ? device.index() : c10::cuda::current_device()) {
     c10::cuda::CUDAGuard guard(device_index_);
     for (int k = 0; k < o_.decoders; ++k) {
-      auto p = std::make_unique<Producer>(
-          Producer{std::make_unique<nvjpeg::Decoder>(backend),  // fails here, before any step
-                   // High priority: the GPU's block scheduler then starts this stream's few small
-                   // kernels and copies ahead of the training kernels queued at normal priority, so
-                   // a batch is not made late by waiting behind the step it is meant to feed.
-                   c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device_index_),
-                   loaders::EpochSchedule(n_, o.batch_size, o.drop_last, o.shuffle, o.seed),
-                   k,
-                   {}});
+      auto p = std::make_unique<Producer>();
+      // Fails here, before any step, when the backend is not usable.
+      p->decoder = std::make_unique<nvjpeg::Decoder>(
+          backend, o_.torch_allocator ? &kTorchAllocator : nullptr);
+      // High priority: the GPU's block scheduler then starts this stream's few small kernels
+      // and copies ahead of the training kernels queued at normal priority, so a batch is not
+      // made late by waiting behind the step it is meant to feed.
+      p->stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device_index_);
+      p->schedule.emplace(n_, o.batch_size, o.drop_last, o.shuffle, o.seed);
+      p->first = k;
       producers_.push_back(std::move(p));
     }
     // Started once all exist: a failing constructor above leaves no thread to join.
@@ -166,16 +185,16 @@ class NvjpegLoader final : public DataLoader {
 
   // Sample indices of batch b in its epoch's order (the same order as the CPU loaders').
   static std::vector<std::int64_t> samples_of(Producer& p, std::int64_t b) {
-    std::vector<std::int64_t> out(static_cast<std::size_t>(p.schedule.count(b)));
+    std::vector<std::int64_t> out(static_cast<std::size_t>(p.schedule->count(b)));
     for (std::size_t i = 0; i < out.size(); ++i)
-      out[i] = p.schedule.sample(b, static_cast<std::int64_t>(i));
+      out[i] = p.schedule->sample(b, static_cast<std::int64_t>(i));
     return out;
   }
 
   // Reads and parses one batch's files with `workers` threads. With on_error: skip, a file that
   // cannot be read or parsed gives its place to the next readable one of the dataset.
   HostBatch read(const Producer& p, std::int64_t b, std::vector<std::int64_t> samples) const {
-    const auto epoch = static_cast<std::uint64_t>(p.schedule.epoch_of(b));
+    const auto epoch = static_cast<std::uint64_t>(p.schedule->epoch_of(b));
     HostBatch h;
     const std::size_t count = samples.size();
     h.samples = std::move(samples);
@@ -392,6 +411,14 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           1,
           16,
           "decoded batches kept ready on the device ahead of the training loop"},
+         {"allocator",
+          ParamType::kString,
+          std::string("torch"),
+          {std::string("torch"), std::string("cuda")},
+          {},
+          {},
+          "nvJPEG's buffers: PyTorch's caching allocator and a pinned pool, or nvJPEG's own "
+          "cudaMalloc/cudaFree (which wait for the device)"},
          {"decoders",
           ParamType::kInt,
           std::int64_t{2},
@@ -438,6 +465,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.workers = static_cast<int>(p.get_int("workers"));
     o.prefetch = static_cast<int>(p.get_int("prefetch"));
     o.decoders = static_cast<int>(p.get_int("decoders"));
+    o.torch_allocator = p.get_string("allocator") == "torch";
     o.shuffle = p.get_bool("shuffle");
     o.drop_last = p.get_bool("drop_last");
     o.skip_errors = p.get_string("on_error") == "skip";
