@@ -238,27 +238,35 @@ TEST_CASE("fused batch-norm forward and backward replay in a CUDA graph", "[gpu]
 
 TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][fused_bn]") {
   // Same initial weights, same 4 synthetic batches, AMP bf16, channels-last, SGD momentum.
-  // Not bit-identical (rounding differs: the fused add happens in fp32), so the two loss
-  // curves are compared 10 steps at a time.
+  // Rounding differs (the fused add happens in fp32), and training amplifies any difference,
+  // so "like" is measured against the noise: a second unfused run from weights perturbed by
+  // 1e-3 (relative, below bf16's rounding step) shows how far two equally valid runs drift
+  // apart, and the fused run must stay within three times that of the unfused one. (lr 0.002:
+  // at 0.02 the unfused run alone jumped from 2.5 to 27.9 within 10 steps on the H200.)
   torch::manual_seed(1);
   resnet::ResNetOptions o;
   o.depth = 50;
   o.num_classes = 10;
-  resnet::ResNet plain(o);
+  resnet::ResNet plain(o), nudged(o);
   o.fused_bn = true;
   resnet::ResNet fused(o);
   copy_state(*plain, *fused);
-  plain->to(torch::kCUDA);
-  fused->to(torch::kCUDA);
-  to_channels_last(*plain);
-  to_channels_last(*fused);
+  copy_state(*plain, *nudged);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : nudged->parameters()) p.mul_(1 + 1e-3 * torch::randn_like(p));
+  }
+  for (resnet::ResNet* net : {&plain, &nudged, &fused}) {
+    (*net)->to(torch::kCUDA);
+    to_channels_last(**net);
+  }
   std::vector<torch::Tensor> images, labels;
   for (int i = 0; i < 4; ++i) {
     images.push_back(torch::randn({32, 3, 64, 64}, torch::kCUDA).contiguous(kCl));
     labels.push_back(torch::randint(0, 10, {32}, torch::dtype(torch::kLong).device(torch::kCUDA)));
   }
   auto train = [&](resnet::ResNet& net) {
-    torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.02).momentum(0.9));
+    torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.002).momentum(0.9));
     net->train();
     std::vector<double> losses;
     for (int step = 0; step < 100; ++step) {
@@ -277,6 +285,7 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
   };
   const auto before = resnet::fused_bn_counters();
   const auto l_plain = train(plain);
+  const auto l_nudged = train(nudged);
   const auto mid = resnet::fused_bn_counters();
   const auto l_fused = train(fused);
   const auto after = resnet::fused_bn_counters();
@@ -285,24 +294,30 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
   CHECK(after.fused - mid.fused == 49 * 100);
   CHECK(after.unfused == mid.unfused);
   std::ostringstream curve;
-  for (int i = 0; i < 100; i += 10) curve << i << ": " << l_plain[i] << " / " << l_fused[i] << "\n";
-  INFO("loss unfused / fused:\n" << curve.str());
+  for (int i = 0; i < 100; i += 10)
+    curve << i << ": " << l_plain[i] << " / " << l_nudged[i] << " / " << l_fused[i] << "\n";
+  INFO("loss unfused / unfused from nudged weights / fused:\n" << curve.str());
   CHECK(l_fused[0] == Approx(l_plain[0]).epsilon(0.02));
+  const auto window = [](const std::vector<double>& l, int w) {
+    double m = 0;
+    for (int i = w; i < w + 10; ++i) m += l[i] / 10;
+    return m;
+  };
   for (int w = 0; w < 100; w += 10) {
-    double a = 0, b = 0;
-    for (int i = w; i < w + 10; ++i) {
-      a += l_plain[i] / 10;
-      b += l_fused[i] / 10;
-    }
-    INFO("steps " << w << "-" << w + 9 << ": " << a << " / " << b);
+    const double a = window(l_plain, w), n = window(l_nudged, w), b = window(l_fused, w);
+    INFO("steps " << w << "-" << w + 9 << ": " << a << " / " << n << " / " << b);
     CHECK(std::isfinite(b));
-    CHECK(std::abs(a - b) <= 0.1 * a + 0.05);
+    CHECK(std::abs(a - b) <= 3 * std::abs(a - n) + 0.05 * a + 0.02);
   }
-  CHECK(l_fused.back() < 0.5 * l_fused.front());
-  // Same state dict: the running statistics moved the same way.
-  auto rm_plain = plain->named_buffers()["layer2.1.bn2.running_mean"];
-  auto rm_fused = fused->named_buffers()["layer2.1.bn2.running_mean"];
-  CHECK(torch::allclose(rm_plain, rm_fused, 0.1, 0.05));
+  CHECK(window(l_fused, 90) < 0.5 * window(l_fused, 0));
+  // The running statistics moved the same way, within the same noise.
+  const std::string bn = "layer2.1.bn2.running_mean";
+  auto rm_plain = plain->named_buffers()[bn];
+  const double drift = (nudged->named_buffers()[bn] - rm_plain).norm().item<double>();
+  const double diff = (fused->named_buffers()[bn] - rm_plain).norm().item<double>();
+  INFO(bn << ": |fused - unfused| " << diff << ", |nudged - unfused| " << drift << ", |unfused| "
+          << rm_plain.norm().item<double>());
+  CHECK(diff <= 3 * drift + 0.01 * rm_plain.norm().item<double>());
   CHECK(fused->named_buffers()["layer4.2.bn3.num_batches_tracked"].item<std::int64_t>() == 100);
 }
 
