@@ -121,7 +121,10 @@ class CudaGraph final : public StreamStrategy {
     }
     graph_ = std::make_unique<at::cuda::CUDAGraph>();
     try {
-      graph_->capture_begin(pool_);
+      // Thread-local capture mode: only this thread's unsafe CUDA calls break the capture. In
+      // the default global mode, a data loader's own threads (nvjpeg's decoders synchronise
+      // and allocate) made the capture fail on the H200.
+      graph_->capture_begin(pool_, cudaStreamCaptureModeThreadLocal);
       static_loss_ = fns.train_step(static_);
       graph_->capture_end();
     } catch (const std::exception& e) {
