@@ -163,8 +163,13 @@ TEST_CASE("hash: computed from the config without repeat and timeout", "[plan][h
   CHECK_FALSE(in.contains("repeat"));
   CHECK_FALSE(in.contains("timeout"));
   CHECK(in.contains("batch_size"));
-  CHECK(config_hash(r.config) == r.hash);
-  CHECK(config_hash(in) == r.hash);
+  // resnet's fused_bn is declared hashed_at_default = false: at its default it is left out,
+  // which only the plugins' declarations can tell (resolve_run passes its pointer).
+  const std::vector<nlohmann::json::json_pointer> unhashed = {
+      nlohmann::json::json_pointer("/model/params/fused_bn")};
+  CHECK(config_hash(r.config, unhashed) == r.hash);
+  CHECK(config_hash(in, unhashed) == r.hash);
+  CHECK(config_hash(r.config) != r.hash);
 }
 
 TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]") {
@@ -174,15 +179,50 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
   CHECK(p.runs[0].config.dump() ==
         R"({"batch_size":64,"cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
         R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
-        R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50},)"
+        R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false},)"
         R"("plugin":"resnet"},"optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
         R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"
         R"("repeat":1,"seed":0,)"
         R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
         R"("telemetry":{"enabled":true,"interval_ms":100},"timeout":1800.0})");
-  // XXH3-128 of that JSON without "repeat", "timeout" and the default "telemetry" and
-  // "profile" (checked against libxxhash); unchanged since before either key existed.
+  // XXH3-128 of that JSON without "repeat", "timeout", the default "telemetry" and "profile"
+  // and resnet's default "fused_bn" (checked against libxxhash); unchanged since before any of
+  // the three existed.
   CHECK(p.runs[0].hash == "8b922a3df0c97eb438ad02254c052273");
+}
+
+TEST_CASE("hash: a parameter added later leaves the hash alone at its default", "[plan][hash]") {
+  // The same plugin before and after it gained `fused` (hashed_at_default = false) and `width2`
+  // (an ordinary later parameter, hashed like any other).
+  using test::int_param;
+  using test::plugin;
+  const auto catalog = [](bool later, bool ordinary) {
+    std::vector<ParamSpec> params = {int_param("width", 8, {}, 1, 64)};
+    if (later)
+      params.push_back(ParamSpec{"fused", ParamType::kBool, false, {}, std::nullopt, std::nullopt,
+                                 "", /*hashed_at_default=*/false});
+    if (ordinary) params.push_back(int_param("width2", 4, {}, 1, 64));
+    std::vector<PluginInfo> all = test::real_plugins();
+    all.push_back(plugin("toy", PluginKind::kModel, params));
+    return FixedCatalog(std::move(all));
+  };
+  const FixedCatalog before = catalog(false, false), after = catalog(true, false),
+                     both = catalog(true, true);
+  const auto hash = [](const std::string& model, const SchemaCatalog& c) {
+    Plan p = test::plan_text("name: x\nbase:\n  model: " + model + "\n", {}, c);
+    return p.runs[0].hash;
+  };
+  const std::string old_hash = hash("{plugin: toy, width: 16}", before);
+  // Omitted or written at its default: the configuration keeps the hash it had before.
+  CHECK(hash("{plugin: toy, width: 16}", after) == old_hash);
+  CHECK(hash("{plugin: toy, width: 16, fused: false}", after) == old_hash);
+  // Set otherwise, it is a different configuration.
+  CHECK(hash("{plugin: toy, width: 16, fused: true}", after) != old_hash);
+  // An ordinary parameter added later is hashed even at its default (the rule is opt-in).
+  CHECK(hash("{plugin: toy, width: 16}", both) != old_hash);
+  // The stored configuration still shows the value, default or not.
+  Plan p = test::plan_text("name: x\nbase:\n  model: {plugin: toy}\n", {}, after);
+  CHECK(p.runs[0].config["model"]["params"]["fused"] == false);
 }
 
 }  // namespace

@@ -46,6 +46,10 @@ struct ParamSpec {
   std::optional<double> min;       ///< inclusive lower bound for int/float
   std::optional<double> max;       ///< inclusive upper bound for int/float
   std::string doc;                 ///< one line shown by `orch plugins`
+  /// false for a parameter added after configurations were recorded: while it has its default
+  /// value it is left out of the configuration hash, so those configurations keep their hash
+  /// (and a sweep over an older database resumes them instead of running them again).
+  bool hashed_at_default = true;
 };
 
 /// Resolved parameters handed to a plugin: every declared name is present with its final value.

@@ -20,7 +20,7 @@
 
 /// Bumped whenever a change to the SDK headers breaks binary compatibility with built plugins.
 #ifndef ORCH_SDK_VERSION
-#define ORCH_SDK_VERSION 1
+#define ORCH_SDK_VERSION 2
 #endif
 
 namespace orch {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "plan/config_hash.h"
 #include "plan/did_you_mean.h"
 #include "plan/plan_error.h"
 #include "plan/run_spec_json.h"
@@ -141,19 +142,25 @@ json canonical_setting(const SettingPath& path, const YNode& value, const std::s
 RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where) {
   RunSpec run;
   json config = json::object();
+  std::vector<json::json_pointer> unhashed;  // later-added parameters at their default
   for (const KeySpec& key : experiment_keys()) {
     switch (key.kind) {
       case KeyKind::kPlugin: {
         PluginChoice choice;
+        const PluginInfo* info = nullptr;
         auto it = draft.choices.find(key.name);
         if (it != draft.choices.end()) {
-          choice.plugin = it->second.plugin;
-          choice.params = resolve_params(*it->second.info, it->second.explicit_params);
+          info = it->second.info;
+          choice.params = resolve_params(*info, it->second.explicit_params);
         } else {
-          const PluginInfo& info = require_plugin(catalog, key.role, key.default_plugin, where,
-                                                  "base." + key.name, true);
-          choice.plugin = info.name;
-          choice.params = resolve_params(info, {});
+          info = &require_plugin(catalog, key.role, key.default_plugin, where,
+                                 "base." + key.name, true);
+          choice.params = resolve_params(*info, {});
+        }
+        choice.plugin = info->name;
+        for (const ParamSpec& p : info->params) {
+          if (!p.hashed_at_default && choice.params.at(p.name) == p.default_value)
+            unhashed.emplace_back("/" + key.name + "/params/" + p.name);
         }
         config[key.name] = choice_json(choice.plugin, choice.params);
         break;
@@ -170,6 +177,7 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
       }
     }
   }
+  run.hash = config_hash(config, unhashed);
   run.config = std::move(config);
   // The typed fields are read back from the configuration, exactly as a child process does.
   fill_settings_from_config(run);

@@ -37,8 +37,9 @@ void apply_base(Draft& draft, const YNode& base, const SchemaCatalog& catalog);
 nlohmann::json canonical_setting(const SettingPath& path, const YNode& value,
                                  const std::string& key_path, const SchemaCatalog& catalog);
 
-/// Fills every configuration field of a RunSpec (not name, hash, repeat index, experiment or
-/// swept) and RunSpec::config. `where` is blamed if a default plugin is missing.
+/// Fills every configuration field of a RunSpec (not name, repeat index, experiment or swept),
+/// RunSpec::config and RunSpec::hash (which needs the plugins' declarations: parameters added
+/// later are left out at their default). `where` is blamed if a default plugin is missing.
 RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where);
 
 /// The number of repeats the draft asks for.

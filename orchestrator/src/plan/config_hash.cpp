@@ -24,8 +24,15 @@ void erase_if_default(nlohmann::json& in, const char* key, const nlohmann::json&
 
 }  // namespace
 
-nlohmann::json hash_input(const nlohmann::json& config) {
+nlohmann::json hash_input(const nlohmann::json& config,
+                          const std::vector<nlohmann::json::json_pointer>& unhashed) {
   nlohmann::json in = config;
+  // A plugin parameter added later, at its default: the configuration hashes as it did before
+  // the parameter existed (ParamSpec::hashed_at_default).
+  for (const auto& ptr : unhashed) {
+    if (!in.contains(ptr)) continue;
+    in.at(ptr.parent_pointer()).erase(ptr.back());
+  }
   in.erase("repeat");
   in.erase("timeout");
   // Telemetry is a measurement setting, not a training one, but the sampler could in
@@ -43,8 +50,9 @@ nlohmann::json hash_input(const nlohmann::json& config) {
   return in;
 }
 
-std::string config_hash(const nlohmann::json& config) {
-  const std::string text = hash_input(config).dump();
+std::string config_hash(const nlohmann::json& config,
+                        const std::vector<nlohmann::json::json_pointer>& unhashed) {
+  const std::string text = hash_input(config, unhashed).dump();
   XXH128_hash_t h = XXH3_128bits(text.data(), text.size());
   XXH128_canonical_t c;
   XXH128_canonicalFromHash(&c, h);  // big-endian bytes: high 64 bits first

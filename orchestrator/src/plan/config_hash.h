@@ -4,16 +4,21 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace orch {
 
-/// RunSpec::config minus what does not change what is measured (`repeat`, `timeout`), and
-/// minus `telemetry` and `profile` when they have their default values (see config_hash.cpp).
-nlohmann::json hash_input(const nlohmann::json& config);
+/// RunSpec::config minus what does not change what is measured (`repeat`, `timeout`), minus
+/// `telemetry` and `profile` when they have their default values (see config_hash.cpp), and
+/// minus the plugin parameters at `unhashed` (JSON pointers such as "/model/params/fused_bn":
+/// parameters declared with hashed_at_default = false that have their default value).
+nlohmann::json hash_input(const nlohmann::json& config,
+                          const std::vector<nlohmann::json::json_pointer>& unhashed = {});
 
 /// 32 lowercase hex digits of XXH3-128 over hash_input(config).dump(). nlohmann::json keeps
 /// object keys sorted, and the config is fully resolved (defaults filled, values normalised),
 /// so key order, formatting and omitted-vs-explicit defaults in the YAML cannot change it.
-std::string config_hash(const nlohmann::json& config);
+std::string config_hash(const nlohmann::json& config,
+                        const std::vector<nlohmann::json::json_pointer>& unhashed = {});
 
 }  // namespace orch

@@ -257,8 +257,7 @@ class Planner {
       for (const Override& o : late_overrides_) {
         apply_setting(draft, o.path, o.value, o.path.text, catalog_);
       }
-      RunSpec run = resolve_run(draft, catalog_, base_mark_);
-      run.hash = config_hash(run.config);
+      RunSpec run = resolve_run(draft, catalog_, base_mark_);  // hashes it too
       run.config["repeat"] = repeats;
       auto [it, fresh] = by_hash.emplace(run.hash, i);
       if (!fresh) {
