@@ -181,8 +181,8 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
 
 TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader's crops", "[gpu][nvjpeg]") {
   const std::string root = (dataset_dir() / "data").string();
-  // a: the defaults (two decoders, PyTorch's allocator); b: one decoder with nvJPEG's own
-  // allocator; d: three decoders. Batches must come back the same, in the same order,
+  // a: the defaults (one decoder, PyTorch's allocator); b: nvJPEG's own allocator and one
+  // batch ahead; d: three decoders. Batches must come back the same, in the same order,
   // whichever producer made them and wherever its buffers came from.
   auto a = make_loader("nvjpeg", {{"root", root}}, 1);
   auto b = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{1}}, {"prefetch", std::int64_t{1}},
