@@ -14,6 +14,8 @@
 # 570, for one 10-minute device call): orch gets at most ORCH_TIMEOUT (360) s, and each Python
 # run at most COMPILE_TIMEOUT (240) s or what is left before the deadline (skipped under 60 s),
 # so the table is always printed.
+# FBN_YAML picks another experiment (e.g. bench/fused-bn-batch-h200.yaml) and PY_BATCHES the
+# PyTorch batches (default "256").
 #   usage: bench/run-gpu-fused-bn.sh [orch key=value overrides ...]
 #   e.g.   COMPILE_DTYPES=bf16 bench/run-gpu-fused-bn.sh steps.measure=20
 set -uo pipefail
@@ -27,30 +29,34 @@ rm -f "$db"*
 
 start=$(date +%s)
 deadline=$(( start + ${DEADLINE:-570} ))
-timeout "${ORCH_TIMEOUT:-360}" "$orch" --db "$db" run bench/fused-bn-h200.yaml "$@" 2>&1 \
+yaml=${FBN_YAML:-bench/fused-bn-h200.yaml}
+experiment=$(sed -n 's/^name: *//p' "$yaml")
+timeout "${ORCH_TIMEOUT:-360}" "$orch" --db "$db" run "$yaml" "$@" 2>&1 \
   | tee "$OUT/fused-bn.log"
 orch_status=${PIPESTATUS[0]}
 echo "orch: $(( $(date +%s) - start )) s, exit $orch_status"
 
 py="$OUT/fused-bn-python.jsonl"
 : > "$py"
+for batch in ${PY_BATCHES-256}; do
 for dtype in ${COMPILE_DTYPES-bf16 fp16}; do
   for mode in ${PY_MODES-default} ${MAX_AUTOTUNE:+max-autotune}; do
     t0=$(date +%s)
     left=$(( deadline - t0 - 15 ))  # 15 s kept for the table
     limit=$(( left < ${COMPILE_TIMEOUT:-240} ? left : ${COMPILE_TIMEOUT:-240} ))
     if (( limit < 60 )); then
-      echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"compile\": \"$mode\", \"error\": \"skipped: ${left} s left before DEADLINE\"}" >> "$py"
+      echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"batch\": $batch, \"compile\": \"$mode\", \"error\": \"skipped: ${left} s left before DEADLINE\"}" >> "$py"
       continue
     fi
     timeout "$limit" "$python" bench/pytorch_resnet50.py --precision "amp-$dtype" \
-      --channels-last --batch 256 --compile "$mode" >> "$py" \
-      || echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"compile\": \"$mode\", \"error\": \"exit $? (124: stopped after $limit s)\"}" >> "$py"
-    echo "python amp-$dtype compile=$mode: $(( $(date +%s) - t0 )) s"
+      --channels-last --batch "$batch" --compile "$mode" >> "$py" \
+      || echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"batch\": $batch, \"compile\": \"$mode\", \"error\": \"exit $? (124: stopped after $limit s)\"}" >> "$py"
+    echo "python amp-$dtype b$batch compile=$mode: $(( $(date +%s) - t0 )) s"
   done
 done
+done
 
-"$python" - "$db" "$py" <<'PY' | tee "$OUT/fused-bn-table.txt"
+"$python" - "$db" "$py" "$experiment" <<'PY' | tee "$OUT/fused-bn-table.txt"
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 print(f"{'configuration':<44}{'img/s':>9}{'step ms':>9}{'kern/step':>10}{'launch/step':>12}"
@@ -58,7 +64,7 @@ print(f"{'configuration':<44}{'img/s':>9}{'step ms':>9}{'kern/step':>10}{'launch
 rows = db.execute(
     "SELECT r.id, r.name, r.status, r.images_per_s, r.error, p.step_ms, p.kernels_per_step, "
     "p.cuda_launches_per_step FROM runs r LEFT JOIN run_profile p ON p.run_id = r.id "
-    "WHERE r.experiment = 'fused-bn-h200' ORDER BY r.id").fetchall()
+    "WHERE r.experiment = ? ORDER BY r.id", (sys.argv[3],)).fetchall()
 base = {}
 for run_id, name, status, ips, error, step_ms, kps, launches in rows:
     if status != "ok":
@@ -74,7 +80,7 @@ for run_id, name, status, ips, error, step_ms, kps, launches in rows:
     base[name] = ips
 for line in open(sys.argv[2]):
     r = json.loads(line)
-    label = f"pytorch {r['precision']} compile={r.get('compile')}"
+    label = f"pytorch {r['precision']} b{r.get('batch', 256)} compile={r.get('compile')}"
     if "error" in r:
         print(f"{label:<44} {r['error']}")
         continue
