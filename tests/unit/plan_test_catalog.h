@@ -32,7 +32,10 @@ inline std::vector<PluginInfo> real_plugins() {
                         V{std::int64_t{18}, std::int64_t{34}, std::int64_t{50}, std::int64_t{101},
                           std::int64_t{152}}),
               ParamSpec{"fused_bn", ParamType::kBool, false, {}, std::nullopt, std::nullopt, "",
-                        /*hashed_at_default=*/false}}),
+                        /*hashed_at_default=*/false},
+              ParamSpec{"fused_bn_impl", ParamType::kString, std::string("orch"),
+                        V{std::string("orch"), std::string("cudnn")}, std::nullopt, std::nullopt,
+                        "", /*hashed_at_default=*/false}}),
       plugin(
           "synthetic", PluginKind::kDataLoader,
           {int_param("image_size", 224, {}, 8, 1024), int_param("channels", 3, {}, 1, 16),

@@ -1,6 +1,7 @@
-// fused_bn_relu: picks the fused CUDA kernels or the unfused ops, and wraps the kernels in a
-// custom autograd function. Graph-capture safe: the fused path only allocates through the
-// caching allocator (at::empty), launches on the current stream and never reads values back.
+// fused_bn_relu: picks the fused CUDA kernels (ours, or cuDNN's: fused_bn_cudnn.cpp) or the
+// unfused ops, and wraps our kernels in a custom autograd function. Graph-capture safe: the
+// fused path only allocates through the caching allocator (at::empty), launches on the current
+// stream and never reads values back.
 #include "fused_bn.h"
 
 #include <torch/autograd.h>
@@ -10,6 +11,9 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+
+#include "fused_bn_cudnn.h"
 
 #ifdef ORCH_FUSED_BN_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -21,8 +25,10 @@
 namespace orch::resnet {
 namespace {
 
-std::atomic<std::int64_t> g_fused{0};
 std::atomic<std::int64_t> g_unfused{0};
+std::atomic<std::int64_t> g_orch{0};
+std::atomic<std::int64_t> g_cudnn{0};
+std::atomic<std::int64_t> g_cudnn_fallback{0};
 
 #ifdef ORCH_FUSED_BN_CUDA
 
@@ -144,7 +150,24 @@ void note_unfused(const torch::Tensor& x) {
   }
 }
 
+void note_cudnn_fallback(const torch::Tensor& x, const std::string& why) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::cerr << "fused_bn: cuDNN's fused batch-norm does not take " << x.scalar_type() << " "
+              << x.sizes() << " (" << why << "), our fused kernels instead"
+              << " (fused_bn_counters().cudnn_fallback counts each such call)\n";
+  });
+}
+
 }  // namespace
+
+FusedBnImpl fused_bn_impl_from_string(const std::string& name) {
+  if (name == "orch") return FusedBnImpl::kOrch;
+  if (name == "cudnn") return FusedBnImpl::kCudnn;
+  throw std::invalid_argument("fused_bn_impl '" + name + "' is not one of orch, cudnn");
+}
+
+const char* to_string(FusedBnImpl impl) { return impl == FusedBnImpl::kCudnn ? "cudnn" : "orch"; }
 
 bool fused_bn_compiled() {
 #ifdef ORCH_FUSED_BN_CUDA
@@ -195,7 +218,7 @@ torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor
 }
 
 torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
-                            const torch::Tensor& residual_in) {
+                            const torch::Tensor& residual_in, FusedBnImpl impl) {
   const auto& o = bn.options;
   // A residual in another layout (a downsample branch that came out NCHW) is made
   // channels-last rather than giving up the fusion; autograd routes its gradient back.
@@ -208,8 +231,24 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
   if (bn.is_training() && o.track_running_stats() && o.affine() && o.momentum().has_value() &&
       bn.num_batches_tracked.defined() &&
       fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var)) {
-    ++g_fused;
     bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
+    if (impl == FusedBnImpl::kCudnn) {
+      // cuDNN where it takes the input; where it does not (a shape or dtype its fused kernels
+      // lack), our kernels, which take every fused_bn_supported input: still fused, counted.
+      std::string why;
+      if (cudnn_fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var,
+                                   &why)) {
+        auto y = cudnn_fused_bn_relu_try(x, residual, bn.weight, bn.bias, bn.running_mean,
+                                         bn.running_var, *o.momentum(), o.eps(), &why);
+        if (y.defined()) {
+          ++g_cudnn;
+          return y;
+        }
+      }
+      ++g_cudnn_fallback;
+      note_cudnn_fallback(x, why);
+    }
+    ++g_orch;
     return fused_bn_relu_training(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var,
                                   *o.momentum(), o.eps());
   }
@@ -220,6 +259,14 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
   return out.relu_();
 }
 
-FusedBnCounters fused_bn_counters() { return {g_fused.load(), g_unfused.load()}; }
+FusedBnCounters fused_bn_counters() {
+  FusedBnCounters c;
+  c.orch = g_orch.load();
+  c.cudnn = g_cudnn.load();
+  c.cudnn_fallback = g_cudnn_fallback.load();
+  c.unfused = g_unfused.load();
+  c.fused = c.orch + c.cudnn;
+  return c;
+}
 
 }  // namespace orch::resnet

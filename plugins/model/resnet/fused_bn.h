@@ -1,21 +1,35 @@
 // Fused batch-norm + ReLU and batch-norm + residual add + ReLU for the resnet model's
-// `fused_bn: true` (issue 10). Training-mode fp16/bf16 channels-last CUDA inputs run the
-// kernels in fused_bn_kernels.cu through a custom autograd function; everything else (CPU,
-// fp32, NCHW, eval mode, no CUDA compiler at build time) runs the unfused ops: the module's own
-// forward, then add and ReLU, so the result means the same either way.
+// `fused_bn: true` (issue 10). Training-mode fp16/bf16 channels-last CUDA inputs run fused,
+// through a custom autograd function: by default (`fused_bn_impl: orch`) the kernels in
+// fused_bn_kernels.cu, or (`fused_bn_impl: cudnn`) cuDNN's NHWC batch-norm with fused ReLU and
+// add (fused_bn_cudnn.h), which falls back to our kernels where cuDNN does not take the input.
+// Everything else (CPU, fp32, NCHW, eval mode, no CUDA compiler at build time) runs the unfused
+// ops: the module's own forward, then add and ReLU, so the result means the same either way.
 #pragma once
 
 #include <torch/nn/modules/batchnorm.h>
 
 #include <cstdint>
+#include <string>
 
 namespace orch::resnet {
 
+/// Which fused implementation fused_bn_relu runs (the resnet parameter `fused_bn_impl`).
+enum class FusedBnImpl {
+  kOrch,   ///< our kernels (fused_bn_kernels.cu)
+  kCudnn,  ///< cuDNN's batch-norm with fused activation / add; our kernels where it refuses
+};
+
+/// "orch" or "cudnn"; throws std::invalid_argument naming the allowed values otherwise.
+FusedBnImpl fused_bn_impl_from_string(const std::string& name);
+const char* to_string(FusedBnImpl impl);
+
 /// relu(bn(x) [+ residual]); `residual` may be an undefined tensor. Uses bn's parameters and
 /// running-stat buffers and increments its num_batches_tracked in training, exactly like
-/// bn->forward(x).
+/// bn->forward(x). `impl` picks the fused implementation where the inputs run fused.
 torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
-                            const torch::Tensor& residual = {});
+                            const torch::Tensor& residual = {},
+                            FusedBnImpl impl = FusedBnImpl::kOrch);
 
 /// The fused training function itself, on raw tensors (what the tests compare against
 /// at::batch_norm + add + relu). Requires fused_bn_supported(...); updates running stats.
@@ -35,10 +49,13 @@ bool fused_bn_supported(const torch::Tensor& x, const torch::Tensor& residual,
 bool fused_bn_compiled();
 
 /// Calls of fused_bn_relu that took each path, in this copy of the library (the plugin and a
-/// test binary each have their own).
+/// test binary each have their own). fused == orch + cudnn.
 struct FusedBnCounters {
-  std::int64_t fused = 0;
-  std::int64_t unfused = 0;
+  std::int64_t fused = 0;           ///< ran fused, either implementation
+  std::int64_t unfused = 0;         ///< ran the unfused ops
+  std::int64_t orch = 0;            ///< ran fused on our kernels
+  std::int64_t cudnn = 0;           ///< ran fused on cuDNN's batch-norm
+  std::int64_t cudnn_fallback = 0;  ///< of `orch`: asked for cudnn, which did not take the input
 };
 FusedBnCounters fused_bn_counters();
 

@@ -29,6 +29,12 @@ class ResNetPlugin final : public ModelPlugin {
               "fused channels-last batch-norm + ReLU (+ residual add) kernels for fp16/bf16 "
               "training on CUDA; unfused elsewhere; same parameters either way",
               // Added after resnet results were recorded: off, it leaves their hashes alone.
+              /*hashed_at_default=*/false},
+             {"fused_bn_impl", ParamType::kString, std::string("orch"),
+              {std::string("orch"), std::string("cudnn")}, {}, {},
+              "with fused_bn: our CUDA kernels (orch) or cuDNN's NHWC batch-norm with fused ReLU "
+              "and add (cudnn; our kernels where cuDNN does not take the input)",
+              // Added after fused_bn results were recorded: at orch, their hashes stay.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -36,6 +42,8 @@ class ResNetPlugin final : public ModelPlugin {
     o.depth = p.get_int("depth");
     // Callers that build Params by hand (tests) may leave it out; the planner always fills it.
     o.fused_bn = p.has("fused_bn") && p.get_bool("fused_bn");
+    if (p.has("fused_bn_impl"))
+      o.fused_bn_impl = fused_bn_impl_from_string(p.get_string("fused_bn_impl"));
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -39,8 +39,8 @@ std::array<std::int64_t, 4> stage_blocks(std::int64_t depth) {
 }  // namespace
 
 BasicBlockImpl::BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
-                               nn::Sequential ds, bool fused)
-    : fused_bn(fused) {
+                               nn::Sequential ds, bool fused, FusedBnImpl impl)
+    : fused_bn(fused), fused_bn_impl(impl) {
   conv1 = register_module("conv1", conv3x3(inplanes, planes, stride));
   bn1 = register_module("bn1", nn::BatchNorm2d(planes));
   conv2 = register_module("conv2", conv3x3(planes, planes, 1));
@@ -50,9 +50,9 @@ BasicBlockImpl::BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::
 
 torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
   if (fused_bn) {
-    auto out = fused_bn_relu(*bn1, conv1(x));
+    auto out = fused_bn_relu(*bn1, conv1(x), {}, fused_bn_impl);
     out = conv2(out);
-    return fused_bn_relu(*bn2, out, downsample ? downsample->forward(x) : x);
+    return fused_bn_relu(*bn2, out, downsample ? downsample->forward(x) : x, fused_bn_impl);
   }
   auto out = bn1(conv1(x)).relu_();
   out = bn2(conv2(out));
@@ -61,8 +61,8 @@ torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
 }
 
 BottleneckImpl::BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
-                               nn::Sequential ds, bool fused)
-    : fused_bn(fused) {
+                               nn::Sequential ds, bool fused, FusedBnImpl impl)
+    : fused_bn(fused), fused_bn_impl(impl) {
   conv1 = register_module("conv1", conv1x1(inplanes, planes));
   bn1 = register_module("bn1", nn::BatchNorm2d(planes));
   conv2 = register_module("conv2", conv3x3(planes, planes, stride));
@@ -74,10 +74,10 @@ BottleneckImpl::BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::
 
 torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
   if (fused_bn) {
-    auto out = fused_bn_relu(*bn1, conv1(x));
-    out = fused_bn_relu(*bn2, conv2(out));
+    auto out = fused_bn_relu(*bn1, conv1(x), {}, fused_bn_impl);
+    out = fused_bn_relu(*bn2, conv2(out), {}, fused_bn_impl);
     out = conv3(out);
-    return fused_bn_relu(*bn3, out, downsample ? downsample->forward(x) : x);
+    return fused_bn_relu(*bn3, out, downsample ? downsample->forward(x) : x, fused_bn_impl);
   }
   auto out = bn1(conv1(x)).relu_();
   out = bn2(conv2(out)).relu_();
@@ -86,7 +86,8 @@ torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
   return out.relu_();
 }
 
-ResNetImpl::ResNetImpl(const ResNetOptions& o) : fused_bn_(o.fused_bn) {
+ResNetImpl::ResNetImpl(const ResNetOptions& o)
+    : fused_bn_(o.fused_bn), fused_bn_impl_(o.fused_bn_impl) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1", nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
@@ -126,17 +127,18 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
                                 nn::BatchNorm2d(planes * expansion));
   }
   nn::Sequential layer;
-  layer->push_back(Block(inplanes_, planes, stride, downsample, fused_bn_));
+  layer->push_back(Block(inplanes_, planes, stride, downsample, fused_bn_, fused_bn_impl_));
   inplanes_ = planes * expansion;
   for (std::int64_t i = 1; i < blocks; ++i) {
-    layer->push_back(Block(inplanes_, planes, 1, nn::Sequential{nullptr}, fused_bn_));
+    layer->push_back(
+        Block(inplanes_, planes, 1, nn::Sequential{nullptr}, fused_bn_, fused_bn_impl_));
   }
   return layer;
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   x = conv1(x);
-  x = maxpool(fused_bn_ ? fused_bn_relu(*bn1, x) : bn1(x).relu_());
+  x = maxpool(fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_());
   x = layer4->forward(layer3->forward(layer2->forward(layer1->forward(x))));
   x = torch::flatten(avgpool(x), 1);
   return fc(x);

@@ -1,7 +1,7 @@
 // torchvision's ResNet in LibTorch: the same architecture (v1.5: stride on the 3x3 conv) and the
 // same parameter names, so parameter counts and weights compare one to one with Python
-// (ResNet50: 25,557,032 parameters at 1000 classes). `fused_bn` changes how batch-norm + ReLU
-// (+ residual add) run, never which parameters and buffers exist.
+// (ResNet50: 25,557,032 parameters at 1000 classes). `fused_bn` (and `fused_bn_impl`) change how
+// batch-norm + ReLU (+ residual add) run, never which parameters and buffers exist.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -13,19 +13,23 @@
 
 #include <cstdint>
 
+#include "fused_bn.h"
+
 namespace orch::resnet {
 
 /// Two 3x3 convolutions; ResNet18 and ResNet34.
 struct BasicBlockImpl : torch::nn::Module {
   static constexpr std::int64_t kExpansion = 1;
   BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
-                 torch::nn::Sequential downsample, bool fused_bn = false);
+                 torch::nn::Sequential downsample, bool fused_bn = false,
+                 FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
   torch::nn::Sequential downsample{nullptr};
   bool fused_bn = false;  ///< batch-norm + ReLU (+ add) through fused_bn_relu
+  FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< which fused implementation
 };
 TORCH_MODULE(BasicBlock);
 
@@ -33,13 +37,15 @@ TORCH_MODULE(BasicBlock);
 struct BottleneckImpl : torch::nn::Module {
   static constexpr std::int64_t kExpansion = 4;
   BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
-                 torch::nn::Sequential downsample, bool fused_bn = false);
+                 torch::nn::Sequential downsample, bool fused_bn = false,
+                 FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
   torch::nn::Sequential downsample{nullptr};
   bool fused_bn = false;  ///< batch-norm + ReLU (+ add) through fused_bn_relu
+  FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< which fused implementation
 };
 TORCH_MODULE(Bottleneck);
 
@@ -48,6 +54,7 @@ struct ResNetOptions {
   std::int64_t num_classes = 1000;  ///< width of the final fully connected layer
   std::int64_t in_channels = 3;     ///< channels of the input images
   bool fused_bn = false;            ///< fused channels-last batch-norm + ReLU (+ add); fused_bn.h
+  FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< ours or cuDNN's, where fused_bn runs fused
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -66,6 +73,7 @@ struct ResNetImpl : torch::nn::Module {
   torch::nn::Sequential make_layer(std::int64_t planes, std::int64_t blocks, std::int64_t stride);
   std::int64_t inplanes_ = 64;
   bool fused_bn_ = false;
+  FusedBnImpl fused_bn_impl_ = FusedBnImpl::kOrch;
 };
 TORCH_MODULE(ResNet);
 
