@@ -2,7 +2,10 @@
 // against the unfused ops: outputs, input / weight / bias / residual gradients and running
 // statistics for fp16 and bf16 over odd and large shapes; the module wrapper's choice of path;
 // capture in a CUDA graph; a fused ResNet50's 100-step loss curve against the unfused one; and
-// a fused ResNet through the runner's cuda-graph stream strategy.
+// a fused ResNet through the runner's cuda-graph stream strategy. Then the same for
+// `fused_bn_impl: cudnn` (cuDNN's fused NHWC batch-norm, fused_bn_cudnn.cpp): against the
+// unfused ops where cuDNN takes the input, counted fallbacks to our kernels where it does not,
+// capture in a CUDA graph, and a ResNet50 step whose 49 batch-norms all run in cuDNN.
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -14,6 +17,7 @@
 #include <sstream>
 
 #include "fused_bn.h"
+#include "fused_bn_cudnn.h"
 #include "integration/test_support.h"
 #include "resnet.h"
 #include "runner/runner.h"
@@ -319,6 +323,223 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
           << rm_plain.norm().item<double>());
   CHECK(diff <= 3 * drift + 0.01 * rm_plain.norm().item<double>());
   CHECK(fused->named_buffers()["layer4.2.bn3.num_batches_tracked"].item<std::int64_t>() == 100);
+}
+
+TEST_CASE("cuDNN's fused batch-norm + ReLU (+ add) matches the unfused ops",
+          "[gpu][fused_bn][fused_bn_cudnn]") {
+  // Through the module wrapper, which is where the fallback is decided and counted: fp16 must
+  // run in cuDNN; bf16 runs in cuDNN if it takes it, else (counted) in our kernels. Either way
+  // the result must match at::batch_norm (+ add) + relu.
+  const std::vector<std::vector<std::int64_t>> shapes = {
+      {1, 8, 1, 2},       // two rows
+      {4, 64, 9, 9},      // odd spatial size
+      {2, 260, 3, 5},     // C a multiple of 4, not of 8
+      {8, 2048, 7, 7},    // ResNet50's last stage
+      {32, 64, 56, 56},   // ResNet50's first stage at batch 32: 100,352 rows
+      {3, 256, 28, 28}};  // rows not a multiple of anything in particular
+  torch::manual_seed(0);
+  bool bf16_in_cudnn = false;
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    for (const auto& shape : shapes) {
+      for (const bool with_residual : {false, true}) {
+        INFO(describe(dtype, shape, with_residual));
+        const auto opts = torch::TensorOptions().device(torch::kCUDA);
+        const std::int64_t C = shape[1];
+        const std::int64_t rows = shape[0] * shape[2] * shape[3];
+        const auto x = (torch::randn(shape, opts) * 2 + 0.5).to(dtype).contiguous(kCl);
+        const auto res =
+            with_residual ? torch::randn(shape, opts).to(dtype).contiguous(kCl) : torch::Tensor();
+        const auto dy = torch::randn(shape, opts).to(dtype).contiguous(kCl);
+        torch::nn::BatchNorm2d bn(C);
+        bn->to(torch::kCUDA);
+        {
+          torch::NoGradGuard no_grad;
+          bn->weight.copy_(torch::rand({C}, opts) + 0.5);
+          bn->bias.copy_(torch::randn({C}, opts) * 0.1);
+          bn->running_mean.copy_(torch::randn({C}, opts) * 0.1);
+          bn->running_var.copy_(torch::rand({C}, opts) + 0.5);
+        }
+        const auto rm0 = bn->running_mean.clone(), rv0 = bn->running_var.clone();
+        bn->train();
+
+        auto xf = x.clone().requires_grad_(true);
+        auto rf = with_residual ? res.clone().requires_grad_(true) : torch::Tensor();
+        REQUIRE(resnet::cudnn_fused_bn_supported(xf, rf, bn->weight, bn->bias, bn->running_mean,
+                                                 bn->running_var));
+        const auto before = resnet::fused_bn_counters();
+        auto y = resnet::fused_bn_relu(*bn, xf, rf, resnet::FusedBnImpl::kCudnn);
+        const auto after = resnet::fused_bn_counters();
+        REQUIRE(after.fused == before.fused + 1);
+        REQUIRE(after.unfused == before.unfused);
+        const bool in_cudnn = after.cudnn == before.cudnn + 1;
+        if (dtype == torch::kHalf) {
+          REQUIRE(in_cudnn);  // what cuDNN's fused NHWC batch-norm is documented for
+        } else if (in_cudnn) {
+          bf16_in_cudnn = true;
+        } else {
+          CHECK(after.cudnn_fallback == before.cudnn_fallback + 1);
+          CHECK(after.orch == before.orch + 1);
+        }
+        REQUIRE(y.scalar_type() == dtype);
+        REQUIRE(y.is_contiguous(kCl));
+        y.backward(dy);
+
+        auto xr = x.to(torch::kFloat).requires_grad_(true);
+        auto rr = with_residual ? res.to(torch::kFloat).requires_grad_(true) : torch::Tensor();
+        auto wr = bn->weight.detach().clone().requires_grad_(true);
+        auto br = bn->bias.detach().clone().requires_grad_(true);
+        auto rmr = rm0.clone(), rvr = rv0.clone();
+        auto pre = at::batch_norm(xr, wr, br, rmr, rvr, true, 0.1, 1e-5, false);
+        if (with_residual) pre = pre + rr;
+        const auto yr = pre.relu();
+        INFO("worst |y - ref| " << worst(y, yr));
+        CHECK(close(y, yr, value_tolerance(dtype)));
+        const auto mask = y.to(torch::kFloat) > 0;
+        const double agree = (mask == (yr > 0)).to(torch::kFloat).mean().item<double>();
+        CHECK(agree > 0.9999);
+        const auto g = dy.to(torch::kFloat) * mask.to(torch::kFloat);
+        pre.backward(g);
+
+        INFO("worst |dx - ref| " << worst(xf.grad(), xr.grad()));
+        CHECK(xf.grad().scalar_type() == dtype);
+        CHECK(close(xf.grad(), xr.grad(), value_tolerance(dtype)));
+        const Tolerance sums{1e-3, 1e-3 * std::sqrt(static_cast<double>(rows))};
+        INFO("worst |dw - ref| " << worst(bn->weight.grad(), wr.grad()) << ", |db - ref| "
+                                 << worst(bn->bias.grad(), br.grad()));
+        CHECK(close(bn->weight.grad(), wr.grad(), sums));
+        CHECK(close(bn->bias.grad(), br.grad(), sums));
+        if (with_residual) {
+          // d_residual is dy masked by ReLU; cuDNN takes the mask from its own pre-activation, so
+          // a value that rounds to 0 in the dtype may differ from the mask read off y.
+          const double same = (rf.grad() == g.to(dtype)).to(torch::kFloat).mean().item<double>();
+          CHECK(same > 0.9999);
+        }
+        // cuDNN's running variance is the unbiased one, like torch::nn::BatchNorm2d's.
+        INFO("worst |running_mean - ref| " << worst(bn->running_mean, rmr)
+                                           << ", |running_var - ref| "
+                                           << worst(bn->running_var, rvr));
+        CHECK(torch::allclose(bn->running_mean, rmr, 1e-4, 1e-5));
+        CHECK(torch::allclose(bn->running_var, rvr, 1e-4, 1e-5));
+        CHECK(bn->num_batches_tracked.item<std::int64_t>() == 1);
+      }
+    }
+  }
+  if (!bf16_in_cudnn) WARN("cuDNN took no bf16 input; bf16 ran in our kernels (counted)");
+}
+
+TEST_CASE("fused_bn_impl: cudnn falls back, counted, where cuDNN is not tried",
+          "[gpu][fused_bn][fused_bn_cudnn]") {
+  torch::nn::BatchNorm2d bn(66);  // channels not a multiple of 4
+  bn->to(torch::kCUDA);
+  bn->train();
+  const auto x = torch::randn({4, 66, 8, 8}, torch::kCUDA);
+  auto count = [&](const torch::Tensor& in) {
+    const auto before = resnet::fused_bn_counters();
+    resnet::fused_bn_relu(*bn, in, {}, resnet::FusedBnImpl::kCudnn);
+    const auto after = resnet::fused_bn_counters();
+    return std::vector<std::int64_t>{after.cudnn - before.cudnn, after.orch - before.orch,
+                                     after.cudnn_fallback - before.cudnn_fallback,
+                                     after.unfused - before.unfused};
+  };
+  std::string why;
+  CHECK_FALSE(resnet::cudnn_fused_bn_supported(x.to(torch::kHalf).contiguous(kCl), {}, bn->weight,
+                                               bn->bias, bn->running_mean, bn->running_var, &why));
+  CHECK_THAT(why, Catch::Matchers::Contains("multiple of 4"));
+  // cudnn, orch, cudnn_fallback, unfused
+  CHECK(count(x.to(torch::kHalf).contiguous(kCl)) == std::vector<std::int64_t>{0, 1, 1, 0});
+  CHECK(count(x.contiguous(kCl)) == std::vector<std::int64_t>{0, 0, 0, 1});   // fp32: unfused
+  CHECK(count(x.to(torch::kHalf)) == std::vector<std::int64_t>{0, 0, 0, 1});  // NCHW: unfused
+}
+
+TEST_CASE("cuDNN's fused batch-norm forward and backward replay in a CUDA graph",
+          "[gpu][fused_bn][fused_bn_cudnn]") {
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  const std::int64_t C = 256;
+  auto x = torch::randn({16, C, 14, 14}, opts).to(torch::kHalf).contiguous(kCl);
+  auto res = torch::randn({16, C, 14, 14}, opts).to(torch::kHalf).contiguous(kCl);
+  const auto dy = torch::randn({16, C, 14, 14}, opts).to(torch::kHalf).contiguous(kCl);
+  auto weight = (torch::rand({C}, opts) + 0.5).requires_grad_(true);
+  auto bias = (torch::randn({C}, opts) * 0.1).requires_grad_(true);
+  auto rm = torch::zeros({C}, opts), rv = torch::ones({C}, opts);
+  x.requires_grad_(true);
+  res.requires_grad_(true);
+  torch::Tensor y;
+  auto step = [&] {
+    for (auto* t : {&x, &res, &weight, &bias}) t->mutable_grad() = torch::Tensor();
+    // Throws if cuDNN does not take fp16 NHWC with a residual, before any capture.
+    y = resnet::cudnn_fused_bn_relu_training(x, res, weight, bias, rm, rv, 0.1, 1e-5);
+    y.backward(dy);
+  };
+  auto side = c10::cuda::getStreamFromPool();
+  c10::cuda::getCurrentCUDAStream().synchronize();
+  at::cuda::CUDAGraph graph;
+  torch::Tensor y_eager, dx_eager, dw_eager, dres_eager;
+  {
+    const c10::cuda::CUDAStreamGuard guard(side);
+    for (int i = 0; i < 3; ++i) step();  // warm-up on the capture stream
+    y_eager = y.detach().clone();
+    dx_eager = x.grad().clone();
+    dw_eager = weight.grad().clone();
+    dres_eager = res.grad().clone();
+    graph.capture_begin();
+    y = resnet::cudnn_fused_bn_relu_training(x, res, weight, bias, rm, rv, 0.1, 1e-5);
+    auto grads = torch::autograd::grad({y}, {x, res, weight}, {dy});
+    graph.capture_end();
+    const auto rm_before = rm.clone();
+    graph.replay();
+    side.synchronize();
+    // Batch statistics do not depend on the running ones, so the replay recomputes the eager
+    // step; cuDNN's reduction order is not ours to promise, hence close rather than equal.
+    const double rows = 16.0 * 14 * 14;
+    INFO("worst |y - eager| " << worst(y, y_eager) << ", |dx - eager| " << worst(grads[0], dx_eager)
+                              << ", |dw - eager| " << worst(grads[2], dw_eager));
+    CHECK(close(y, y_eager, value_tolerance(torch::kHalf)));
+    CHECK(close(grads[0], dx_eager, value_tolerance(torch::kHalf)));
+    CHECK(close(grads[1], dres_eager, value_tolerance(torch::kHalf)));
+    CHECK(close(grads[2], dw_eager, Tolerance{1e-3, 1e-3 * std::sqrt(rows)}));
+    CHECK_FALSE(torch::equal(rm, rm_before));
+    // A second replay runs again (same inputs: same outputs, running mean moved again).
+    const auto rm_once = rm.clone();
+    graph.replay();
+    side.synchronize();
+    CHECK(close(y, y_eager, value_tolerance(torch::kHalf)));
+    CHECK_FALSE(torch::equal(rm, rm_once));
+  }
+  side.synchronize();
+}
+
+TEST_CASE("a ResNet50 with fused_bn_impl: cudnn runs all 49 batch-norms in cuDNN under fp16",
+          "[gpu][fused_bn][fused_bn_cudnn]") {
+  torch::manual_seed(2);
+  resnet::ResNetOptions o;
+  o.depth = 50;
+  o.num_classes = 10;
+  o.fused_bn = true;
+  o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
+  resnet::ResNet net(o);
+  net->to(torch::kCUDA);
+  to_channels_last(*net);
+  net->train();
+  const auto images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
+  const auto labels = torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
+  const auto before = resnet::fused_bn_counters();
+  torch::Tensor loss;
+  {
+    const Autocast autocast(torch::kHalf);
+    loss = torch::nn::functional::cross_entropy(net->forward(images), labels);
+  }
+  loss.backward();
+  const auto after = resnet::fused_bn_counters();
+  CHECK(after.cudnn - before.cudnn == 49);
+  CHECK(after.cudnn_fallback == before.cudnn_fallback);
+  CHECK(after.orch == before.orch);
+  CHECK(after.unfused == before.unfused);
+  CHECK(std::isfinite(loss.item<double>()));
+  for (const auto& p : net->named_parameters()) {
+    INFO(p.key());
+    REQUIRE(p.value().grad().defined());
+    CHECK(torch::isfinite(p.value().grad()).all().item<bool>());
+  }
 }
 
 // Hidden ([.]: run it by name or with "[fused_bn_graph]") until understood: on the H200 it
