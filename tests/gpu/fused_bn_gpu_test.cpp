@@ -87,6 +87,69 @@ void to_channels_last(torch::nn::Module& m) {
   }
 }
 
+/// What a fused call produced from the inputs of ReferenceCase.
+struct Fused {
+  torch::Tensor y, dx, dres, dweight, dbias, running_mean, running_var;
+};
+
+/// One batch-norm (+ add) + ReLU call's inputs: x, an optional residual, the affine parameters,
+/// the running statistics before the call and the upstream gradient.
+struct ReferenceCase {
+  torch::Tensor x, res, weight, bias, rm0, rv0, dy;
+};
+
+/// Checks a fused call against at::batch_norm (+ add) + relu in fp32 on the same (rounded)
+/// inputs: output and dx within the dtype's rounding, dweight / dbias within a tolerance that
+/// grows with the rows summed, running statistics, and d_residual. `dres_exact`: d_residual
+/// must be dy masked by the fused output's ReLU exactly (our kernels), or at all but 0.01% of
+/// places (cuDNN takes the mask from its own pre-activation, where a value rounding to 0 in the
+/// dtype may fall either way).
+void check_against_reference(const ReferenceCase& in, const Fused& f, bool dres_exact) {
+  const auto dtype = in.x.scalar_type();
+  const bool with_residual = in.res.defined();
+  const std::int64_t rows = in.x.numel() / in.x.size(1);
+  auto xr = in.x.to(torch::kFloat).requires_grad_(true);
+  auto rr = with_residual ? in.res.to(torch::kFloat).requires_grad_(true) : torch::Tensor();
+  auto wr = in.weight.detach().clone().requires_grad_(true);
+  auto br = in.bias.detach().clone().requires_grad_(true);
+  auto rmr = in.rm0.clone(), rvr = in.rv0.clone();
+  auto pre = at::batch_norm(xr, wr, br, rmr, rvr, true, 0.1, 1e-5, false);
+  if (with_residual) pre = pre + rr;
+  const auto yr = pre.relu();
+  INFO("worst |y - ref| " << worst(f.y, yr));
+  CHECK(close(f.y, yr, value_tolerance(dtype)));
+  // ReLU's mask is taken from the fused output; it agrees with the reference's almost
+  // everywhere (a value that rounds to 0 in the dtype can differ).
+  const auto mask = f.y.to(torch::kFloat) > 0;
+  const double agree = (mask == (yr > 0)).to(torch::kFloat).mean().item<double>();
+  CHECK(agree > 0.9999);
+  // The reference backward with that mask: the fused backward's exact meaning.
+  const auto g = in.dy.to(torch::kFloat) * mask.to(torch::kFloat);
+  pre.backward(g);
+
+  INFO("worst |dx - ref| " << worst(f.dx, xr.grad()));
+  CHECK(f.dx.scalar_type() == dtype);
+  CHECK(close(f.dx, xr.grad(), value_tolerance(dtype)));
+  const Tolerance sums{1e-3, 1e-3 * std::sqrt(static_cast<double>(rows))};
+  INFO("worst |dw - ref| " << worst(f.dweight, wr.grad()) << ", |db - ref| "
+                           << worst(f.dbias, br.grad()));
+  CHECK(close(f.dweight, wr.grad(), sums));
+  CHECK(close(f.dbias, br.grad(), sums));
+  if (with_residual) {
+    if (dres_exact) {
+      CHECK(torch::equal(f.dres, g.to(dtype)));  // d_residual is dy' itself
+    } else {
+      const double same = (f.dres == g.to(dtype)).to(torch::kFloat).mean().item<double>();
+      CHECK(same > 0.9999);
+    }
+  }
+  // The running variance is the unbiased one, like torch::nn::BatchNorm2d's.
+  INFO("worst |running_mean - ref| " << worst(f.running_mean, rmr) << ", |running_var - ref| "
+                                     << worst(f.running_var, rvr));
+  CHECK(torch::allclose(f.running_mean, rmr, 1e-4, 1e-5));
+  CHECK(torch::allclose(f.running_var, rvr, 1e-4, 1e-5));
+}
+
 }  // namespace
 
 TEST_CASE("fused batch-norm + ReLU (+ add) matches the unfused ops", "[gpu][fused_bn]") {
@@ -105,7 +168,6 @@ TEST_CASE("fused batch-norm + ReLU (+ add) matches the unfused ops", "[gpu][fuse
         INFO(describe(dtype, shape, with_residual));
         const auto opts = torch::TensorOptions().device(torch::kCUDA);
         const std::int64_t C = shape[1];
-        const std::int64_t rows = shape[0] * shape[2] * shape[3];
         // Inputs in the kernel's dtype, channels-last; a non-zero mean tests the centring.
         const auto x = (torch::randn(shape, opts) * 2 + 0.5).to(dtype).contiguous(kCl);
         const auto res =
@@ -128,42 +190,10 @@ TEST_CASE("fused batch-norm + ReLU (+ add) matches the unfused ops", "[gpu][fuse
         REQUIRE(y.is_contiguous(kCl));
         y.backward(dy);
 
-        // Reference: at::batch_norm (+ add) + relu in fp32 on the same (rounded) inputs.
-        auto xr = x.to(torch::kFloat).requires_grad_(true);
-        auto rr = with_residual ? res.to(torch::kFloat).requires_grad_(true) : torch::Tensor();
-        auto wr = weight.clone().requires_grad_(true);
-        auto br = bias.clone().requires_grad_(true);
-        auto rmr = rm0.clone(), rvr = rv0.clone();
-        auto pre = at::batch_norm(xr, wr, br, rmr, rvr, true, 0.1, 1e-5, false);
-        if (with_residual) pre = pre + rr;
-        const auto yr = pre.relu();
-        INFO("worst |y - ref| " << worst(y, yr));
-        CHECK(close(y, yr, value_tolerance(dtype)));
-        // ReLU's mask is taken from the fused output; it agrees with the reference's almost
-        // everywhere (a value that rounds to 0 in the dtype can differ).
-        const auto mask = y.to(torch::kFloat) > 0;
-        const double agree = (mask == (yr > 0)).to(torch::kFloat).mean().item<double>();
-        CHECK(agree > 0.9999);
-        // The reference backward with that mask: the fused backward's exact meaning.
-        const auto g = dy.to(torch::kFloat) * mask.to(torch::kFloat);
-        pre.backward(g);
-
-        INFO("worst |dx - ref| " << worst(xf.grad(), xr.grad()));
-        CHECK(xf.grad().scalar_type() == dtype);
-        CHECK(close(xf.grad(), xr.grad(), value_tolerance(dtype)));
-        const Tolerance sums{1e-3, 1e-3 * std::sqrt(static_cast<double>(rows))};
-        INFO("worst |dw - ref| " << worst(wf.grad(), wr.grad()) << ", |db - ref| "
-                                 << worst(bf.grad(), br.grad()));
-        CHECK(close(wf.grad(), wr.grad(), sums));
-        CHECK(close(bf.grad(), br.grad(), sums));
-        if (with_residual) {
-          // d_residual is dy' itself, exactly.
-          CHECK(torch::equal(rf.grad(), g.to(dtype)));
-        }
-        INFO("worst |running_mean - ref| " << worst(rmf, rmr) << ", |running_var - ref| "
-                                           << worst(rvf, rvr));
-        CHECK(torch::allclose(rmf, rmr, 1e-4, 1e-5));
-        CHECK(torch::allclose(rvf, rvr, 1e-4, 1e-5));
+        check_against_reference({x, res, weight, bias, rm0, rv0, dy},
+                                {y, xf.grad(), with_residual ? rf.grad() : torch::Tensor(),
+                                 wf.grad(), bf.grad(), rmf, rvf},
+                                /*dres_exact=*/true);
       }
     }
   }
@@ -345,7 +375,6 @@ TEST_CASE("cuDNN's fused batch-norm + ReLU (+ add) matches the unfused ops",
         INFO(describe(dtype, shape, with_residual));
         const auto opts = torch::TensorOptions().device(torch::kCUDA);
         const std::int64_t C = shape[1];
-        const std::int64_t rows = shape[0] * shape[2] * shape[3];
         const auto x = (torch::randn(shape, opts) * 2 + 0.5).to(dtype).contiguous(kCl);
         const auto res =
             with_residual ? torch::randn(shape, opts).to(dtype).contiguous(kCl) : torch::Tensor();
@@ -384,42 +413,11 @@ TEST_CASE("cuDNN's fused batch-norm + ReLU (+ add) matches the unfused ops",
         REQUIRE(y.is_contiguous(kCl));
         y.backward(dy);
 
-        auto xr = x.to(torch::kFloat).requires_grad_(true);
-        auto rr = with_residual ? res.to(torch::kFloat).requires_grad_(true) : torch::Tensor();
-        auto wr = bn->weight.detach().clone().requires_grad_(true);
-        auto br = bn->bias.detach().clone().requires_grad_(true);
-        auto rmr = rm0.clone(), rvr = rv0.clone();
-        auto pre = at::batch_norm(xr, wr, br, rmr, rvr, true, 0.1, 1e-5, false);
-        if (with_residual) pre = pre + rr;
-        const auto yr = pre.relu();
-        INFO("worst |y - ref| " << worst(y, yr));
-        CHECK(close(y, yr, value_tolerance(dtype)));
-        const auto mask = y.to(torch::kFloat) > 0;
-        const double agree = (mask == (yr > 0)).to(torch::kFloat).mean().item<double>();
-        CHECK(agree > 0.9999);
-        const auto g = dy.to(torch::kFloat) * mask.to(torch::kFloat);
-        pre.backward(g);
-
-        INFO("worst |dx - ref| " << worst(xf.grad(), xr.grad()));
-        CHECK(xf.grad().scalar_type() == dtype);
-        CHECK(close(xf.grad(), xr.grad(), value_tolerance(dtype)));
-        const Tolerance sums{1e-3, 1e-3 * std::sqrt(static_cast<double>(rows))};
-        INFO("worst |dw - ref| " << worst(bn->weight.grad(), wr.grad()) << ", |db - ref| "
-                                 << worst(bn->bias.grad(), br.grad()));
-        CHECK(close(bn->weight.grad(), wr.grad(), sums));
-        CHECK(close(bn->bias.grad(), br.grad(), sums));
-        if (with_residual) {
-          // d_residual is dy masked by ReLU; cuDNN takes the mask from its own pre-activation, so
-          // a value that rounds to 0 in the dtype may differ from the mask read off y.
-          const double same = (rf.grad() == g.to(dtype)).to(torch::kFloat).mean().item<double>();
-          CHECK(same > 0.9999);
-        }
-        // cuDNN's running variance is the unbiased one, like torch::nn::BatchNorm2d's.
-        INFO("worst |running_mean - ref| " << worst(bn->running_mean, rmr)
-                                           << ", |running_var - ref| "
-                                           << worst(bn->running_var, rvr));
-        CHECK(torch::allclose(bn->running_mean, rmr, 1e-4, 1e-5));
-        CHECK(torch::allclose(bn->running_var, rvr, 1e-4, 1e-5));
+        check_against_reference({x, res, bn->weight, bn->bias, rm0, rv0, dy},
+                                {y, xf.grad(), with_residual ? rf.grad() : torch::Tensor(),
+                                 bn->weight.grad(), bn->bias.grad(), bn->running_mean,
+                                 bn->running_var},
+                                /*dres_exact=*/false);
         CHECK(bn->num_batches_tracked.item<std::int64_t>() == 1);
       }
     }
