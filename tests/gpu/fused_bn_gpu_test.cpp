@@ -72,14 +72,6 @@ class Autocast {
   torch::ScalarType old_;
 };
 
-void copy_state(torch::nn::Module& from, torch::nn::Module& to) {
-  torch::NoGradGuard no_grad;
-  auto src_p = from.named_parameters();
-  for (auto& p : to.named_parameters()) p.value().copy_(src_p[p.key()]);
-  auto src_b = from.named_buffers();
-  for (auto& b : to.named_buffers()) b.value().copy_(src_b[b.key()]);
-}
-
 void to_channels_last(torch::nn::Module& m) {
   torch::NoGradGuard no_grad;
   for (auto& p : m.parameters()) {
@@ -284,8 +276,8 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
   resnet::ResNet plain(o), nudged(o);
   o.fused_bn = true;
   resnet::ResNet fused(o);
-  copy_state(*plain, *fused);
-  copy_state(*plain, *nudged);
+  test::copy_state(*plain, *fused);
+  test::copy_state(*plain, *nudged);
   {
     torch::NoGradGuard no_grad;
     for (auto& p : nudged->parameters()) p.mul_(1 + 1e-3 * torch::randn_like(p));

@@ -22,15 +22,6 @@ std::shared_ptr<Model> make_resnet(std::int64_t depth, bool fused, std::int64_t 
       {classes, {3, 32, 32}});
 }
 
-/// Copies every parameter and buffer of `from` into `to` (same names in both).
-void copy_state(torch::nn::Module& from, torch::nn::Module& to) {
-  torch::NoGradGuard no_grad;
-  auto src_p = from.named_parameters();
-  for (auto& p : to.named_parameters()) p.value().copy_(src_p[p.key()]);
-  auto src_b = from.named_buffers();
-  for (auto& b : to.named_buffers()) b.value().copy_(src_b[b.key()]);
-}
-
 /// One SGD training step; returns the logits.
 torch::Tensor train_step(Model& model, const torch::Tensor& images, const torch::Tensor& labels) {
   model.module().train();
@@ -51,7 +42,7 @@ void check_trains_like_unfused(std::int64_t depth, bool channels_last, const std
   torch::manual_seed(7);
   auto plain = make_resnet(depth, false);
   auto fused = make_resnet(depth, true, 10, impl);
-  copy_state(plain->module(), fused->module());
+  test::copy_state(plain->module(), fused->module());
   auto images = torch::randn({4, 3, 32, 32});
   const auto labels = torch::randint(0, 10, {4}, torch::kLong);
   if (channels_last) {

@@ -23,6 +23,15 @@ inline PluginRegistry& built_plugins() {
   return registry;
 }
 
+/// Copies every parameter and buffer of `from` into `to` (same names in both).
+inline void copy_state(torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  auto src_p = from.named_parameters();
+  for (auto& p : to.named_parameters()) p.value().copy_(src_p[p.key()]);
+  auto src_b = from.named_buffers();
+  for (auto& b : to.named_buffers()) b.value().copy_(src_b[b.key()]);
+}
+
 inline PluginChoice choice(const std::string& plugin, std::map<std::string, Value> params = {}) {
   return {plugin, Params(std::move(params))};
 }

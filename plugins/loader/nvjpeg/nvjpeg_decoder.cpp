@@ -56,13 +56,6 @@ PinnedPool::~PinnedPool() {
 
 nvjpegPinnedAllocatorV2_t PinnedPool::allocator() { return {&malloc_cb, &free_cb, this}; }
 
-std::size_t PinnedPool::bytes() const {
-  std::lock_guard<std::mutex> lock(m_);
-  std::size_t n = 0;
-  for (const auto& [ptr, size] : all_) n += size;
-  return n;
-}
-
 int PinnedPool::malloc_cb(void* ctx, void** ptr, std::size_t size, cudaStream_t) {
   auto& pool = *static_cast<PinnedPool*>(ctx);
   std::lock_guard<std::mutex> lock(pool.m_);

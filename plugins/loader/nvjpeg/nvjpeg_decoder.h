@@ -9,6 +9,7 @@
 #include <nvjpeg.h>
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -57,7 +58,6 @@ class PinnedPool {
   PinnedPool(const PinnedPool&) = delete;
   PinnedPool& operator=(const PinnedPool&) = delete;
   nvjpegPinnedAllocatorV2_t allocator();
-  std::size_t bytes() const;  // held in all
 
  private:
   static int malloc_cb(void* ctx, void** ptr, std::size_t size, cudaStream_t stream);
@@ -94,7 +94,7 @@ class Decoder {
                                   std::vector<std::string>& errors);
 
   /// Images decoded one at a time because the batched decoder could not take them.
-  std::int64_t single_decodes() const { return single_decodes_; }
+  std::int64_t single_decodes() const { return single_decodes_.load(); }
 
  private:
   bool batch_supported(const DecodeJob& job);
@@ -108,7 +108,7 @@ class Decoder {
   nvjpegHandle_t single_ = nullptr;  // default backend, one image at a time
   nvjpegJpegState_t single_state_ = nullptr;
   nvjpegJpegStream_t parsed_ = nullptr;  // for the per-image "batch supported?" check
-  std::int64_t single_decodes_ = 0;
+  std::atomic<std::int64_t> single_decodes_{0};  // read by the loader's counters() meanwhile
 };
 
 }  // namespace orch::nvjpeg

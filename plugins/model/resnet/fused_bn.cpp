@@ -236,14 +236,11 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
       // cuDNN where it takes the input; where it does not (a shape or dtype its fused kernels
       // lack), our kernels, which take every fused_bn_supported input: still fused, counted.
       std::string why;
-      if (cudnn_fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var,
-                                   &why)) {
-        auto y = cudnn_fused_bn_relu_try(x, residual, bn.weight, bn.bias, bn.running_mean,
-                                         bn.running_var, *o.momentum(), o.eps(), &why);
-        if (y.defined()) {
-          ++g_cudnn;
-          return y;
-        }
+      auto y = cudnn_fused_bn_relu_try(x, residual, bn.weight, bn.bias, bn.running_mean,
+                                       bn.running_var, *o.momentum(), o.eps(), &why);
+      if (y.defined()) {
+        ++g_cudnn;
+        return y;
       }
       ++g_cudnn_fallback;
       note_cudnn_fallback(x, why);

@@ -21,6 +21,7 @@
 
 #ifdef ORCH_FUSED_BN_CUDNN
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cudnn/Descriptors.h>
 #include <ATen/cudnn/Handle.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cudnn.h>
@@ -63,40 +64,12 @@ bool setup_refusal(cudnnStatus_t status, cudnnDataType_t dtype) {
   return refusal(status) || (dtype == CUDNN_DATA_BFLOAT16 && status == CUDNN_STATUS_BAD_PARAM);
 }
 
-class TensorDesc {
- public:
-  TensorDesc() { check(cudnnCreateTensorDescriptor(&d_), "cudnnCreateTensorDescriptor"); }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d_); }
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
-  cudnnTensorDescriptor_t get() const { return d_; }
-
- private:
-  cudnnTensorDescriptor_t d_ = nullptr;
-};
-
-class ActivationDesc {
- public:
-  ActivationDesc() {
-    check(cudnnCreateActivationDescriptor(&d_), "cudnnCreateActivationDescriptor");
-    // NaN passes through ReLU, as in torch::relu and our kernels.
-    check(cudnnSetActivationDescriptor(d_, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
-          "cudnnSetActivationDescriptor");
-  }
-  ~ActivationDesc() { cudnnDestroyActivationDescriptor(d_); }
-  ActivationDesc(const ActivationDesc&) = delete;
-  ActivationDesc& operator=(const ActivationDesc&) = delete;
-  cudnnActivationDescriptor_t get() const { return d_; }
-
- private:
-  cudnnActivationDescriptor_t d_ = nullptr;
-};
-
 /// The descriptors and buffer sizes of one call: x, y, z, dy, dx and dz share x's NHWC
 /// descriptor; weight, bias, running and saved statistics share the derived fp32 one.
 struct Setup {
-  TensorDesc x, param;
-  ActivationDesc relu;
+  // LibTorch's owning wrappers; each is created on its first mut_desc().
+  at::native::TensorDescriptor x, param;
+  at::native::ActivationDescriptor relu;
   cudnnBatchNormOps_t ops = CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
   size_t forward_workspace = 0, backward_workspace = 0, reserve = 0;
 
@@ -108,32 +81,37 @@ struct Setup {
       check(s, call);
       return std::nullopt;
     };
+    // NaN passes through ReLU, as in torch::relu and our kernels (ActivationDescriptor::set
+    // would not propagate it).
+    check(cudnnSetActivationDescriptor(relu.mut_desc(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN,
+                                       0.0),
+          "cudnnSetActivationDescriptor");
     std::optional<Refused> r = step(
-        cudnnSetTensor4dDescriptor(x.get(), CUDNN_TENSOR_NHWC, dtype, static_cast<int>(x_t.size(0)),
-                                   static_cast<int>(x_t.size(1)), static_cast<int>(x_t.size(2)),
-                                   static_cast<int>(x_t.size(3))),
+        cudnnSetTensor4dDescriptor(x.mut_desc(), CUDNN_TENSOR_NHWC, dtype,
+                                   static_cast<int>(x_t.size(0)), static_cast<int>(x_t.size(1)),
+                                   static_cast<int>(x_t.size(2)), static_cast<int>(x_t.size(3))),
         "cudnnSetTensor4dDescriptor");
     if (!r) {
-      r = step(cudnnDeriveBNTensorDescriptor(param.get(), x.get(), kMode),
+      r = step(cudnnDeriveBNTensorDescriptor(param.mut_desc(), x.desc(), kMode),
                "cudnnDeriveBNTensorDescriptor");
     }
     ops = has_residual ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
-    const cudnnTensorDescriptor_t z = has_residual ? x.get() : nullptr;
+    const cudnnTensorDescriptor_t z = has_residual ? x.desc() : nullptr;
     if (!r) {
-      r = step(
-          cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-              handle, kMode, ops, x.get(), z, x.get(), param.get(), relu.get(), &forward_workspace),
-          "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize");
+      r = step(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+                   handle, kMode, ops, x.desc(), z, x.desc(), param.desc(), relu.desc(),
+                   &forward_workspace),
+               "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize");
     }
     if (!r) {
-      r = step(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, kMode, ops, relu.get(),
-                                                                    x.get(), &reserve),
+      r = step(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, kMode, ops, relu.desc(),
+                                                                    x.desc(), &reserve),
                "cudnnGetBatchNormalizationTrainingExReserveSpaceSize");
     }
     if (!r) {
       r = step(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
-                   handle, kMode, ops, x.get(), x.get(), x.get(), z, x.get(), param.get(),
-                   relu.get(), &backward_workspace),
+                   handle, kMode, ops, x.desc(), x.desc(), x.desc(), z, x.desc(), param.desc(),
+                   relu.desc(), &backward_workspace),
                "cudnnGetBatchNormalizationBackwardExWorkspaceSize");
     }
     return r;
@@ -183,11 +161,11 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
     auto reserve = bytes(s.reserve, x);
     const float one = 1.f, zero = 0.f;  // fp32 scaling factors for half / bf16 data
     const cudnnStatus_t status = cudnnBatchNormalizationForwardTrainingEx(
-        handle, kMode, s.ops, &one, &zero, s.x.get(), x.data_ptr(),
-        residual.defined() ? s.x.get() : nullptr,
-        residual.defined() ? residual.data_ptr() : nullptr, s.x.get(), y.data_ptr(), s.param.get(),
-        weight.data_ptr(), bias.data_ptr(), momentum, running_mean.data_ptr(),
-        running_var.data_ptr(), eps, save_mean.data_ptr(), save_invvar.data_ptr(), s.relu.get(),
+        handle, kMode, s.ops, &one, &zero, s.x.desc(), x.data_ptr(),
+        residual.defined() ? s.x.desc() : nullptr,
+        residual.defined() ? residual.data_ptr() : nullptr, s.x.desc(), y.data_ptr(),
+        s.param.desc(), weight.data_ptr(), bias.data_ptr(), momentum, running_mean.data_ptr(),
+        running_var.data_ptr(), eps, save_mean.data_ptr(), save_invvar.data_ptr(), s.relu.desc(),
         workspace.data_ptr(), s.forward_workspace, reserve.data_ptr(), s.reserve);
     if (setup_refusal(status, cudnn_dtype(x))) {
       throw Refused{status, "cudnnBatchNormalizationForwardTrainingEx"};
@@ -227,11 +205,11 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
     auto workspace = workspace_bytes(s.backward_workspace, x);
     const float one = 1.f, zero = 0.f;
     check(cudnnBatchNormalizationBackwardEx(
-              handle, kMode, s.ops, &one, &zero, &one, &zero, s.x.get(), x.data_ptr(), s.x.get(),
-              y.data_ptr(), s.x.get(), dy.data_ptr(), has_residual ? s.x.get() : nullptr,
-              has_residual ? dres.data_ptr() : nullptr, s.x.get(), dx.data_ptr(), s.param.get(),
+              handle, kMode, s.ops, &one, &zero, &one, &zero, s.x.desc(), x.data_ptr(), s.x.desc(),
+              y.data_ptr(), s.x.desc(), dy.data_ptr(), has_residual ? s.x.desc() : nullptr,
+              has_residual ? dres.data_ptr() : nullptr, s.x.desc(), dx.data_ptr(), s.param.desc(),
               weight.data_ptr(), bias.data_ptr(), grad_weight.data_ptr(), grad_bias.data_ptr(), eps,
-              saved[4].data_ptr(), saved[5].data_ptr(), s.relu.get(), workspace.data_ptr(),
+              saved[4].data_ptr(), saved[5].data_ptr(), s.relu.desc(), workspace.data_ptr(),
               s.backward_workspace, reserve.data_ptr(), static_cast<size_t>(reserve.numel())),
           "cudnnBatchNormalizationBackwardEx");
     // One gradient per forward argument: x, residual, weight, bias, running_mean,
@@ -296,10 +274,10 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
                                       const torch::Tensor& running_mean,
                                       const torch::Tensor& running_var, double momentum, double eps,
                                       std::string* refused) {
-  std::string why;
-  TORCH_CHECK(cudnn_fused_bn_supported(x, residual, weight, bias, running_mean, running_var, &why),
-              "cudnn_fused_bn_relu_try: inputs the cuDNN path does not try (x ", x.scalar_type(),
-              " ", x.sizes(), " on ", x.device(), ": ", why, ")");
+  // Inputs cuDNN is not tried on are a refusal too, with the reason (checked here once, so
+  // the caller in the training step does not check first).
+  if (!cudnn_fused_bn_supported(x, residual, weight, bias, running_mean, running_var, refused))
+    return {};
 #ifdef ORCH_FUSED_BN_CUDNN
   if (eps < CUDNN_BN_MIN_EPSILON) {
     if (refused) *refused = "epsilon below CUDNN_BN_MIN_EPSILON";
@@ -339,6 +317,10 @@ torch::Tensor cudnn_fused_bn_relu_training(const torch::Tensor& x, const torch::
                                            const torch::Tensor& running_var, double momentum,
                                            double eps) {
   std::string refused;
+  TORCH_CHECK(
+      cudnn_fused_bn_supported(x, residual, weight, bias, running_mean, running_var, &refused),
+      "cudnn_fused_bn_relu_training: inputs the cuDNN path does not try (x ", x.scalar_type(), " ",
+      x.sizes(), " on ", x.device(), ": ", refused, ")");
   auto y = cudnn_fused_bn_relu_try(x, residual, weight, bias, running_mean, running_var, momentum,
                                    eps, &refused);
   TORCH_CHECK(y.defined(), "cudnn_fused_bn_relu_training: cuDNN does not take x ", x.scalar_type(),

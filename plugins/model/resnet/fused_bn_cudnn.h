@@ -30,8 +30,9 @@ bool cudnn_fused_bn_supported(const torch::Tensor& x, const torch::Tensor& resid
 /// relu(batch_norm(x) [+ residual]) in training mode through cuDNN, updating the running
 /// statistics (running = (1 - momentum) * running + momentum * batch, unbiased variance, as
 /// torch::nn::BatchNorm2d). Returns an undefined tensor, having launched and changed nothing,
-/// when cuDNN refuses these inputs (`refused`, when given, receives cuDNN's status and the call
-/// that returned it); throws on any other cuDNN error. Requires cudnn_fused_bn_supported(...).
+/// for inputs cudnn_fused_bn_supported(...) does not take or cuDNN refuses (`refused`, when
+/// given, receives the reason: that check's, or cuDNN's status and the call that returned it);
+/// throws on any other cuDNN error.
 torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tensor& residual,
                                       const torch::Tensor& weight, const torch::Tensor& bias,
                                       const torch::Tensor& running_mean,
