@@ -18,11 +18,14 @@
 
 #include "fused_bn.h"
 #include "fused_bn_cudnn.h"
+#include "gpu/gpu_test_support.h"
 #include "integration/test_support.h"
 #include "resnet.h"
 #include "runner/runner.h"
 
 using namespace orch;
+using test::Autocast;
+using test::to_channels_last;
 
 namespace {
 
@@ -50,33 +53,6 @@ double worst(const torch::Tensor& a, const torch::Tensor& b) {
 
 bool close(const torch::Tensor& a, const torch::Tensor& b, Tolerance t) {
   return torch::allclose(a.to(torch::kFloat), b.to(torch::kFloat), t.rtol, t.atol);
-}
-
-/// An autocast scope for CUDA, restored on exit.
-class Autocast {
- public:
-  explicit Autocast(torch::ScalarType dtype)
-      : was_(at::autocast::is_autocast_enabled(at::kCUDA)),
-        old_(at::autocast::get_autocast_dtype(at::kCUDA)) {
-    at::autocast::set_autocast_enabled(at::kCUDA, true);
-    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-  }
-  ~Autocast() {
-    at::autocast::set_autocast_enabled(at::kCUDA, was_);
-    at::autocast::set_autocast_dtype(at::kCUDA, old_);
-    at::autocast::clear_cache();
-  }
-
- private:
-  bool was_;
-  torch::ScalarType old_;
-};
-
-void to_channels_last(torch::nn::Module& m) {
-  torch::NoGradGuard no_grad;
-  for (auto& p : m.parameters()) {
-    if (p.dim() == 4) p.set_data(p.data().contiguous(kCl));
-  }
 }
 
 /// What a fused call produced from the inputs of ReferenceCase.

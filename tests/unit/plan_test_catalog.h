@@ -33,8 +33,11 @@ inline std::vector<PluginInfo> real_plugins() {
                           std::int64_t{152}}),
               ParamSpec{"fused_bn", ParamType::kBool, false, {}, std::nullopt, std::nullopt, "",
                         /*hashed_at_default=*/false},
-              ParamSpec{"fused_bn_impl", ParamType::kString, std::string("orch"),
+              ParamSpec{"fused_bn_impl", ParamType::kString, std::string("cudnn"),
                         V{std::string("orch"), std::string("cudnn")}, std::nullopt, std::nullopt,
+                        "", /*hashed_at_default=*/false},
+              ParamSpec{"max_pool_impl", ParamType::kString, std::string("aten"),
+                        V{std::string("aten"), std::string("orch")}, std::nullopt, std::nullopt,
                         "", /*hashed_at_default=*/false}}),
       plugin(
           "synthetic", PluginKind::kDataLoader,

@@ -2,6 +2,7 @@
 #include "resnet.h"
 
 #include "fused_bn.h"
+#include "max_pool.h"
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/init.h>
@@ -87,7 +88,7 @@ torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
 }
 
 ResNetImpl::ResNetImpl(const ResNetOptions& o)
-    : fused_bn_(o.fused_bn), fused_bn_impl_(o.fused_bn_impl) {
+    : fused_bn_(o.fused_bn), fused_bn_impl_(o.fused_bn_impl), max_pool_impl_(o.max_pool_impl) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1", nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
@@ -138,7 +139,8 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   x = conv1(x);
-  x = maxpool(fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_());
+  x = max_pool(*maxpool, fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_(),
+               max_pool_impl_);
   x = layer4->forward(layer3->forward(layer2->forward(layer1->forward(x))));
   x = torch::flatten(avgpool(x), 1);
   return fc(x);

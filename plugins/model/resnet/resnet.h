@@ -1,7 +1,8 @@
 // torchvision's ResNet in LibTorch: the same architecture (v1.5: stride on the 3x3 conv) and the
 // same parameter names, so parameter counts and weights compare one to one with Python
 // (ResNet50: 25,557,032 parameters at 1000 classes). `fused_bn` (and `fused_bn_impl`) change how
-// batch-norm + ReLU (+ residual add) run, never which parameters and buffers exist.
+// batch-norm + ReLU (+ residual add) run, and `max_pool_impl` how the stem's max pooling runs,
+// never which parameters and buffers exist.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -14,6 +15,7 @@
 #include <cstdint>
 
 #include "fused_bn.h"
+#include "max_pool.h"
 
 namespace orch::resnet {
 
@@ -55,6 +57,7 @@ struct ResNetOptions {
   std::int64_t in_channels = 3;     ///< channels of the input images
   bool fused_bn = false;            ///< fused channels-last batch-norm + ReLU (+ add); fused_bn.h
   FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< ours or cuDNN's, where fused_bn runs fused
+  MaxPoolImpl max_pool_impl = MaxPoolImpl::kAten;  ///< the stem's max pooling; max_pool.h
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -74,6 +77,7 @@ struct ResNetImpl : torch::nn::Module {
   std::int64_t inplanes_ = 64;
   bool fused_bn_ = false;
   FusedBnImpl fused_bn_impl_ = FusedBnImpl::kOrch;
+  MaxPoolImpl max_pool_impl_ = MaxPoolImpl::kAten;
 };
 TORCH_MODULE(ResNet);
 
