@@ -72,7 +72,8 @@ for run_id, name, status, ips, error, step_ms, kps, launches in rows:
         continue
     ops = db.execute("SELECT name, share FROM run_profile_ops WHERE run_id = ? AND kind = 'kernel' "
                      "ORDER BY position", (run_id,)).fetchall()
-    bn = sum(s for n, s in ops if "batch_norm" in n or "orch::resnet::kernels" in n)
+    bn = sum(s for n, s in ops
+             if "batch_norm" in n or "batchnorm" in n or "orch::resnet::kernels" in n)
     top = f"{ops[0][0][:60]} {ops[0][1]:.1%}" if ops else "n/a"
     f = lambda v, w, p: f"{v:>{w}.{p}f}" if v is not None else f"{'n/a':>{w}}"
     print(f"orch {name:<39}{ips:>9.1f}{f(step_ms, 9, 2)}{f(kps, 10, 0)}{f(launches, 12, 0)}"
@@ -87,8 +88,8 @@ for line in open(sys.argv[2]):
     first = r.get("first_step_s")
     note = f"  first step {first:.0f} s (compilation)" if first else ""
     print(f"{label:<44}{r['images_per_s']:>9.1f}{r['step_ms']:>9.2f}{'':>10}{'':>12}{'':>9}{note}")
-print("BN share: share of kernel time of ATen's batch_norm_* kernels and the fused kernels "
-      "(orch::resnet::kernels) among the stored top kernels, so a lower bound.")
+print("BN share: share of kernel time of ATen's batch_norm_* kernels, cuDNN's batchnorm_* and "
+      "our fused kernels (orch::resnet::kernels) among the stored top kernels, so a lower bound.")
 PY
 "$python" bench/read_profile.py "$db" > "$OUT/fused-bn-profile.txt" 2>&1 || true
 echo "total: $(( $(date +%s) - start )) s"

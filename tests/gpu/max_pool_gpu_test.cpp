@@ -113,31 +113,31 @@ TEST_CASE("max_pool_impl: orch runs ATen's where our kernels do not take the inp
 }
 
 TEST_CASE("our max pooling replays in a CUDA graph", "[gpu][max_pool]") {
+  // Everything on one side stream, as the cuda-graph strategy does: the first GPU run made the
+  // inputs on the default stream, and autograd's cross-stream sync for them then touched the
+  // legacy stream during capture ("operation would make the legacy stream depend on a
+  // capturing blocking stream").
   const auto opts = torch::TensorOptions().device(torch::kCUDA);
   const auto o = pool_options(3, 2, 1);
+  auto side = c10::cuda::getStreamFromPool();
+  const c10::cuda::CUDAStreamGuard guard(side);
   auto x = torch::randn({8, 64, 56, 56}, opts).to(torch::kBFloat16).contiguous(kCl);
   x.requires_grad_(true);
   const auto y_ref = torch::max_pool2d(x, 3, 2, 1);
   const auto dy = torch::randn(y_ref.sizes(), y_ref.options()).contiguous(kCl);
   const auto dx_ref = torch::autograd::grad({y_ref}, {x}, {dy})[0];
-  auto side = c10::cuda::getStreamFromPool();
-  c10::cuda::getCurrentCUDAStream().synchronize();
-  {
-    const c10::cuda::CUDAStreamGuard guard(side);
-    for (int i = 0; i < 2; ++i) torch::autograd::grad({resnet::orch_max_pool(x, o)}, {x}, {dy});
-    at::cuda::CUDAGraph graph;
-    graph.capture_begin();
-    auto y = resnet::orch_max_pool(x, o);
-    auto dx = torch::autograd::grad({y}, {x}, {dy})[0];
-    graph.capture_end();
-    y.zero_();
-    dx.zero_();
-    graph.replay();
-    side.synchronize();
-    CHECK(torch::equal(y, y_ref));
-    CHECK(torch::equal(dx, dx_ref));
-  }
+  for (int i = 0; i < 2; ++i) torch::autograd::grad({resnet::orch_max_pool(x, o)}, {x}, {dy});
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  auto y = resnet::orch_max_pool(x, o);
+  auto dx = torch::autograd::grad({y}, {x}, {dy})[0];
+  graph.capture_end();
+  y.zero_();
+  dx.zero_();
+  graph.replay();
   side.synchronize();
+  CHECK(torch::equal(y, y_ref));
+  CHECK(torch::equal(dx, dx_ref));
 }
 
 TEST_CASE("a ResNet50 with max_pool_impl: orch trains exactly like ATen's pooling",
@@ -150,6 +150,7 @@ TEST_CASE("a ResNet50 with max_pool_impl: orch trains exactly like ATen's poolin
   resnet::ResNetOptions o;
   o.depth = 50;
   o.num_classes = 10;
+  o.max_pool_impl = resnet::MaxPoolImpl::kAten;
   resnet::ResNet aten(o);
   o.max_pool_impl = resnet::MaxPoolImpl::kOrch;
   resnet::ResNet ours(o);

@@ -183,7 +183,7 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
         R"({"batch_size":64,"cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
         R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
         R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
-        R"("fused_bn_impl":"cudnn","max_pool_impl":"aten"},"plugin":"resnet"},)"
+        R"("fused_bn_impl":"cudnn","max_pool_impl":"orch"},"plugin":"resnet"},)"
         R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
         R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"
         R"("repeat":1,"seed":0,)"
@@ -214,8 +214,8 @@ TEST_CASE("hash: resnet's max_pool_impl at its default keeps the hashes", "[plan
     Plan p = test::plan_text("name: x\nbase:\n  model: " + model + "\n", {}, test::real_catalog());
     return p.runs[0].hash;
   };
-  CHECK(hash("{plugin: resnet, max_pool_impl: aten}") == hash("{plugin: resnet}"));
-  CHECK(hash("{plugin: resnet, max_pool_impl: orch}") != hash("{plugin: resnet}"));
+  CHECK(hash("{plugin: resnet, max_pool_impl: orch}") == hash("{plugin: resnet}"));
+  CHECK(hash("{plugin: resnet, max_pool_impl: aten}") != hash("{plugin: resnet}"));
 }
 
 TEST_CASE("hash: a parameter added later leaves the hash alone at its default", "[plan][hash]") {

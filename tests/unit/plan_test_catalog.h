@@ -36,7 +36,7 @@ inline std::vector<PluginInfo> real_plugins() {
               ParamSpec{"fused_bn_impl", ParamType::kString, std::string("cudnn"),
                         V{std::string("orch"), std::string("cudnn")}, std::nullopt, std::nullopt,
                         "", /*hashed_at_default=*/false},
-              ParamSpec{"max_pool_impl", ParamType::kString, std::string("aten"),
+              ParamSpec{"max_pool_impl", ParamType::kString, std::string("orch"),
                         V{std::string("aten"), std::string("orch")}, std::nullopt, std::nullopt,
                         "", /*hashed_at_default=*/false}}),
       plugin(

@@ -57,7 +57,7 @@ struct ResNetOptions {
   std::int64_t in_channels = 3;     ///< channels of the input images
   bool fused_bn = false;            ///< fused channels-last batch-norm + ReLU (+ add); fused_bn.h
   FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< ours or cuDNN's, where fused_bn runs fused
-  MaxPoolImpl max_pool_impl = MaxPoolImpl::kAten;  ///< the stem's max pooling; max_pool.h
+  MaxPoolImpl max_pool_impl = MaxPoolImpl::kOrch;  ///< the stem's max pooling; max_pool.h
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -77,7 +77,7 @@ struct ResNetImpl : torch::nn::Module {
   std::int64_t inplanes_ = 64;
   bool fused_bn_ = false;
   FusedBnImpl fused_bn_impl_ = FusedBnImpl::kOrch;
-  MaxPoolImpl max_pool_impl_ = MaxPoolImpl::kAten;
+  MaxPoolImpl max_pool_impl_ = MaxPoolImpl::kOrch;
 };
 TORCH_MODULE(ResNet);
 
