@@ -18,19 +18,27 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", 
   std::set<std::string> names;
   for (const auto& p : info->params) names.insert(p.name);
   CHECK(names == std::set<std::string>{"root", "backend", "workers", "prefetch", "decoders",
-                                       "allocator", "shuffle", "drop_last", "image_size",
-                                       "on_error"});
+                                       "allocator", "output", "shuffle", "drop_last",
+                                       "image_size", "on_error"});
   // Added after the first nvjpeg results: left out of the hash at their defaults.
   for (const auto& p : info->params) {
     INFO(p.name);
-    CHECK(p.hashed_at_default == (p.name != "decoders" && p.name != "allocator"));
+    CHECK(p.hashed_at_default ==
+          (p.name != "decoders" && p.name != "allocator" && p.name != "output"));
   }
+  // output: rgb by default.
+  CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_string("output") == "rgb");
   // A bad backend is a plan-time error at its place in the file, listing the allowed values.
   test::TempDir tmp;
   std::ofstream(tmp.path() / "x.yaml") << "name: x\nbase:\n  data: {plugin: nvjpeg, root: /d, backend: cpu}\n";
   const auto plan = test::run_orch("plan '" + (tmp.path() / "x.yaml").string() + "'");
   CHECK(plan.exit_code == 2);
   CHECK_THAT(plan.output, Contains("x.yaml:3:") && Contains("backend") && Contains("hardware"));
+  // So is an output other than rgb and yuv.
+  std::ofstream(tmp.path() / "y.yaml") << "name: y\nbase:\n  data: {plugin: nvjpeg, root: /d, output: bgr}\n";
+  const auto bad_output = test::run_orch("plan '" + (tmp.path() / "y.yaml").string() + "'");
+  CHECK(bad_output.exit_code == 2);
+  CHECK_THAT(bad_output.output, Contains("y.yaml:3:") && Contains("output") && Contains("yuv"));
   // The folder does not even exist: the device check comes first, and says what to use instead.
   const PluginChoice choice{"nvjpeg", resolve_params(*info, {{"root", std::string("/nonexistent")}})};
   CHECK_THROWS_WITH(test::built_plugins().create_loader(choice, {8, torch::kCPU, 0, false}),

@@ -30,15 +30,32 @@ __global__ void crop_resize_kernel(const CropJob* jobs, const std::uint8_t* pixe
   const unsigned wx = j.width > 1 ? static_cast<unsigned>(lrintf((fx - x0) * 256.f)) : 0u;
   const unsigned wy = j.height > 1 ? static_cast<unsigned>(lrintf((fy - y0) * 256.f)) : 0u;
   const std::uint8_t* src = pixels + j.offset;
-  const std::int64_t stride = static_cast<std::int64_t>(j.width) * 3;
-  const std::uint8_t* r0 = src + y0 * stride;
-  const std::uint8_t* r1 = src + y1 * stride;
+  // The four corners' RGB: read from interleaved RGB, or converted from the Y, Cb, Cr planes
+  // (the whole block is one image, so the branch does not diverge).
+  std::uint8_t p00[3], p01[3], p10[3], p11[3];  // p<row><column>
+  if (j.format == kCropYcc) {
+    ycc_pixel_rgb(src, j.planes, x0, y0, p00);
+    ycc_pixel_rgb(src, j.planes, x1, y0, p01);
+    ycc_pixel_rgb(src, j.planes, x0, y1, p10);
+    ycc_pixel_rgb(src, j.planes, x1, y1, p11);
+  } else {
+    const std::int64_t stride = static_cast<std::int64_t>(j.width) * 3;
+    const std::uint8_t* r0 = src + y0 * stride;
+    const std::uint8_t* r1 = src + y1 * stride;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+      p00[c] = r0[x0 * 3 + c];
+      p01[c] = r0[x1 * 3 + c];
+      p10[c] = r1[x0 * 3 + c];
+      p11[c] = r1[x1 * 3 + c];
+    }
+  }
   const std::int64_t plane = static_cast<std::int64_t>(s) * s;
   float* o = out + img * plane * 3;
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
-    const unsigned h0 = r0[x0 * 3 + c] * (256u - wx) + r0[x1 * 3 + c] * wx;
-    const unsigned h1 = r1[x0 * 3 + c] * (256u - wx) + r1[x1 * 3 + c] * wx;
+    const unsigned h0 = p00[c] * (256u - wx) + p01[c] * wx;
+    const unsigned h1 = p10[c] * (256u - wx) + p11[c] * wx;
     const unsigned v = (h0 * (256u - wy) + h1 * wy + 32768u) >> 16;
     const float f = (static_cast<float>(v) / 255.f - kMean[c]) / kStd[c];
     if (channels_last)

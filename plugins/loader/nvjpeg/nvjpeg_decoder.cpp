@@ -7,10 +7,21 @@ void check(nvjpegStatus_t s, const char* call) {
   if (s != NVJPEG_STATUS_SUCCESS) throw NvjpegError(call, s);
 }
 
-nvjpegImage_t rgbi_destination(const DecodeJob& job) {
+nvjpegOutputFormat_t format_of(Output o) {
+  return o == Output::kYuv ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_RGBI;
+}
+
+nvjpegImage_t destination(const DecodeJob& job) {
   nvjpegImage_t img{};
-  img.channel[0] = job.dst;
-  img.pitch[0] = static_cast<std::size_t>(job.width) * 3;
+  if (job.output == Output::kYuv) {
+    for (int c = 0; c < 3; ++c) {
+      img.channel[c] = job.plane[c];
+      img.pitch[c] = job.pitch[c];
+    }
+  } else {
+    img.channel[0] = job.dst;
+    img.pitch[0] = static_cast<std::size_t>(job.width) * 3;
+  }
   return img;
 }
 
@@ -50,6 +61,40 @@ NvjpegError::NvjpegError(const std::string& what, nvjpegStatus_t status)
                          " (" + status_name(status) + ")"),
       status_(status) {}
 
+BatchLayout layout_batch(const std::vector<ImageInfo>& infos, Output output) {
+  constexpr std::int64_t kAlign = 256;
+  BatchLayout l;
+  l.offset.resize(infos.size());
+  l.ycc.resize(infos.size(), false);
+  l.planes.resize(infos.size());
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const ImageInfo& info = infos[i];
+    std::int64_t bytes = -1;
+    if (output == Output::kYuv) {
+      l.bytes = (l.bytes + kAlign - 1) / kAlign * kAlign;
+      bytes = ycc_layout(info.components, info.plane_width, info.plane_height, l.planes[i], kAlign);
+    }
+    l.ycc[i] = bytes >= 0;
+    if (!l.ycc[i]) bytes = static_cast<std::int64_t>(info.width) * info.height * 3;
+    l.offset[i] = l.bytes;
+    l.bytes += bytes;
+  }
+  return l;
+}
+
+DecodeJob decode_job(const BatchLayout& layout, std::size_t i, const ImageInfo& info,
+                     const std::uint8_t* data, std::size_t size, std::uint8_t* base) {
+  DecodeJob job{data, size, base + layout.offset[i], info.width, info.height};
+  if (layout.ycc[i]) {
+    job.output = Output::kYuv;
+    for (int c = 0; c < 3; ++c) {
+      job.plane[c] = job.dst + layout.planes[i].offset[c];
+      job.pitch[c] = static_cast<std::size_t>(layout.planes[i].pitch[c]);
+    }
+  }
+  return job;
+}
+
 PinnedPool::~PinnedPool() {
   for (const auto& [ptr, size] : all_) cudaFreeHost(ptr);  // nothing to do about an error here
 }
@@ -79,7 +124,9 @@ int PinnedPool::free_cb(void* ctx, void* ptr, std::size_t, cudaStream_t) {
   return 0;
 }
 
-Decoder::Decoder(const std::string& backend, const nvjpegDevAllocatorV2_t* device_allocator) {
+Decoder::Decoder(const std::string& backend, const nvjpegDevAllocatorV2_t* device_allocator,
+                 Output output)
+    : output_(output) {
   if (backend != "auto" && backend != "hardware" && backend != "gpu")
     throw std::invalid_argument("nvjpeg backend '" + backend +
                                 "' is not one of auto, hardware, gpu");
@@ -126,14 +173,15 @@ Decoder::~Decoder() {
 }
 
 ImageInfo Decoder::info(const std::uint8_t* data, std::size_t size) const {
-  int components = 0;
-  nvjpegChromaSubsampling_t sub{};
-  int widths[NVJPEG_MAX_COMPONENT] = {}, heights[NVJPEG_MAX_COMPONENT] = {};
-  check(nvjpegGetImageInfo(single_, data, size, &components, &sub, widths, heights),
+  ImageInfo out;
+  check(nvjpegGetImageInfo(single_, data, size, &out.components, &out.subsampling,
+                           out.plane_width, out.plane_height),
         "reading the JPEG header");
-  if (widths[0] <= 0 || heights[0] <= 0)
+  if (out.plane_width[0] <= 0 || out.plane_height[0] <= 0)
     throw NvjpegError("the JPEG header gives no image size", NVJPEG_STATUS_BAD_JPEG);
-  return {widths[0], heights[0], components};
+  out.width = out.plane_width[0];
+  out.height = out.plane_height[0];
+  return out;
 }
 
 bool Decoder::batch_supported(const DecodeJob& job) {
@@ -146,8 +194,9 @@ bool Decoder::batch_supported(const DecodeJob& job) {
 }
 
 void Decoder::decode_single(const DecodeJob& job, cudaStream_t stream) {
-  nvjpegImage_t dst = rgbi_destination(job);
-  check(nvjpegDecode(single_, single_state_, job.data, job.size, NVJPEG_OUTPUT_RGBI, &dst, stream),
+  nvjpegImage_t dst = destination(job);
+  check(nvjpegDecode(single_, single_state_, job.data, job.size, format_of(job.output), &dst,
+                     stream),
         "nvjpegDecode");
   ++single_decodes_;
 }
@@ -155,8 +204,11 @@ void Decoder::decode_single(const DecodeJob& job, cudaStream_t stream) {
 std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cudaStream_t stream,
                                          std::vector<std::string>& errors) {
   std::vector<std::size_t> batch, single, failed;
+  // One output format per batch (nvjpegDecodeBatchedInitialize): a job in the other one is
+  // decoded on its own.
   for (std::size_t i = 0; i < jobs.size(); ++i)
-    (hardware_ && !batch_supported(jobs[i]) ? single : batch).push_back(i);
+    (jobs[i].output != output_ || (hardware_ && !batch_supported(jobs[i])) ? single : batch)
+        .push_back(i);
 
   if (!batch.empty()) {
     std::vector<const unsigned char*> data;
@@ -165,12 +217,12 @@ std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cud
     for (std::size_t i : batch) {
       data.push_back(jobs[i].data);
       sizes.push_back(jobs[i].size);
-      dst.push_back(rgbi_destination(jobs[i]));
+      dst.push_back(destination(jobs[i]));
     }
     nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
     if (batched_size_ != static_cast<int>(batch.size())) {
       s = nvjpegDecodeBatchedInitialize(batched_, batched_state_, static_cast<int>(batch.size()), 1,
-                                        NVJPEG_OUTPUT_RGBI);
+                                        format_of(output_));
       batched_size_ = s == NVJPEG_STATUS_SUCCESS ? static_cast<int>(batch.size()) : -1;
     }
     if (s == NVJPEG_STATUS_SUCCESS)

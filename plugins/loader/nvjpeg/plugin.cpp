@@ -10,6 +10,11 @@
 // ~40 internal streams while the training thread launches ~900 kernels a step), so one is
 // the default.
 //
+// With `output: yuv` nvJPEG writes each image's Y, Cb and Cr planes and our crop kernel
+// converts the pixels it samples to RGB (libjpeg's integer arithmetic, plain chroma
+// upsampling: what nvJPEG's RGB from the JPEG engines equals), so nvJPEG runs none of its
+// colour-conversion kernels on its internal streams. Not yet measured on a GPU.
+//
 // The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
 // same box), so the two loaders differ only in the decoder and resampler.
 #include <ATen/cuda/CUDAEvent.h>
@@ -81,6 +86,7 @@ struct Options {
   int image_size = 224, workers = 4, prefetch = 3, decoders = 1;
   bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
   bool torch_allocator = true;
+  bool yuv = false;  // output: yuv
   std::uint64_t seed = 0;
   std::int64_t batch_size = 64;
 };
@@ -108,7 +114,8 @@ class NvjpegLoader final : public DataLoader {
       auto p = std::make_unique<Producer>();
       // Fails here, before any step, when the backend is not usable.
       p->decoder = std::make_unique<nvjpeg::Decoder>(
-          backend, o_.torch_allocator ? &kTorchAllocator : nullptr);
+          backend, o_.torch_allocator ? &kTorchAllocator : nullptr,
+          o_.yuv ? nvjpeg::Output::kYuv : nvjpeg::Output::kRgbi);
       // High priority: the GPU's block scheduler then starts this stream's few small kernels
       // and copies ahead of the training kernels queued at normal priority, so a batch is not
       // made late by waiting behind the step it is meant to feed.
@@ -242,17 +249,14 @@ class NvjpegLoader final : public DataLoader {
     auto& stream = *p.stream;
     const std::size_t count = h.samples.size();
     const auto dev = torch::TensorOptions().device(torch::kCUDA, device_index_);
-    std::vector<std::int64_t> offsets(count);
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      offsets[i] = total;
-      total += static_cast<std::int64_t>(h.infos[i].width) * h.infos[i].height * 3;
-    }
-    torch::Tensor pixels = torch::empty({total}, dev.dtype(torch::kUInt8));
+    // Each image at its offset in one device buffer: interleaved RGB, or with output: yuv its
+    // Y, Cb and Cr planes.
+    const nvjpeg::BatchLayout layout = nvjpeg::layout_batch(h.infos, p.decoder->output());
+    torch::Tensor pixels = torch::empty({layout.bytes}, dev.dtype(torch::kUInt8));
+    std::uint8_t* const base = pixels.data_ptr<std::uint8_t>();
     std::vector<nvjpeg::DecodeJob> jobs(count);
     for (std::size_t i = 0; i < count; ++i)
-      jobs[i] = {h.bytes[i].data(), h.bytes[i].size(), pixels.data_ptr<std::uint8_t>() + offsets[i],
-                 h.infos[i].width, h.infos[i].height};
+      jobs[i] = nvjpeg::decode_job(layout, i, h.infos[i], h.bytes[i].data(), h.bytes[i].size(), base);
     std::vector<std::string> errors;
     const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
 
@@ -281,14 +285,16 @@ class NvjpegLoader final : public DataLoader {
     for (std::size_t i = 0; i < count; ++i) {
       const std::size_t src = bad[i] ? *good : i;
       const auto& a = h.augment[src];
-      cj[i] = {offsets[src],
+      cj[i] = {layout.offset[src],
                h.infos[src].width,
                h.infos[src].height,
                static_cast<float>(a.crop.x),
                static_cast<float>(a.crop.y),
                static_cast<float>(a.crop.w),
                static_cast<float>(a.crop.h),
-               a.flip ? 1 : 0};
+               a.flip ? 1 : 0,
+               layout.ycc[src] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
+               layout.planes[src]};
       host_labels.data_ptr<std::int64_t>()[i] = h.labels[src];
     }
     auto out = std::make_unique<DeviceBatch>();
@@ -300,7 +306,7 @@ class NvjpegLoader final : public DataLoader {
     out->labels = host_labels.to(dev, /*non_blocking=*/true);
     const cudaError_t e = nvjpeg::crop_resize_normalize(
         reinterpret_cast<const nvjpeg::CropJob*>(device_jobs.data_ptr<std::uint8_t>()),
-        static_cast<int>(count), pixels.data_ptr<std::uint8_t>(), o_.image_size, o_.channels_last,
+        static_cast<int>(count), base, o_.image_size, o_.channels_last,
         out->images.data_ptr<float>(), stream.stream());
     if (e != cudaSuccess)
       throw std::runtime_error(std::string("the crop/resize kernel did not start: ") +
@@ -429,6 +435,15 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           8,
           "batches decoded at once, each by its own thread, nvJPEG state and stream",
           /*hashed_at_default=*/false},  // added after the first nvjpeg results
+         {"output",
+          ParamType::kString,
+          std::string("rgb"),
+          {std::string("rgb"), std::string("yuv")},
+          {},
+          {},
+          "what nvJPEG writes: interleaved RGB (its colour-conversion kernels), or YUV planes "
+          "converted to RGB inside the crop kernel",
+          /*hashed_at_default=*/false},  // added after the first nvjpeg results
          {"shuffle",
           ParamType::kBool,
           true,
@@ -469,6 +484,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.prefetch = static_cast<int>(p.get_int("prefetch"));
     o.decoders = static_cast<int>(p.get_int("decoders"));
     o.torch_allocator = p.get_string("allocator") == "torch";
+    o.yuv = p.get_string("output") == "yuv";
     o.shuffle = p.get_bool("shuffle");
     o.drop_last = p.get_bool("drop_last");
     o.skip_errors = p.get_string("on_error") == "skip";
