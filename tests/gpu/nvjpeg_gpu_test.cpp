@@ -1,7 +1,9 @@
 // The nvjpeg loader on a real GPU: nvJPEG decodes like libjpeg-turbo (on the hardware engines
 // and with the CUDA decoder), the crop kernel computes exactly what the CPU loaders compute,
 // the loader's batches are on the device, deterministic and the imagefolder loader's crops,
-// corrupt files fail or are skipped as configured, and a run trains from it.
+// corrupt files fail or are skipped as configured, and a run trains from it. `output: yuv`
+// (nvJPEG's Y, Cb, Cr planes converted in the crop kernel) gives the `output: rgb` path's
+// pixels and batches: exactly on the hardware engines (written without a GPU: not yet run).
 #include <c10/cuda/CUDAStream.h>
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
@@ -18,6 +20,7 @@
 #include "nvjpeg_decoder.h"
 #include "plan/plugin_params.h"
 #include "runner/runner.h"
+#include "unit/jpeg_sampling_support.h"
 
 using namespace orch;
 using Catch::Matchers::Contains;
@@ -26,35 +29,106 @@ namespace {
 
 cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
 
-// Decodes JPEGs with `d` into one device buffer; returns each image as an H x W x 3 CPU tensor.
-std::vector<torch::Tensor> gpu_decode(nvjpeg::Decoder& d, const std::vector<std::vector<std::uint8_t>>& files) {
+using Files = std::vector<std::vector<std::uint8_t>>;
+
+// A batch decoded by `d` (in its output format) into one device buffer, laid out as the loader
+// lays it out.
+struct DeviceImages {
+  torch::Tensor pixels;  // uint8 on the device
+  nvjpeg::BatchLayout layout;
   std::vector<nvjpeg::ImageInfo> infos;
-  std::int64_t total = 0;
-  for (const auto& f : files) {
-    infos.push_back(d.info(f.data(), f.size()));
-    total += std::int64_t{infos.back().width} * infos.back().height * 3;
-  }
-  auto pixels = torch::empty({total}, torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA));
+};
+
+DeviceImages decode_on_device(nvjpeg::Decoder& d, const Files& files) {
+  DeviceImages out;
+  for (const auto& f : files) out.infos.push_back(d.info(f.data(), f.size()));
+  out.layout = nvjpeg::layout_batch(out.infos, d.output());
+  out.pixels = torch::empty({out.layout.bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA));
   std::vector<nvjpeg::DecodeJob> jobs;
-  std::int64_t offset = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    jobs.push_back({files[i].data(), files[i].size(), pixels.data_ptr<std::uint8_t>() + offset,
-                    infos[i].width, infos[i].height});
-    offset += std::int64_t{infos[i].width} * infos[i].height * 3;
-  }
+  for (std::size_t i = 0; i < files.size(); ++i)
+    jobs.push_back(nvjpeg::decode_job(out.layout, i, out.infos[i], files[i].data(), files[i].size(),
+                                      out.pixels.data_ptr<std::uint8_t>()));
   std::vector<std::string> errors;
   const auto failed = d.decode(jobs, current_stream(), errors);
   INFO((errors.empty() ? std::string() : errors[0]));
   REQUIRE(failed.empty());
-  auto host = pixels.cpu();  // synchronises
+  return out;
+}
+
+// Each image as an H x W x 3 CPU tensor: the interleaved RGB as decoded, or the planes converted
+// on the CPU by ycc_pixel_rgb (what the crop kernel does for the pixels it samples).
+std::vector<torch::Tensor> to_rgb(const DeviceImages& images) {
+  const auto host = images.pixels.cpu();  // synchronises
   std::vector<torch::Tensor> out;
-  offset = 0;
-  for (const auto& info : infos) {
-    const std::int64_t n = std::int64_t{info.width} * info.height * 3;
-    out.push_back(host.narrow(0, offset, n).view({info.height, info.width, 3}));
-    offset += n;
+  for (std::size_t i = 0; i < images.infos.size(); ++i) {
+    const int w = images.infos[i].width, h = images.infos[i].height;
+    const std::int64_t offset = images.layout.offset[i];
+    if (!images.layout.ycc[i]) {
+      out.push_back(host.narrow(0, offset, std::int64_t{w} * h * 3).view({h, w, 3}));
+      continue;
+    }
+    auto rgb = torch::empty({h, w, 3}, torch::kUInt8);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        nvjpeg::ycc_pixel_rgb(host.data_ptr<std::uint8_t>() + offset, images.layout.planes[i], x, y,
+                              rgb.data_ptr<std::uint8_t>() + (std::int64_t{y} * w + x) * 3);
+    out.push_back(rgb);
   }
   return out;
+}
+
+// Decodes JPEGs with `d` into one device buffer; returns each image as an H x W x 3 CPU tensor.
+std::vector<torch::Tensor> gpu_decode(nvjpeg::Decoder& d, const Files& files) {
+  return to_rgb(decode_on_device(d, files));
+}
+
+// The crop kernel on `images` with one job per (image, box, flip): N x 3 x s x s on the device.
+struct Box { std::size_t image; float x, y, w, h; bool flip; };
+torch::Tensor crop_on_device(const DeviceImages& images, const std::vector<Box>& boxes, int s, bool channels_last) {
+  std::vector<nvjpeg::CropJob> jobs;
+  for (const Box& b : boxes) {
+    const auto& info = images.infos[b.image];
+    jobs.push_back({images.layout.offset[b.image], info.width, info.height, b.x, b.y, b.w, b.h, b.flip ? 1 : 0,
+                    images.layout.ycc[b.image] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
+                    images.layout.planes[b.image]});
+  }
+  const auto n = static_cast<std::int64_t>(jobs.size());
+  auto jobs_dev = torch::from_blob(jobs.data(), {n * std::int64_t{sizeof(nvjpeg::CropJob)}}, torch::kUInt8).to(torch::kCUDA);
+  auto out = torch::empty({n, 3, s, s}, torch::TensorOptions().device(torch::kCUDA)
+                                           .memory_format(channels_last ? at::MemoryFormat::ChannelsLast
+                                                                        : at::MemoryFormat::Contiguous));
+  REQUIRE(nvjpeg::crop_resize_normalize(reinterpret_cast<const nvjpeg::CropJob*>(jobs_dev.data_ptr<std::uint8_t>()),
+                                        static_cast<int>(n), images.pixels.data_ptr<std::uint8_t>(), s,
+                                        channels_last, out.data_ptr<float>(), current_stream()) == cudaSuccess);
+  return out;
+}
+
+// |a - b| of two normalised batches (N x 3 x S x S) in 0..255 levels, on the CPU.
+torch::Tensor level_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  const auto std_dev = torch::tensor({0.229f, 0.224f, 0.225f}).view({1, 3, 1, 1});
+  return (a.cpu() - b.cpu()).abs() * std_dev * 255.0f;
+}
+
+// The bounds the first test allows the CUDA decoder against libjpeg-turbo with plain
+// upsampling: mean under 1.5 levels, under 0.5% of values more than 8 levels off.
+void check_close_levels(const torch::Tensor& levels, const std::string& what) {
+  const auto f = levels.to(torch::kFloat64);
+  const double mean = f.mean().item<double>(), over8 = (f > 8).to(torch::kFloat64).mean().item<double>();
+  std::cout << what << ": mean |diff| " << mean << " levels (max " << f.max().item<double>()
+            << ", share over 8 " << over8 << ")\n";
+  INFO(what << ": mean " << mean << ", over 8 " << over8);
+  CHECK(mean < 1.5);
+  CHECK(over8 < 0.005);
+}
+
+// Odd sizes and several subsamplings (the dataset generator writes 4:2:0 only).
+Files sampled_files() {
+  const dataset::RgbImage photo = dataset::render_image(11, 0, 2);  // 500 x 375
+  return {test::encode_sampled(photo, 90, test::kS420),
+          test::encode_sampled(test::crop_rgb(photo, 333, 251), 90, test::kS420),
+          test::encode_sampled(test::crop_rgb(photo, 301, 199), 90, test::kS444),
+          test::encode_sampled(test::crop_rgb(photo, 257, 183), 90, test::kS422),
+          test::encode_sampled(test::crop_rgb(photo, 211, 167), 90, test::kGray)};
 }
 
 torch::Tensor as_tensor(const dataset::RgbImage& img) {
@@ -179,6 +253,63 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
   }
 }
 
+TEST_CASE("output yuv: nvJPEG's planes converted by the crop kernel give the RGB path's pixels",
+          "[gpu][nvjpeg][yuv]") {
+  // The same files decoded to interleaved RGB and to Y, Cb, Cr planes by the same backend: the
+  // planes converted (ycc_pixel_rgb, libjpeg's arithmetic with plain upsampling) must give
+  // nvJPEG's own RGB, and the crop kernel the same batch from either. Exactly on the JPEG
+  // engines (their RGB is libjpeg-turbo's); the CUDA decoder within the first test's bounds.
+  const Files files = sampled_files();
+  std::vector<dataset::RgbImage> plain;
+  for (const auto& f : files) plain.push_back(dataset::decode_jpeg(f.data(), f.size(), false));
+  for (const char* backend : {"auto", "gpu"}) {
+    nvjpeg::Decoder rgb_decoder(backend), yuv_decoder(backend, nullptr, nvjpeg::Output::kYuv);
+    REQUIRE(yuv_decoder.hardware() == rgb_decoder.hardware());
+    const bool exact = rgb_decoder.hardware();
+    INFO("backend " << backend << " -> " << rgb_decoder.backend_name());
+    const DeviceImages rgbi = decode_on_device(rgb_decoder, files);
+    const DeviceImages ycc = decode_on_device(yuv_decoder, files);
+    std::cout << "nvjpeg " << rgb_decoder.backend_name() << ": decoded one at a time (not batched): rgb "
+              << rgb_decoder.single_decodes() << ", yuv " << yuv_decoder.single_decodes() << " of "
+              << files.size() << "\n";
+    const auto from_rgbi = to_rgb(rgbi), from_planes = to_rgb(ycc);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      INFO("image " << i << " (" << ycc.infos[i].width << "x" << ycc.infos[i].height << ", "
+                    << ycc.infos[i].components << " components, subsampling " << ycc.infos[i].subsampling << ")");
+      CHECK(ycc.layout.ycc[i]);  // every one of these is decoded to planes
+      const auto diff = (from_planes[i].to(torch::kInt32) - from_rgbi[i].to(torch::kInt32)).abs();
+      const auto vs_libjpeg = (from_planes[i].to(torch::kInt32) - as_tensor(plain[i]).to(torch::kInt32)).abs();
+      std::cout << "nvjpeg " << rgb_decoder.backend_name() << " image " << i << ": planes converted vs RGBI: max "
+                << diff.max().item<int>() << ", differing share " << (diff > 0).to(torch::kFloat64).mean().item<double>()
+                << "; vs libjpeg-turbo plain: max " << vs_libjpeg.max().item<int>() << "\n";
+      if (exact)
+        CHECK(torch::equal(from_planes[i], from_rgbi[i]));
+      else
+        check_close_levels(diff.to(torch::kFloat32), std::string("planes vs RGBI, image ") + std::to_string(i));
+    }
+    // The crop kernel on both buffers with the same boxes: whole images, small upscaled crops,
+    // crops touching the right and bottom edges (odd sizes: the last chroma column and row).
+    std::vector<Box> boxes;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const float w = static_cast<float>(ycc.infos[i].width), h = static_cast<float>(ycc.infos[i].height);
+      boxes.push_back({i, 0, 0, w, h, false});
+      boxes.push_back({i, 10, 20, 30, 25, true});
+      boxes.push_back({i, w - 40, h - 33, 40, 33, false});
+      boxes.push_back({i, 0, h - 100, 77, 100, true});
+      boxes.push_back({i, 0.5f, 0.25f, w - 1.5f, h - 0.75f, i % 2 == 0});
+    }
+    for (bool channels_last : {false, true}) {
+      INFO("channels_last " << channels_last);
+      const auto a = crop_on_device(rgbi, boxes, 56, channels_last).cpu();
+      const auto b = crop_on_device(ycc, boxes, 56, channels_last).cpu();
+      if (exact)
+        CHECK(torch::equal(a, b));
+      else
+        check_close_levels(level_diff(a, b), std::string("crop kernel, yuv vs rgb, ") + rgb_decoder.backend_name());
+    }
+  }
+}
+
 TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader's crops", "[gpu][nvjpeg]") {
   const std::string root = (dataset_dir() / "data").string();
   // a: the defaults (one decoder, PyTorch's allocator); b: nvJPEG's own allocator and one
@@ -227,6 +358,51 @@ TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader'
   CHECK(counters.at("bytes_read") > 0);
   CHECK(counters.at("skipped") == 0);
   CHECK(counters.count("hardware_decode") == 1);
+}
+
+TEST_CASE("nvjpeg loader: output yuv gives output rgb's batches", "[gpu][nvjpeg][yuv]") {
+  // A folder of 4:2:0, 4:4:4, 4:2:2 and grayscale JPEGs at odd sizes; the same seed through
+  // both outputs: the same samples, crops and pixels (exactly on the JPEG engines).
+  test::TempDir tmp;
+  const test::Sampling kinds[] = {test::kS420, test::kS444, test::kS422, test::kGray};
+  const auto odd = [](int n, int less) { const int m = n - less; return m % 2 ? m : m - 1; };
+  for (int c = 0; c < 2; ++c) {
+    const auto dir = tmp.path() / "data" / "train" / dataset::class_folder_name(c);
+    std::filesystem::create_directories(dir);
+    for (int i = 0; i < 8; ++i) {
+      const dataset::RgbImage img = dataset::render_image(7, c, i);
+      const auto file = test::encode_sampled(test::crop_rgb(img, odd(img.width, 6 * i), odd(img.height, 5 * i)), 90,
+                                             kinds[(c + i) % 4]);
+      std::ofstream(dir / ("img_" + std::to_string(i) + ".JPEG"), std::ios::binary)
+          .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+    }
+  }
+  const std::string root = (tmp.path() / "data").string();
+  for (const char* backend : {"auto", "gpu"}) {
+    auto rgb = make_loader("nvjpeg", {{"root", root}, {"backend", std::string(backend)}}, 3);
+    auto yuv = make_loader("nvjpeg", {{"root", root}, {"backend", std::string(backend)}, {"output", std::string("yuv")}}, 3);
+    const bool exact = rgb->counters().at("hardware_decode") == 1.0;
+    INFO("backend " << backend << (exact ? " (hardware)" : " (CUDA decoder)"));
+    // 16 images in batches of 8: two epochs.
+    for (int k = 0; k < 4; ++k) {
+      const Batch x = rgb->next(), y = yuv->next();
+      torch::cuda::synchronize();
+      INFO("batch " << k);
+      CHECK(torch::equal(x.labels, y.labels));
+      CHECK(y.images.sizes() == x.images.sizes());
+      CHECK(y.images.is_contiguous(at::MemoryFormat::ChannelsLast));
+      if (exact)
+        CHECK(torch::equal(x.images, y.images));
+      else
+        check_close_levels(level_diff(x.images, y.images), std::string("loader batch ") + std::to_string(k) + ", yuv vs rgb");
+    }
+    const auto a = rgb->counters(), b = yuv->counters();
+    std::cout << "nvjpeg loader " << backend << ": single decodes rgb " << a.at("single_decodes") << ", yuv "
+              << b.at("single_decodes") << "; decode_ms rgb " << a.at("decode_ms") << ", yuv " << b.at("decode_ms") << "\n";
+    CHECK(b.at("images") >= 32);  // what each producer made so far (it may be ahead)
+    CHECK(b.at("skipped") == 0);
+    CHECK(b.at("hardware_decode") == a.at("hardware_decode"));
+  }
 }
 
 TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped and counted", "[gpu][nvjpeg]") {
