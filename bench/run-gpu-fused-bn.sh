@@ -5,8 +5,9 @@
 # 2. Python, same invocation: torchvision ResNet50 with torch.compile (mode=default) for each
 #    dtype in COMPILE_DTYPES (default "bf16 fp16"; PY_MODES="none default" adds eager Python
 #    for reference, ~30 s more); max-autotune only
-#    with MAX_AUTOTUNE=1 (it did not finish in 10 minutes on the H200: ANCHORS.md), each Python
-#    run under `timeout ${COMPILE_TIMEOUT:-240}`.
+#    with MAX_AUTOTUNE=1 (it did not finish in 10 minutes on the H200: ANCHORS.md; warm its
+#    cache first with bench/run-gpu-max-autotune.sh, whose packed cache this script unpacks when
+#    carried in third_party/gpu-bundle/), each Python run under `timeout ${COMPILE_TIMEOUT:-240}`.
 # 3. A comparison table (img/s, step ms, kernels/step, launches/step, batch-norm's share of
 #    kernel time, top kernel), and the full profile read-back.
 # Results in $OUT: fused-bn.{db,log}, fused-bn-python.jsonl, fused-bn-table.txt,
@@ -38,6 +39,14 @@ echo "orch: $(( $(date +%s) - start )) s, exit $orch_status"
 
 py="$OUT/fused-bn-python.jsonl"
 : > "$py"
+# A compiler cache warmed by bench/run-gpu-max-autotune.sh in earlier calls, when carried: the
+# max-autotune runs then start from its autotuning results instead of from scratch.
+if [[ -f third_party/gpu-bundle/inductor-cache.tar.gz ]]; then
+  export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/orch-inductor-cache}
+  mkdir -p "$TORCHINDUCTOR_CACHE_DIR"
+  tar -xzf third_party/gpu-bundle/inductor-cache.tar.gz -C "$TORCHINDUCTOR_CACHE_DIR"
+  echo "inductor cache: $(find "$TORCHINDUCTOR_CACHE_DIR" -type f | wc -l) files carried"
+fi
 for batch in ${PY_BATCHES-256}; do
 for dtype in ${COMPILE_DTYPES-bf16 fp16}; do
   for mode in ${PY_MODES-default} ${MAX_AUTOTUNE:+max-autotune}; do

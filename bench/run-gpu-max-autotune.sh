@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine: torch.compile(mode="max-autotune") for issue #10's comparison, over
+# more than one device call. Its compilation (autotuning every convolution and matmul) did not
+# finish within one 10-minute call on the H200, and each call starts on a bare machine, so the
+# compiler's cache travels between calls: Inductor writes its FX-graph, autotuning and Triton
+# caches under TORCHINDUCTOR_CACHE_DIR as each piece is done, and this script packs that folder
+# into $OUT/inductor-cache.tar.gz at the end whether or not the run finished. Put that file in
+# third_party/gpu-bundle/ (carried) for the next call, which unpacks it and goes on from there.
+#   call 1:  bench/run-gpu-max-autotune.sh
+#   call 2:  cp <files_at>/inductor-cache.tar.gz third_party/gpu-bundle/ (here), then the same
+#            command on the device; it prints "cache: N files from the bundle" first.
+# Env: LIMIT (seconds for the Python run, default 480), DTYPES (default "bf16"), BATCH (256),
+# PYTHON. The result lines go to $OUT/max-autotune.jsonl (an "error" line when it was stopped).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+python=${PYTHON:-python3}
+cache=${TORCHINDUCTOR_CACHE_DIR:-/tmp/orch-inductor-cache}
+export TORCHINDUCTOR_CACHE_DIR=$cache
+export TORCHINDUCTOR_FX_GRAPH_CACHE=1 TORCHINDUCTOR_AUTOGRAD_CACHE=1
+mkdir -p "$cache"
+bundle=third_party/gpu-bundle/inductor-cache.tar.gz
+if [[ -f $bundle ]]; then
+  tar -xzf "$bundle" -C "$cache"
+  echo "cache: $(find "$cache" -type f | wc -l) files from the bundle"
+else
+  echo "cache: none carried, compiling from scratch"
+fi
+start=$(date +%s)
+for dtype in ${DTYPES:-bf16}; do
+  left=$(( ${LIMIT:-480} - ($(date +%s) - start) ))
+  if (( left < 30 )); then
+    echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"batch\": ${BATCH:-256}, \"compile\": \"max-autotune\", \"error\": \"skipped: ${left} s left\"}" >> "$OUT/max-autotune.jsonl"
+    continue
+  fi
+  t0=$(date +%s)
+  timeout "$left" "$python" bench/pytorch_resnet50.py --precision "amp-$dtype" --channels-last \
+    --batch "${BATCH:-256}" --compile max-autotune >> "$OUT/max-autotune.jsonl" \
+    || echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"batch\": ${BATCH:-256}, \"compile\": \"max-autotune\", \"error\": \"exit $? after $(( $(date +%s) - t0 )) s (124: stopped by the time limit)\"}" >> "$OUT/max-autotune.jsonl"
+  echo "max-autotune amp-$dtype: $(( $(date +%s) - t0 )) s"
+done
+tar -czf "$OUT/inductor-cache.tar.gz" -C "$cache" .
+echo "cache: $(find "$cache" -type f | wc -l) files, $(du -sh "$OUT/inductor-cache.tar.gz" | cut -f1) packed"
+cat "$OUT/max-autotune.jsonl"
