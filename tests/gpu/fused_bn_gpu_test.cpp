@@ -545,3 +545,58 @@ TEST_CASE("a fused ResNet runs under the cuda-graph stream strategy", "[.][gpu][
     CHECK(graph["metrics"]["param_checksum"].get<double>() == Approx(ref).epsilon(1e-6));
   }
 }
+
+TEST_CASE("fused_residual_grad: a fused ResNet50's gradients with conv1's data gradient added "
+          "onto the shortcut's in one GEMM",
+          "[gpu][fused_bn][residual_grad]") {
+  // Same weights, AMP fp16, channels-last, deterministic cuDNN, both fused implementations:
+  // with fused_residual_grad the 12 identity blocks hand the shortcut's gradient to conv1's
+  // backward (one in-place addmm) instead of autograd adding it; the forward is unchanged
+  // and the gradients agree within fp16 rounding (the sum is rounded once instead of twice).
+  const bool deterministic = at::globalContext().deterministicCuDNN();
+  at::globalContext().setDeterministicCuDNN(true);
+  for (const auto impl : {resnet::FusedBnImpl::kCudnn, resnet::FusedBnImpl::kOrch}) {
+    INFO("fused_bn_impl " << resnet::to_string(impl));
+    torch::manual_seed(4);
+    resnet::ResNetOptions o;
+    o.depth = 50;
+    o.num_classes = 10;
+    o.fused_bn = true;
+    o.fused_bn_impl = impl;
+    resnet::ResNet plain(o);
+    o.fused_residual_grad = true;
+    resnet::ResNet linked(o);
+    test::copy_state(*plain, *linked);
+    const auto images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
+    const auto labels =
+        torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
+    auto step = [&](resnet::ResNet& net) {
+      net->to(torch::kCUDA);
+      to_channels_last(*net);
+      net->train();
+      torch::Tensor logits;
+      {
+        const Autocast autocast(torch::kHalf);
+        logits = net->forward(images);
+      }
+      torch::nn::functional::cross_entropy(logits, labels).backward();
+      return logits.detach().to(torch::kFloat);
+    };
+    const auto l_plain = step(plain);
+    const auto before = resnet::residual_grad_counters();
+    const auto l_linked = step(linked);
+    const auto after = resnet::residual_grad_counters();
+    CHECK(after.accumulated - before.accumulated == 12);
+    CHECK(after.plain == before.plain);
+    CHECK(torch::allclose(l_linked, l_plain, 1e-3, 1e-3));
+    auto grads = plain->named_parameters();
+    for (const auto& p : linked->named_parameters()) {
+      INFO(p.key());
+      REQUIRE(p.value().grad().defined());
+      const auto a = p.value().grad().to(torch::kFloat), b = grads[p.key()].grad().to(torch::kFloat);
+      const double rel = (a - b).norm().item<double>() / (b.norm().item<double>() + 1e-12);
+      CHECK(rel < 2e-2);
+    }
+  }
+  at::globalContext().setDeterministicCuDNN(deterministic);
+}

@@ -169,7 +169,8 @@ TEST_CASE("hash: computed from the config without repeat and timeout", "[plan][h
   const std::vector<nlohmann::json::json_pointer> unhashed = {
       nlohmann::json::json_pointer("/model/params/fused_bn"),
       nlohmann::json::json_pointer("/model/params/fused_bn_impl"),
-      nlohmann::json::json_pointer("/model/params/max_pool_impl")};
+      nlohmann::json::json_pointer("/model/params/max_pool_impl"),
+      nlohmann::json::json_pointer("/model/params/fused_residual_grad")};
   CHECK(config_hash(r.config, unhashed) == r.hash);
   CHECK(config_hash(in, unhashed) == r.hash);
   CHECK(config_hash(r.config) != r.hash);
@@ -183,15 +184,16 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
         R"({"batch_size":64,"cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
         R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
         R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
-        R"("fused_bn_impl":"cudnn","max_pool_impl":"orch"},"plugin":"resnet"},)"
+        R"("fused_bn_impl":"cudnn","fused_residual_grad":false,"max_pool_impl":"orch"},)"
+        R"("plugin":"resnet"},)"
         R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
         R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"
         R"("repeat":1,"seed":0,)"
         R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
         R"("telemetry":{"enabled":true,"interval_ms":100},"timeout":1800.0})");
   // XXH3-128 of that JSON without "repeat", "timeout", the default "telemetry" and "profile"
-  // and resnet's default "fused_bn", "fused_bn_impl" and "max_pool_impl" (checked against
-  // libxxhash); unchanged since before any of them existed.
+  // and resnet's default "fused_bn", "fused_bn_impl", "fused_residual_grad" and
+  // "max_pool_impl" (checked against libxxhash); unchanged since before any of them existed.
   CHECK(p.runs[0].hash == "8b922a3df0c97eb438ad02254c052273");
 }
 
@@ -209,13 +211,17 @@ TEST_CASE("hash: resnet's fused_bn_impl at its default (cudnn) keeps the hashes"
   CHECK(hash("{plugin: resnet}") == hash("{plugin: resnet, fused_bn_impl: cudnn}"));
 }
 
-TEST_CASE("hash: resnet's max_pool_impl at its default keeps the hashes", "[plan][hash]") {
+TEST_CASE("hash: resnet's max_pool_impl and fused_residual_grad at their defaults keep the hashes",
+          "[plan][hash]") {
   const auto hash = [](const std::string& model) {
     Plan p = test::plan_text("name: x\nbase:\n  model: " + model + "\n", {}, test::real_catalog());
     return p.runs[0].hash;
   };
   CHECK(hash("{plugin: resnet, max_pool_impl: orch}") == hash("{plugin: resnet}"));
   CHECK(hash("{plugin: resnet, max_pool_impl: aten}") != hash("{plugin: resnet}"));
+  CHECK(hash("{plugin: resnet, fused_residual_grad: false}") == hash("{plugin: resnet}"));
+  CHECK(hash("{plugin: resnet, fused_bn: true, fused_residual_grad: true}") !=
+        hash("{plugin: resnet, fused_bn: true}"));
 }
 
 TEST_CASE("hash: a parameter added later leaves the hash alone at its default", "[plan][hash]") {

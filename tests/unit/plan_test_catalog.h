@@ -38,7 +38,9 @@ inline std::vector<PluginInfo> real_plugins() {
                         "", /*hashed_at_default=*/false},
               ParamSpec{"max_pool_impl", ParamType::kString, std::string("orch"),
                         V{std::string("aten"), std::string("orch")}, std::nullopt, std::nullopt,
-                        "", /*hashed_at_default=*/false}}),
+                        "", /*hashed_at_default=*/false},
+              ParamSpec{"fused_residual_grad", ParamType::kBool, false, {}, std::nullopt,
+                        std::nullopt, "", /*hashed_at_default=*/false}}),
       plugin(
           "synthetic", PluginKind::kDataLoader,
           {int_param("image_size", 224, {}, 8, 1024), int_param("channels", 3, {}, 1, 16),

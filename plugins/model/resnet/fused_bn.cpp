@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "fused_bn_cudnn.h"
 
@@ -61,9 +62,11 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x,
                                std::optional<torch::Tensor> residual_arg, torch::Tensor weight,
                                torch::Tensor bias, torch::Tensor running_mean,
-                               torch::Tensor running_var, double momentum, double eps) {
+                               torch::Tensor running_var, double momentum, double eps,
+                               ResidualGradSinkPtr sink) {
     const c10::cuda::CUDAGuard guard(x.device());
     const torch::Tensor residual = residual_arg.value_or(torch::Tensor());
+    if (sink && residual.defined()) ctx->saved_data["sink"] = c10::IValue::make_capsule(sink);
     const std::int64_t channels = x.size(1);
     const std::int64_t rows = x.numel() / channels;
     const auto f32 = x.options().dtype(torch::kFloat);
@@ -112,12 +115,15 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
                    grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
                    workspace.data_ptr<float>(), rows, channels, at::cuda::getCurrentCUDAStream()),
                "backward kernel launch");
+    // fused_residual_grad: conv1's backward adds onto the residual's gradient (residual_grad.h).
+    if (auto sink = residual_grad_sink(*ctx)) sink->grad = std::exchange(dres, torch::Tensor());
     // One gradient per forward argument: x, residual, weight, bias, running_mean,
-    // running_var, momentum, eps.
+    // running_var, momentum, eps, sink.
     return {dx,
             dres,
             grad_weight,
             grad_bias,
+            torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
@@ -202,23 +208,25 @@ torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor
                                      const torch::Tensor& weight, const torch::Tensor& bias,
                                      const torch::Tensor& running_mean,
                                      const torch::Tensor& running_var, double momentum,
-                                     double eps) {
+                                     double eps, const ResidualGradSinkPtr& sink) {
   TORCH_CHECK(fused_bn_supported(x, residual, weight, bias, running_mean, running_var),
               "fused_bn_relu_training: inputs the fused kernels do not take (x ", x.scalar_type(),
               " ", x.sizes(), " on ", x.device(), "; see fused_bn_supported)");
 #ifdef ORCH_FUSED_BN_CUDA
   return FusedBnReluFunction::apply(
       x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, weight, bias,
-      running_mean, running_var, momentum, eps);
+      running_mean, running_var, momentum, eps, sink);
 #else
   (void)momentum;
   (void)eps;
+  (void)sink;
   return {};
 #endif
 }
 
 torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
-                            const torch::Tensor& residual_in, FusedBnImpl impl) {
+                            const torch::Tensor& residual_in, FusedBnImpl impl,
+                            const ResidualGradSinkPtr& sink) {
   const auto& o = bn.options;
   // A residual in another layout (a downsample branch that came out NCHW) is made
   // channels-last rather than giving up the fusion; autograd routes its gradient back.
@@ -237,7 +245,7 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
       // lack), our kernels, which take every fused_bn_supported input: still fused, counted.
       std::string why;
       auto y = cudnn_fused_bn_relu_try(x, residual, bn.weight, bn.bias, bn.running_mean,
-                                       bn.running_var, *o.momentum(), o.eps(), &why);
+                                       bn.running_var, *o.momentum(), o.eps(), &why, sink);
       if (y.defined()) {
         ++g_cudnn;
         return y;
@@ -247,7 +255,7 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
     }
     ++g_orch;
     return fused_bn_relu_training(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var,
-                                  *o.momentum(), o.eps());
+                                  *o.momentum(), o.eps(), sink);
   }
   ++g_unfused;
   if (bn.is_training() || !x.is_cuda()) note_unfused(x);

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "residual_grad.h"
+
 namespace orch::resnet {
 
 /// Which fused implementation fused_bn_relu runs (the resnet parameter `fused_bn_impl`).
@@ -26,17 +28,21 @@ const char* to_string(FusedBnImpl impl);
 
 /// relu(bn(x) [+ residual]); `residual` may be an undefined tensor. Uses bn's parameters and
 /// running-stat buffers and increments its num_batches_tracked in training, exactly like
-/// bn->forward(x). `impl` picks the fused implementation where the inputs run fused.
+/// bn->forward(x). `impl` picks the fused implementation where the inputs run fused. With a
+/// `sink` and a residual, a fused backward leaves the residual's gradient in the sink for
+/// conv1x1_with_residual_grad instead of returning it (residual_grad.h).
 torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
                             const torch::Tensor& residual = {},
-                            FusedBnImpl impl = FusedBnImpl::kOrch);
+                            FusedBnImpl impl = FusedBnImpl::kOrch,
+                            const ResidualGradSinkPtr& sink = {});
 
 /// The fused training function itself, on raw tensors (what the tests compare against
 /// at::batch_norm + add + relu). Requires fused_bn_supported(...); updates running stats.
 torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor& residual,
                                      const torch::Tensor& weight, const torch::Tensor& bias,
                                      const torch::Tensor& running_mean,
-                                     const torch::Tensor& running_var, double momentum, double eps);
+                                     const torch::Tensor& running_var, double momentum, double eps,
+                                     const ResidualGradSinkPtr& sink = {});
 
 /// Whether the fused kernels take these inputs (CUDA build, fp16/bf16 4-d channels-last CUDA
 /// tensor with more than one value per channel, fp32 affine parameters and running stats,

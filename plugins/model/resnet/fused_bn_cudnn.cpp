@@ -16,6 +16,7 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "fused_bn.h"
 
@@ -146,7 +147,8 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x,
                                std::optional<torch::Tensor> residual_arg, torch::Tensor weight,
                                torch::Tensor bias, torch::Tensor running_mean,
-                               torch::Tensor running_var, double momentum, double eps) {
+                               torch::Tensor running_var, double momentum, double eps,
+                               ResidualGradSinkPtr sink) {
     const c10::cuda::CUDAGuard guard(x.device());
     const torch::Tensor residual = residual_arg.value_or(torch::Tensor());
     const cudnnHandle_t handle = current_handle();
@@ -173,6 +175,7 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
     check(status, "cudnnBatchNormalizationForwardTrainingEx");
     ctx->saved_data["has_residual"] = residual.defined();
     ctx->saved_data["eps"] = eps;
+    if (sink && residual.defined()) ctx->saved_data["sink"] = c10::IValue::make_capsule(sink);
     ctx->save_for_backward({x, y, weight, bias, save_mean, save_invvar, reserve});
     return y;
   }
@@ -212,12 +215,15 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
               saved[4].data_ptr(), saved[5].data_ptr(), s.relu.desc(), workspace.data_ptr(),
               s.backward_workspace, reserve.data_ptr(), static_cast<size_t>(reserve.numel())),
           "cudnnBatchNormalizationBackwardEx");
+    // fused_residual_grad: conv1's backward adds onto the residual's gradient (residual_grad.h).
+    if (auto sink = residual_grad_sink(*ctx)) sink->grad = std::exchange(dres, torch::Tensor());
     // One gradient per forward argument: x, residual, weight, bias, running_mean,
-    // running_var, momentum, eps.
+    // running_var, momentum, eps, sink.
     return {dx,
             dres,
             grad_weight,
             grad_bias,
+            torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
@@ -273,7 +279,7 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
                                       const torch::Tensor& weight, const torch::Tensor& bias,
                                       const torch::Tensor& running_mean,
                                       const torch::Tensor& running_var, double momentum, double eps,
-                                      std::string* refused) {
+                                      std::string* refused, const ResidualGradSinkPtr& sink) {
   // Inputs cuDNN is not tried on are a refusal too, with the reason (checked here once, so
   // the caller in the training step does not check first).
   if (!cudnn_fused_bn_supported(x, residual, weight, bias, running_mean, running_var, refused))
@@ -294,7 +300,7 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
   try {
     return CudnnBnReluFunction::apply(
         x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, weight, bias,
-        running_mean, running_var, momentum, eps);
+        running_mean, running_var, momentum, eps, sink);
   } catch (const Refused& r) {
     {
       const std::lock_guard<std::mutex> lock(g_refused_mutex);
@@ -307,6 +313,7 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
   (void)momentum;
   (void)eps;
   (void)refused;
+  (void)sink;
   return {};
 #endif
 }

@@ -11,6 +11,8 @@
 
 #include <string>
 
+#include "residual_grad.h"
+
 namespace orch::resnet {
 
 /// Whether this build calls cuDNN (false where nvcc or cuDNN's header / library was missing).
@@ -37,7 +39,8 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
                                       const torch::Tensor& weight, const torch::Tensor& bias,
                                       const torch::Tensor& running_mean,
                                       const torch::Tensor& running_var, double momentum, double eps,
-                                      std::string* refused = nullptr);
+                                      std::string* refused = nullptr,
+                                      const ResidualGradSinkPtr& sink = {});
 
 /// cudnn_fused_bn_relu_try that throws (naming the reason) where cuDNN does not take the inputs:
 /// what the tests compare against at::batch_norm + add + relu.

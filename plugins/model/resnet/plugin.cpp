@@ -46,6 +46,11 @@ class ResNetPlugin final : public ModelPlugin {
               // Added after resnet results were recorded: at its default, their hashes stay
               // (same results bit for bit; only faster: on the H200, ResNet50 fp16 b256
               // cuda-graph 7,230.5 vs 6,930.5 img/s, bench/fused-bn-batch-h200.yaml).
+              /*hashed_at_default=*/false},
+             {"fused_residual_grad", ParamType::kBool, false, {}, {}, {},
+              "with fused_bn, in identity bottleneck blocks: conv1's data gradient added onto "
+              "the shortcut's in one in-place GEMM instead of autograd's separate add kernel",
+              // Added after resnet results were recorded: off, their hashes stay.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -57,6 +62,7 @@ class ResNetPlugin final : public ModelPlugin {
       o.fused_bn_impl = fused_bn_impl_from_string(p.get_string("fused_bn_impl"));
     if (p.has("max_pool_impl"))
       o.max_pool_impl = max_pool_impl_from_string(p.get_string("max_pool_impl"));
+    o.fused_residual_grad = p.has("fused_residual_grad") && p.get_bool("fused_residual_grad");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

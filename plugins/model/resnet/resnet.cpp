@@ -3,6 +3,7 @@
 
 #include "fused_bn.h"
 #include "max_pool.h"
+#include "residual_grad.h"
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/init.h>
@@ -10,6 +11,7 @@
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace orch::resnet {
 namespace {
@@ -62,8 +64,9 @@ torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
 }
 
 BottleneckImpl::BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
-                               nn::Sequential ds, bool fused, FusedBnImpl impl)
-    : fused_bn(fused), fused_bn_impl(impl) {
+                               nn::Sequential ds, bool fused, FusedBnImpl impl,
+                               bool residual_grad)
+    : fused_bn(fused), fused_bn_impl(impl), fused_residual_grad(residual_grad) {
   conv1 = register_module("conv1", conv1x1(inplanes, planes));
   bn1 = register_module("bn1", nn::BatchNorm2d(planes));
   conv2 = register_module("conv2", conv3x3(planes, planes, stride));
@@ -75,10 +78,17 @@ BottleneckImpl::BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::
 
 torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
   if (fused_bn) {
-    auto out = fused_bn_relu(*bn1, conv1(x), {}, fused_bn_impl);
+    // Identity blocks in training: bn3's fused backward hands the shortcut's gradient to conv1's,
+    // which adds its own data gradient onto it (residual_grad.h). conv1 is 1x1, stride 1 here.
+    const bool link = fused_residual_grad && !downsample && is_training() &&
+                      torch::GradMode::is_enabled();
+    const ResidualGradSinkPtr sink = link ? c10::make_intrusive<ResidualGradSink>() : nullptr;
+    auto out = fused_bn_relu(
+        *bn1, link ? conv1x1_with_residual_grad(x, conv1->weight, sink) : conv1(x), {},
+        fused_bn_impl);
     out = fused_bn_relu(*bn2, conv2(out), {}, fused_bn_impl);
     out = conv3(out);
-    return fused_bn_relu(*bn3, out, downsample ? downsample->forward(x) : x, fused_bn_impl);
+    return fused_bn_relu(*bn3, out, downsample ? downsample->forward(x) : x, fused_bn_impl, sink);
   }
   auto out = bn1(conv1(x)).relu_();
   out = bn2(conv2(out)).relu_();
@@ -88,7 +98,10 @@ torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
 }
 
 ResNetImpl::ResNetImpl(const ResNetOptions& o)
-    : fused_bn_(o.fused_bn), fused_bn_impl_(o.fused_bn_impl), max_pool_impl_(o.max_pool_impl) {
+    : fused_bn_(o.fused_bn),
+      fused_bn_impl_(o.fused_bn_impl),
+      max_pool_impl_(o.max_pool_impl),
+      fused_residual_grad_(o.fused_residual_grad) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1", nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
@@ -128,12 +141,16 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
                                 nn::BatchNorm2d(planes * expansion));
   }
   nn::Sequential layer;
-  layer->push_back(Block(inplanes_, planes, stride, downsample, fused_bn_, fused_bn_impl_));
+  const auto block = [&](std::int64_t stride_, nn::Sequential ds) {
+    if constexpr (std::is_same_v<Block, Bottleneck>) {
+      return Block(inplanes_, planes, stride_, ds, fused_bn_, fused_bn_impl_, fused_residual_grad_);
+    } else {
+      return Block(inplanes_, planes, stride_, ds, fused_bn_, fused_bn_impl_);
+    }
+  };
+  layer->push_back(block(stride, downsample));
   inplanes_ = planes * expansion;
-  for (std::int64_t i = 1; i < blocks; ++i) {
-    layer->push_back(
-        Block(inplanes_, planes, 1, nn::Sequential{nullptr}, fused_bn_, fused_bn_impl_));
-  }
+  for (std::int64_t i = 1; i < blocks; ++i) layer->push_back(block(1, nn::Sequential{nullptr}));
   return layer;
 }
 

@@ -40,7 +40,8 @@ struct BottleneckImpl : torch::nn::Module {
   static constexpr std::int64_t kExpansion = 4;
   BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
                  torch::nn::Sequential downsample, bool fused_bn = false,
-                 FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch);
+                 FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch,
+                 bool fused_residual_grad = false);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
@@ -48,6 +49,9 @@ struct BottleneckImpl : torch::nn::Module {
   torch::nn::Sequential downsample{nullptr};
   bool fused_bn = false;  ///< batch-norm + ReLU (+ add) through fused_bn_relu
   FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< which fused implementation
+  /// With fused_bn, in identity blocks: conv1's data gradient added onto the shortcut's in one
+  /// GEMM (residual_grad.h) instead of autograd's separate add.
+  bool fused_residual_grad = false;
 };
 TORCH_MODULE(Bottleneck);
 
@@ -58,6 +62,7 @@ struct ResNetOptions {
   bool fused_bn = false;            ///< fused channels-last batch-norm + ReLU (+ add); fused_bn.h
   FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< ours or cuDNN's, where fused_bn runs fused
   MaxPoolImpl max_pool_impl = MaxPoolImpl::kOrch;  ///< the stem's max pooling; max_pool.h
+  bool fused_residual_grad = false;  ///< with fused_bn: residual_grad.h (bottleneck blocks)
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -78,6 +83,7 @@ struct ResNetImpl : torch::nn::Module {
   bool fused_bn_ = false;
   FusedBnImpl fused_bn_impl_ = FusedBnImpl::kOrch;
   MaxPoolImpl max_pool_impl_ = MaxPoolImpl::kOrch;
+  bool fused_residual_grad_ = false;
 };
 TORCH_MODULE(ResNet);
 
