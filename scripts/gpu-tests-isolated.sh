@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine after a build: each GPU test case matching SPEC in a process of its
+# own, under its own time limit, then one line per case and a summary. Why: on the H200 two
+# runner-level cases hung when other GPU tests had run before them in the same process, and
+# passed on their own (README, Status); one process per case keeps one case's leftovers (CUDA
+# graphs, streams, loader threads) from reaching the next, and a hang costs one case its
+# limit, named, instead of the whole suite.
+#   usage: scripts/gpu-tests-isolated.sh [SPEC] [per-case seconds]
+#   e.g.   scripts/gpu-tests-isolated.sh "[max_pool],[fused_bn]" 120
+# Needs build-gpu/tests/orch_gpu_tests (scripts/gpu-build.sh or gpu-snapshot.sh). Logs: one
+# file per case under $OUT/gpu-tests/ (failed and timed-out cases only, to keep $OUT small)
+# and $OUT/gpu-tests.txt. Exit status: 0 when every case passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+spec=${1:-}
+limit=${2:-180}
+bin=./build-gpu/tests/orch_gpu_tests
+mkdir -p "$OUT/gpu-tests"
+mapfile -t cases < <("$bin" --list-test-names-only ${spec:+"$spec"} | sed '/^$/d')
+summary="$OUT/gpu-tests.txt"
+: > "$summary"
+failed=0
+for i in "${!cases[@]}"; do
+  name=${cases[$i]}
+  log="$OUT/gpu-tests/case-$i.log"
+  t0=$(date +%s)
+  # The name as a test spec: Catch treats , [ ] \ * specially, so escape them.
+  escaped=$(printf '%s' "$name" | sed 's/[][,\\*]/\\&/g')
+  timeout "$limit" "$bin" "$escaped" > "$log" 2>&1
+  rc=$?
+  secs=$(( $(date +%s) - t0 ))
+  case $rc in
+    0) verdict="passed" ;;
+    124) verdict="TIMED OUT after ${limit} s" ;;
+    *) verdict="FAILED (exit $rc)" ;;
+  esac
+  if (( rc == 0 )); then rm -f "$log"; else failed=$(( failed + 1 )); fi
+  printf '%-9s %4d s  %s\n' "${verdict%% *}" "$secs" "$name" | tee -a "$summary"
+  (( rc != 0 )) && tail -n 20 "$log" | sed 's/^/    /' | tee -a "$summary"
+done
+echo "${#cases[@]} cases, $(( ${#cases[@]} - failed )) passed, $failed failed or timed out" \
+  | tee -a "$summary"
+(( failed == 0 ))
