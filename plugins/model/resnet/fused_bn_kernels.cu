@@ -32,6 +32,7 @@
 
 #include <algorithm>
 
+#include "float_convert.cuh"
 #include "fused_bn_kernels.h"
 
 namespace orch::resnet::kernels {
@@ -39,19 +40,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
+using cuda::from_float;
+using cuda::to_float;
 
 // `vec` elements moved with one load/store (16 bytes for vec = 8).
 template <typename T, int VEC>

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "float_convert.cuh"
 #include "max_pool_kernels.h"
 
 namespace orch::resnet::max_pool_kernels {
@@ -12,31 +13,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <class T>
-__device__ __forceinline__ float to_float(T v) {
-  return static_cast<float>(v);
-}
-template <>
-__device__ __forceinline__ float to_float<__half>(__half v) {
-  return __half2float(v);
-}
-template <>
-__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-
-template <class T>
-__device__ __forceinline__ T from_float(float v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
+using cuda::from_float;
+using cuda::to_float;
 
 // VEC elements of T in one 16-byte load/store.
 template <class T>
