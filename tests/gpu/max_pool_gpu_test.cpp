@@ -144,7 +144,10 @@ TEST_CASE("a ResNet50 with max_pool_impl: orch trains exactly like ATen's poolin
           "[gpu][max_pool]") {
   // Same weights, AMP fp16, channels-last, deterministic cuDNN: the pooling is bit-identical,
   // so the logits and every gradient must be too, and the stem pools with our kernels.
-  const bool deterministic = at::globalContext().deterministicCuDNN();
+  struct Restore {
+    bool was = at::globalContext().deterministicCuDNN();
+    ~Restore() { at::globalContext().setDeterministicCuDNN(was); }
+  } restore;
   at::globalContext().setDeterministicCuDNN(true);
   torch::manual_seed(3);
   resnet::ResNetOptions o;
@@ -174,7 +177,6 @@ TEST_CASE("a ResNet50 with max_pool_impl: orch trains exactly like ATen's poolin
   const auto mid = resnet::max_pool_counters();
   const auto l_ours = step(ours);
   const auto after = resnet::max_pool_counters();
-  at::globalContext().setDeterministicCuDNN(deterministic);
   CHECK(mid.aten == before.aten + 1);
   CHECK(after.orch == mid.orch + 1);
   CHECK(after.aten == mid.aten);
