@@ -41,10 +41,10 @@ py="$OUT/fused-bn-python.jsonl"
 : > "$py"
 # A compiler cache warmed by bench/run-gpu-max-autotune.sh in earlier calls, when carried: the
 # max-autotune runs then start from its autotuning results instead of from scratch.
-if [[ -f third_party/gpu-bundle/inductor-cache.tar.gz ]]; then
+if compgen -G "third_party/gpu-bundle/inductor-cache.tgz.part-*" > /dev/null; then
   export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/orch-inductor-cache}
   mkdir -p "$TORCHINDUCTOR_CACHE_DIR"
-  tar -xzf third_party/gpu-bundle/inductor-cache.tar.gz -C "$TORCHINDUCTOR_CACHE_DIR"
+  cat third_party/gpu-bundle/inductor-cache.tgz.part-* | tar -xz -C "$TORCHINDUCTOR_CACHE_DIR"
   echo "inductor cache: $(find "$TORCHINDUCTOR_CACHE_DIR" -type f | wc -l) files carried"
 fi
 for batch in ${PY_BATCHES-256}; do

@@ -4,11 +4,13 @@
 # finish within one 10-minute call on the H200, and each call starts on a bare machine, so the
 # compiler's cache travels between calls: Inductor writes its FX-graph, autotuning and Triton
 # caches under TORCHINDUCTOR_CACHE_DIR as each piece is done, and this script packs that folder
-# into $OUT/inductor-cache.tar.gz at the end whether or not the run finished. Put that file in
-# third_party/gpu-bundle/ (carried) for the next call, which unpacks it and goes on from there.
+# into $OUT/inductor-cache.tgz.part-aa, -ab, ... (15 MiB pieces: the device tool returns files
+# of at most 16 MiB, 8 files a call) at the end whether or not the run finished. Put the pieces
+# in third_party/gpu-bundle/ (carried, 64 MiB a call with everything else) for the next call,
+# which unpacks them and goes on from there.
 #   call 1:  bench/run-gpu-max-autotune.sh
-#   call 2:  cp <files_at>/inductor-cache.tar.gz third_party/gpu-bundle/ (here), then the same
-#            command on the device; it prints "cache: N files from the bundle" first.
+#   call 2:  cp <files_at>/inductor-cache.tgz.part-* third_party/gpu-bundle/ (here), then the
+#            same command on the device; it prints "cache: N files from the bundle" first.
 # Env: LIMIT (seconds for the Python run, default 480), DTYPES (default "bf16"), BATCH (256),
 # PYTHON. The result lines go to $OUT/max-autotune.jsonl (an "error" line when it was stopped).
 set -uo pipefail
@@ -20,9 +22,10 @@ cache=${TORCHINDUCTOR_CACHE_DIR:-/tmp/orch-inductor-cache}
 export TORCHINDUCTOR_CACHE_DIR=$cache
 export TORCHINDUCTOR_FX_GRAPH_CACHE=1 TORCHINDUCTOR_AUTOGRAD_CACHE=1
 mkdir -p "$cache"
-bundle=third_party/gpu-bundle/inductor-cache.tar.gz
-if [[ -f $bundle ]]; then
-  tar -xzf "$bundle" -C "$cache"
+shopt -s nullglob
+parts=(third_party/gpu-bundle/inductor-cache.tgz.part-*)
+if (( ${#parts[@]} )); then
+  cat "${parts[@]}" | tar -xz -C "$cache"
   echo "cache: $(find "$cache" -type f | wc -l) files from the bundle"
 else
   echo "cache: none carried, compiling from scratch"
@@ -40,6 +43,10 @@ for dtype in ${DTYPES:-bf16}; do
     || echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"batch\": ${BATCH:-256}, \"compile\": \"max-autotune\", \"error\": \"exit $? after $(( $(date +%s) - t0 )) s (124: stopped by the time limit)\"}" >> "$OUT/max-autotune.jsonl"
   echo "max-autotune amp-$dtype: $(( $(date +%s) - t0 )) s"
 done
-tar -czf "$OUT/inductor-cache.tar.gz" -C "$cache" .
-echo "cache: $(find "$cache" -type f | wc -l) files, $(du -sh "$OUT/inductor-cache.tar.gz" | cut -f1) packed"
+rm -f "$OUT"/inductor-cache.tgz.part-*
+tar -cz -C "$cache" . | split -b 15M - "$OUT/inductor-cache.tgz.part-"
+packed=$(cat "$OUT"/inductor-cache.tgz.part-* | wc -c)
+echo "cache: $(find "$cache" -type f | wc -l) files, $(( packed / 1048576 )) MiB packed in" \
+  "$(ls "$OUT"/inductor-cache.tgz.part-* | wc -l) pieces"
+(( packed > 48 * 1048576 )) && echo "cache: over 48 MiB, too large to carry with the bundle"
 cat "$OUT/max-autotune.jsonl"
