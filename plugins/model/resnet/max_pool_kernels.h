@@ -26,7 +26,8 @@ struct Shape {
 
 /// Whether these kernels take the shape: a window of at most 15 x 15 (its position fits in a
 /// byte), padding at most half the window (every window holds an input pixel, as ATen requires),
-/// c a multiple of 16 bytes' worth of elements, and a non-empty output.
+/// c a multiple of 16 bytes' worth of elements, a non-empty output, and fewer than 2^32 threads
+/// a pass (one per pixel and 16-byte group; they index in 32 bits: max_pool_index.h).
 bool supported(const Shape& s, Dtype dtype);
 
 /// y[n, oh, ow, c] = max over the window; where[n, oh, ow, c] = the winner's position in the
