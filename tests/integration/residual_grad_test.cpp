@@ -74,7 +74,7 @@ TEST_CASE("conv1x1_with_residual_grad: conv2d's output and gradients, plus the w
                     Catch::Matchers::Contains("a 1x1 convolution"));
 }
 
-TEST_CASE("resnet declares fused_residual_grad, off by default and unhashed off",
+TEST_CASE("resnet declares fused_residual_grad, on by default and unhashed on",
           "[resnet][residual_grad]") {
   const PluginInfo* info = test::built_plugins().find(PluginKind::kModel, "resnet");
   REQUIRE(info != nullptr);
@@ -84,7 +84,7 @@ TEST_CASE("resnet declares fused_residual_grad, off by default and unhashed off"
   }
   REQUIRE(p != nullptr);
   CHECK(p->type == ParamType::kBool);
-  CHECK(std::get<bool>(p->default_value) == false);
+  CHECK(std::get<bool>(p->default_value) == true);
   CHECK_FALSE(p->hashed_at_default);
   CHECK_FALSE(p->doc.empty());
 }

@@ -39,7 +39,7 @@ inline std::vector<PluginInfo> real_plugins() {
               ParamSpec{"max_pool_impl", ParamType::kString, std::string("orch"),
                         V{std::string("aten"), std::string("orch")}, std::nullopt, std::nullopt,
                         "", /*hashed_at_default=*/false},
-              ParamSpec{"fused_residual_grad", ParamType::kBool, false, {}, std::nullopt,
+              ParamSpec{"fused_residual_grad", ParamType::kBool, true, {}, std::nullopt,
                         std::nullopt, "", /*hashed_at_default=*/false}}),
       plugin(
           "synthetic", PluginKind::kDataLoader,
