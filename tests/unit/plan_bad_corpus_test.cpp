@@ -26,6 +26,8 @@ const BadFile kBadFiles[] = {
      R"(batch size must be positive)"},
     {"bad-cudnn-benchmark.yaml", 3, 20, "base.cudnn_benchmark",
      R"(unknown value 'sometimes')"},
+    {"bad-cuda-connections.yaml", 3, 21, "base.cuda_connections",
+     R"(64 is out of range)"},
     {"bad-device.yaml", 3, 11, "base.device",
      R"(unknown device 'gpu')"},
     {"bad-memory-format.yaml", 3, 18, "base.memory_format",

@@ -181,17 +181,18 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
   // configuration changed, and every stored hash changes with it.
   Plan p = plan_text("name: defaults\n", {}, test::real_catalog());
   CHECK(p.runs[0].config.dump() ==
-        R"({"batch_size":64,"cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
+        R"({"batch_size":64,"cuda_connections":"driver","cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
         R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
         R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
-        R"("fused_bn_impl":"cudnn","fused_residual_grad":false,"max_pool_impl":"orch"},)"
+        R"("fused_bn_impl":"cudnn","fused_residual_grad":true,"max_pool_impl":"orch"},)"
         R"("plugin":"resnet"},)"
         R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
         R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"
         R"("repeat":1,"seed":0,)"
         R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
         R"("telemetry":{"enabled":true,"interval_ms":100},"timeout":1800.0})");
-  // XXH3-128 of that JSON without "repeat", "timeout", the default "telemetry" and "profile"
+  // XXH3-128 of that JSON without "repeat", "timeout", the default "telemetry", "profile" and
+  // "cuda_connections"
   // and resnet's default "fused_bn", "fused_bn_impl", "fused_residual_grad" and
   // "max_pool_impl" (checked against libxxhash); unchanged since before any of them existed.
   CHECK(p.runs[0].hash == "8b922a3df0c97eb438ad02254c052273");
@@ -219,8 +220,12 @@ TEST_CASE("hash: resnet's max_pool_impl and fused_residual_grad at their default
   };
   CHECK(hash("{plugin: resnet, max_pool_impl: orch}") == hash("{plugin: resnet}"));
   CHECK(hash("{plugin: resnet, max_pool_impl: aten}") != hash("{plugin: resnet}"));
-  CHECK(hash("{plugin: resnet, fused_residual_grad: false}") == hash("{plugin: resnet}"));
-  CHECK(hash("{plugin: resnet, fused_bn: true, fused_residual_grad: true}") !=
+  // fused_residual_grad's default moved from false to true (measured faster); at the default
+  // it stays out of the hash, off it is hashed.
+  CHECK(hash("{plugin: resnet, fused_residual_grad: true}") == hash("{plugin: resnet}"));
+  CHECK(hash("{plugin: resnet, fused_bn: true, fused_residual_grad: true}") ==
+        hash("{plugin: resnet, fused_bn: true}"));
+  CHECK(hash("{plugin: resnet, fused_bn: true, fused_residual_grad: false}") !=
         hash("{plugin: resnet, fused_bn: true}"));
 }
 

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/plugin_loading.h"
 #include "plan/run_spec_json.h"
+#include "runner/cuda_connections.h"
 #include "runner/runner.h"
 #include "sweep/child_run.h"
 
@@ -126,6 +127,7 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       return;
     }
     if (o->supervise) {
+      // The child `orch exec` sets cuda_connections for itself.
       const nlohmann::json doc = supervise(spec, g, *o);
       write_atomically(o->out, doc);
       std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
@@ -145,6 +147,8 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
           o->trace.empty() ? std::filesystem::path(o->out).replace_extension(".trace.json").string()
                            : o->trace;
     }
+    // Before anything here uses CUDA: the driver reads it when the context is made.
+    apply_cuda_connections(spec);
     PluginRegistry registry;
     load_registry(registry, g, /*warn=*/false);
     nlohmann::json doc = run_one(spec, registry, outputs);

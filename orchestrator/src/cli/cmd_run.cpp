@@ -9,6 +9,7 @@
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
 #include "report/rank_table.h"
+#include "runner/cuda_connections.h"
 #include "runner/runner.h"
 #include "storage/store.h"
 #include "sweep/child_run.h"
@@ -39,6 +40,19 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     auto planned = load_and_plan(registry, g, *args, exit_code);
     if (!planned) return;
     const Plan& plan = *planned;
+    // One process for every configuration: cuda_connections can be set once, before the
+    // first run makes the CUDA context; configurations that differ in it are refused before
+    // anything runs or is written.
+    try {
+      if (const auto n = common_cuda_connections(plan.runs)) {
+        apply_cuda_connections(plan.runs.front());
+        std::cerr << "orch run: " << kCudaConnectionsVariable << "=" << *n << " for every run\n";
+      }
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "orch run: " << plan.file << ": " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     storage::Store store(g.db);
     const std::int64_t sweep_id = store.open_sweep(plan.name, plan.name, plan.file, plan.description);
     std::cout << plan.name << (plan.description.empty() ? "" : ": " + plan.description) << "\n";

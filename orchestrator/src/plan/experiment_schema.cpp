@@ -71,6 +71,17 @@ json norm_cudnn_benchmark(const YNode& n, const std::string& key_path) {
   return one_of(n, key_path, {"on", "off", "auto"});
 }
 
+json norm_cuda_connections(const YNode& n, const std::string& key_path) {
+  const std::string allowed = "driver, or an int from 1 to 32";
+  if (n.is_scalar() && n.text == "driver") return "driver";
+  auto v = scalar_int(n);
+  if (!v) bad(n, key_path, "'driver' or an int", allowed);
+  if (*v < 1 || *v > 32) {
+    throw PlanError(n.mark, key_path, std::to_string(*v) + " is out of range", allowed);
+  }
+  return *v;
+}
+
 json norm_repeat(const YNode& n, const std::string& key_path) {
   return int_at_least(n, key_path, 1, "int >= 1");
 }
@@ -181,6 +192,10 @@ std::vector<KeySpec> make_keys() {
       scalar_key("batch_size", norm_batch_size, 64, "a positive int, or auto"),
       scalar_key("memory_format", norm_memory_format, "contiguous", "contiguous, channels_last"),
       scalar_key("cudnn_benchmark", norm_cudnn_benchmark, "auto", "on, off, auto"),
+      // CUDA_DEVICE_MAX_CONNECTIONS for the run's process (runner/cuda_connections.h); driver
+      // leaves the environment as it is. Hashed only when set, like `telemetry`.
+      scalar_key("cuda_connections", norm_cuda_connections, "driver",
+                 "driver, or an int from 1 to 32"),
       // `impl` is how the same SGD update is computed: one kernel chain per tensor (loop),
       // multi-tensor ops (foreach, PyTorch's default on CUDA), or ATen's fused kernel.
       group_key("optimizer", {{"name", norm_optimizer_name, "sgd", "sgd"},

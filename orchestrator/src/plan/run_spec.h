@@ -52,6 +52,8 @@ struct RunSpec {
   std::optional<std::int64_t> batch_size;  ///< empty means `auto`
   std::string memory_format = "contiguous";  ///< contiguous | channels_last
   std::string cudnn_benchmark = "auto";      ///< on | off | auto
+  /// CUDA_DEVICE_MAX_CONNECTIONS for the run's process; empty: `driver` (left as it is)
+  std::optional<std::int64_t> cuda_connections;
   OptimizerSpec optimizer;
   std::int64_t warmup_steps = 10;
   std::int64_t measure_steps = 50;

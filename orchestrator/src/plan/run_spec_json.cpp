@@ -58,6 +58,11 @@ void fill_settings_from_config(RunSpec& run) {
   else run.batch_size.reset();  // "auto"
   run.memory_format = get<std::string>(c, "memory_format", "config.");
   run.cudnn_benchmark = get<std::string>(c, "cudnn_benchmark", "config.");
+  // Optional, like `profile`: a specification written before the key existed leaves it to
+  // the driver.
+  run.cuda_connections.reset();
+  if (c.contains("cuda_connections") && c["cuda_connections"].is_number_integer())
+    run.cuda_connections = c["cuda_connections"].get<std::int64_t>();
   const json& opt = field(c, "optimizer", "config.");
   run.optimizer.name = get<std::string>(opt, "name", "config.optimizer.");
   run.optimizer.impl = get<std::string>(opt, "impl", "config.optimizer.");

@@ -15,6 +15,7 @@
 
 #include "orch/nvtx.h"
 #include "runner/device.h"
+#include "runner/cuda_connections.h"
 #include "runner/environment.h"
 #include "runner/profiler.h"
 #include "runner/sgd.h"
@@ -245,6 +246,8 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
     }
   };
   try {
+    // Refused rather than run with the driver's setting and stored as if it had been applied.
+    if (auto why = cuda_connections_mismatch(spec)) throw std::runtime_error(*why);
     const c10::Device device = resolve_device(spec.device);
     doc["device"] = device.str();
     doc["environment"] = collect_environment(device);
