@@ -358,6 +358,12 @@ TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader'
   CHECK(counters.at("bytes_read") > 0);
   CHECK(counters.at("skipped") == 0);
   CHECK(counters.count("hardware_decode") == 1);
+  // decode_ms split: time inside nvJPEG's calls and waiting for the GPU at the end, both
+  // parts of it (measured inside it), both non-zero for batches that were decoded.
+  CHECK(counters.at("decode_nvjpeg_ms") > 0);
+  CHECK(counters.at("decode_gpu_wait_ms") > 0);
+  CHECK(counters.at("decode_nvjpeg_ms") + counters.at("decode_gpu_wait_ms") <=
+        counters.at("decode_ms"));
 }
 
 TEST_CASE("nvjpeg loader: output yuv gives output rgb's batches", "[gpu][nvjpeg][yuv]") {

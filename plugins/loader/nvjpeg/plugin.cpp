@@ -172,6 +172,8 @@ class NvjpegLoader final : public DataLoader {
   std::map<std::string, double> counters() const override {
     std::lock_guard<std::mutex> lock(m_);
     return {{"decode_ms", decode_ms_},
+            {"decode_nvjpeg_ms", nvjpeg_ms_},
+            {"decode_gpu_wait_ms", gpu_wait_ms_},
             {"read_ms", read_ms_},
             {"bytes_read", static_cast<double>(bytes_read_)},
             {"images", static_cast<double>(images_)},
@@ -244,8 +246,15 @@ class NvjpegLoader final : public DataLoader {
     return h;
   }
 
+  // Where a batch's decode_ms went: inside nvJPEG's calls (its host-side parsing and
+  // launching, and whatever it waits for), and waiting for the producer's stream at the end
+  // (the GPU finishing the batch). The rest is ours: layout, allocations, the crop jobs.
+  struct DecodeTimes {
+    double nvjpeg_ms = 0, gpu_wait_ms = 0;
+  };
+
   // Decodes and augments one batch on the producer's stream; returns when the GPU is done with it.
-  std::unique_ptr<DeviceBatch> to_device(Producer& p, HostBatch& h) {
+  std::unique_ptr<DeviceBatch> to_device(Producer& p, HostBatch& h, DecodeTimes& times) {
     auto& stream = *p.stream;
     const std::size_t count = h.samples.size();
     const auto dev = torch::TensorOptions().device(torch::kCUDA, device_index_);
@@ -258,7 +267,9 @@ class NvjpegLoader final : public DataLoader {
     for (std::size_t i = 0; i < count; ++i)
       jobs[i] = nvjpeg::decode_job(layout, i, h.infos[i], h.bytes[i].data(), h.bytes[i].size(), base);
     std::vector<std::string> errors;
+    const auto t_nvjpeg = Clock::now();
     const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
+    times.nvjpeg_ms = ms_since(t_nvjpeg);
 
     // A file whose header parsed but whose data did not decode (a truncated file, say): with
     // on_error: skip its place goes to another image of this batch, counted as skipped.
@@ -315,7 +326,9 @@ class NvjpegLoader final : public DataLoader {
     // The host buffers (file bytes, pinned jobs and labels) must outlive the GPU's reads of
     // them, and this decoder's state is reused by its next batch. Meanwhile the other
     // producers decode and this one's next files are being read.
+    const auto t_wait = Clock::now();
     stream.synchronize();
+    times.gpu_wait_ms = ms_since(t_wait);
     return out;
   }
 
@@ -342,12 +355,15 @@ class NvjpegLoader final : public DataLoader {
         const double waited_for_files = ms_since(t_read);
         reading = start_reading(b + step);
         const auto t0 = Clock::now();
-        std::unique_ptr<DeviceBatch> d = to_device(p, h);
+        DecodeTimes times;
+        std::unique_ptr<DeviceBatch> d = to_device(p, h, times);
         const double decode_ms = ms_since(t0);
         {
           std::lock_guard<std::mutex> lock(m_);
           queue_.emplace(b, std::move(d));
           decode_ms_ += decode_ms;
+          nvjpeg_ms_ += times.nvjpeg_ms;
+          gpu_wait_ms_ += times.gpu_wait_ms;
           read_ms_ += waited_for_files;
           bytes_read_ += h.bytes_read;
           images_ += static_cast<std::int64_t>(h.samples.size());
@@ -375,7 +391,7 @@ class NvjpegLoader final : public DataLoader {
   std::int64_t next_ = 0;                                       // the batch next() returns
   bool stop_ = false;
   std::optional<std::string> error_;
-  double decode_ms_ = 0, read_ms_ = 0, queue_wait_ms_ = 0;
+  double decode_ms_ = 0, nvjpeg_ms_ = 0, gpu_wait_ms_ = 0, read_ms_ = 0, queue_wait_ms_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::int64_t images_ = 0, skipped_ = 0, queue_empty_waits_ = 0;
   std::vector<std::unique_ptr<Producer>> producers_;  // last: threads use everything above
