@@ -99,8 +99,21 @@ TEST_CASE("orch run sets one cuda_connections for its process, and refuses two",
   auto ran = test::run_orch("--db '" + db.string() + "' run '" + one.string() + "'");
   INFO(ran.output);
   REQUIRE(ran.exit_code == 0);
-  const auto got = stored_connections(db);
+  // The process planned with the variable unset, so it restarted itself once with it set.
+  CHECK_THAT(ran.output, Contains("orch run: restarting with CUDA_DEVICE_MAX_CONNECTIONS=5"));
+  CHECK(ran.output.find("restarting") == ran.output.rfind("restarting"));
+  CHECK_THAT(ran.output, Contains("CUDA_DEVICE_MAX_CONNECTIONS=5 for every run"));
+  auto got = stored_connections(db);
   REQUIRE(got.size() == 2);
+  for (const auto& [name, value] : got) CHECK(value == "5");
+
+  // Already set as asked in the environment it was started with: no restart.
+  ::setenv(kCudaConnectionsVariable, "5", 1);
+  auto again = test::run_orch("--db '" + db.string() + "' run '" + one.string() + "'");
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.output.find("restarting") == std::string::npos);
+  got = stored_connections(db);
   for (const auto& [name, value] : got) CHECK(value == "5");
 }
 

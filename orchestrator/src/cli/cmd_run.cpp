@@ -2,6 +2,10 @@
 // process, record every result in the database, print the ranking.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -45,7 +49,21 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     // anything runs or is written.
     try {
       if (const auto n = common_cuda_connections(plan.runs)) {
-        apply_cuda_connections(plan.runs.front());
+        if (cuda_connections_mismatch(plan.runs.front())) {
+          // Planning loaded LibTorch and the plugins into this process; whether something
+          // has started CUDA's driver by now is not ours to know, so the same command starts
+          // again (execv: same process id and terminal) with the variable set from its start.
+          apply_cuda_connections(plan.runs.front());
+          std::cerr << "orch run: restarting with " << kCudaConnectionsVariable << "=" << *n
+                    << "\n";
+          std::vector<char*> args;
+          for (std::string& a : g.argv) args.push_back(a.data());
+          args.push_back(nullptr);
+          ::execv("/proc/self/exe", args.data());
+          std::cerr << "orch run: cannot restart itself: " << std::strerror(errno) << "\n";
+          exit_code = kExitRunFailed;
+          return;
+        }
         std::cerr << "orch run: " << kCudaConnectionsVariable << "=" << *n << " for every run\n";
       }
     } catch (const std::invalid_argument& e) {

@@ -12,6 +12,7 @@ namespace orch::cli {
 struct GlobalOptions {
   std::vector<std::string> plugin_paths;  ///< --plugin-path, searched after the build's folder
   std::string db = "results.db";          ///< --db
+  std::vector<std::string> argv;          ///< the command line as given (for a restart)
 };
 
 constexpr int kExitOk = 0;

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.fallthrough();  // global options may also follow the command: `orch rank --db x.db`
   app.set_version_flag("--version", std::string("orch ") + ORCH_VERSION);
   orch::cli::GlobalOptions global;
+  global.argv.assign(argv, argv + argc);
   app.add_option("--plugin-path", global.plugin_paths,
                  "extra folder to search for plugin libraries (repeatable; also ORCH_PLUGIN_PATH)");
   app.add_option("--db", global.db, "SQLite results database")->capture_default_str();

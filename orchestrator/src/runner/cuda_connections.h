@@ -10,7 +10,8 @@
 //
 // The driver reads the variable when the process's CUDA context is made, so it is set before
 // anything touches CUDA: `orch exec` (each run of `orch sweep`, and Slurm tasks) sets it for
-// its one run; `orch run`, which runs every configuration in one process, sets it once and so
+// its one run, before loading any plugin; `orch run`, which runs every configuration in one
+// process, restarts itself once with the variable set (it has loaded the plugins to plan) and
 // refuses an experiment whose configurations differ in it.
 #pragma once
 
