@@ -213,6 +213,26 @@ TEST_CASE("nvJPEG decodes like libjpeg-turbo, on the hardware engines and with C
                     Contains("JPEG header") && Contains("nvJPEG status"));
 }
 
+TEST_CASE("nvjpeg hw_pipeline false decodes the same pixels as the pipelined decoder",
+          "[gpu][nvjpeg]") {
+  // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE only changes how nvJPEG schedules a batch on the
+  // engines; the pixels must be the pipelined decoder's exactly. Without engines both handles
+  // are the CUDA decoder and the check is the same.
+  Files files;
+  for (int i = 0; i < 9; ++i)
+    files.push_back(dataset::encode_jpeg(dataset::render_image(21, i % 3, i), 85));
+  nvjpeg::Decoder pipelined("auto"), unpipelined("auto", nullptr, nvjpeg::Output::kRgbi, false);
+  INFO("backend " << pipelined.backend_name());
+  CHECK(pipelined.hardware() == unpipelined.hardware());
+  const auto a = gpu_decode(pipelined, files), b = gpu_decode(unpipelined, files);
+  REQUIRE(a.size() == files.size());
+  REQUIRE(b.size() == files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    INFO("image " << i);
+    CHECK(torch::equal(a[i], b[i]));
+  }
+}
+
 TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu][nvjpeg]") {
   const auto file = dataset::encode_jpeg(dataset::render_image(4, 2, 9), 90);
   const dataset::RgbImage img = dataset::decode_jpeg(file.data(), file.size());

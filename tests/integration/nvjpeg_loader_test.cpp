@@ -18,16 +18,19 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", 
   std::set<std::string> names;
   for (const auto& p : info->params) names.insert(p.name);
   CHECK(names == std::set<std::string>{"root", "backend", "workers", "prefetch", "decoders",
-                                       "allocator", "output", "shuffle", "drop_last",
+                                       "allocator", "output", "hw_pipeline", "shuffle", "drop_last",
                                        "image_size", "on_error"});
   // Added after the first nvjpeg results: left out of the hash at their defaults.
   for (const auto& p : info->params) {
     INFO(p.name);
     CHECK(p.hashed_at_default ==
-          (p.name != "decoders" && p.name != "allocator" && p.name != "output"));
+          (p.name != "decoders" && p.name != "allocator" && p.name != "output" &&
+           p.name != "hw_pipeline"));
   }
   // output: rgb by default.
   CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_string("output") == "rgb");
+  // hw_pipeline: nvJPEG's pipelined hardware decode by default.
+  CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_bool("hw_pipeline"));
   // A bad backend is a plan-time error at its place in the file, listing the allowed values.
   test::TempDir tmp;
   std::ofstream(tmp.path() / "x.yaml") << "name: x\nbase:\n  data: {plugin: nvjpeg, root: /d, backend: cpu}\n";

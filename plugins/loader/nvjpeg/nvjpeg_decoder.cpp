@@ -125,7 +125,7 @@ int PinnedPool::free_cb(void* ctx, void* ptr, std::size_t, cudaStream_t) {
 }
 
 Decoder::Decoder(const std::string& backend, const nvjpegDevAllocatorV2_t* device_allocator,
-                 Output output)
+                 Output output, bool hw_pipeline)
     : output_(output) {
   if (backend != "auto" && backend != "hardware" && backend != "gpu")
     throw std::invalid_argument("nvjpeg backend '" + backend +
@@ -139,8 +139,11 @@ Decoder::Decoder(const std::string& backend, const nvjpegDevAllocatorV2_t* devic
   }
   // The batched handle, with our allocators when given (nvJPEG's own otherwise).
   const auto create = [&](nvjpegBackend_t b, nvjpegHandle_t* h) {
-    return device_allocator ? nvjpegCreateExV2(b, &dev, &pinned, 0, h)
-                            : nvjpegCreateEx(b, nullptr, nullptr, 0, h);
+    const unsigned flags = b == NVJPEG_BACKEND_HARDWARE && !hw_pipeline
+                               ? NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE
+                               : NVJPEG_FLAGS_DEFAULT;
+    return device_allocator ? nvjpegCreateExV2(b, &dev, &pinned, flags, h)
+                            : nvjpegCreateEx(b, nullptr, nullptr, flags, h);
   };
   if (backend != "gpu") {
     const nvjpegStatus_t s = create(NVJPEG_BACKEND_HARDWARE, &batched_);

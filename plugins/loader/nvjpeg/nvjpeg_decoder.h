@@ -131,10 +131,12 @@ class Decoder {
   /// takes device memory from it (stream-ordered, e.g. PyTorch's caching allocator) and pinned
   /// memory from a PinnedPool, instead of cudaMalloc/cudaFree and cudaHostAlloc/cudaFreeHost.
   /// `output` is the batched decoder's format; a job asking for the other one is decoded on
-  /// its own.
+  /// its own. `hw_pipeline` false creates the hardware handle with
+  /// NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE (nvJPEG's batch decode on the engines without its
+  /// pipelining of a batch's stages); it changes nothing for the CUDA decoder.
   explicit Decoder(const std::string& backend,
                    const nvjpegDevAllocatorV2_t* device_allocator = nullptr,
-                   Output output = Output::kRgbi);
+                   Output output = Output::kRgbi, bool hw_pipeline = true);
   ~Decoder();
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;

@@ -84,6 +84,7 @@ struct DeviceBatch {
 
 struct Options {
   int image_size = 224, workers = 4, prefetch = 3, decoders = 1;
+  bool hw_pipeline = true;  // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE when false
   bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
   bool torch_allocator = true;
   bool yuv = false;  // output: yuv
@@ -115,7 +116,7 @@ class NvjpegLoader final : public DataLoader {
       // Fails here, before any step, when the backend is not usable.
       p->decoder = std::make_unique<nvjpeg::Decoder>(
           backend, o_.torch_allocator ? &kTorchAllocator : nullptr,
-          o_.yuv ? nvjpeg::Output::kYuv : nvjpeg::Output::kRgbi);
+          o_.yuv ? nvjpeg::Output::kYuv : nvjpeg::Output::kRgbi, o_.hw_pipeline);
       // High priority: the GPU's block scheduler then starts this stream's few small kernels
       // and copies ahead of the training kernels queued at normal priority, so a batch is not
       // made late by waiting behind the step it is meant to feed.
@@ -460,6 +461,15 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           "what nvJPEG writes: interleaved RGB (its colour-conversion kernels), or YUV planes "
           "converted to RGB inside the crop kernel",
           /*hashed_at_default=*/false},  // added after the first nvjpeg results
+         {"hw_pipeline",
+          ParamType::kBool,
+          true,
+          {},
+          {},
+          {},
+          "on the hardware engines: nvJPEG's pipelined batch decode, or without its pipelining "
+          "(NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE); no effect on the CUDA decoder",
+          /*hashed_at_default=*/false},  // added after the first nvjpeg results
          {"shuffle",
           ParamType::kBool,
           true,
@@ -501,6 +511,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.decoders = static_cast<int>(p.get_int("decoders"));
     o.torch_allocator = p.get_string("allocator") == "torch";
     o.yuv = p.get_string("output") == "yuv";
+    o.hw_pipeline = !p.has("hw_pipeline") || p.get_bool("hw_pipeline");
     o.shuffle = p.get_bool("shuffle");
     o.drop_last = p.get_bool("drop_last");
     o.skip_errors = p.get_string("on_error") == "skip";
