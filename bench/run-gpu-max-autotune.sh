@@ -18,7 +18,7 @@
 # matmuls), call 2 finished (first step 58.8 s, 6,988.2 img/s bf16 b256), and a third call's
 # first step took 23.3 s from the cache.
 # Env: LIMIT (seconds for the Python run, default 480), DTYPES (default "bf16"), BATCH (256),
-# PYTHON. The result lines go to $OUT/max-autotune.jsonl (an "error" line when it was stopped).
+# PYTHON, PACK (0: leave the cache in /tmp for the next call on the same machine, no pieces). The result lines go to $OUT/max-autotune.jsonl (an "error" line when it was stopped).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -49,6 +49,11 @@ for dtype in ${DTYPES:-bf16}; do
     || echo "{\"side\": \"pytorch\", \"precision\": \"amp-$dtype\", \"batch\": ${BATCH:-256}, \"compile\": \"max-autotune\", \"error\": \"exit $? after $(( $(date +%s) - t0 )) s (124: stopped by the time limit)\"}" >> "$OUT/max-autotune.jsonl"
   echo "max-autotune amp-$dtype: $(( $(date +%s) - t0 )) s"
 done
+if [[ ${PACK:-1} == 0 ]]; then  # the next call reuses this machine's /tmp instead (above)
+  echo "cache: $(find "$cache" -type f | wc -l) files left in $cache (PACK=0)"
+  cat "$OUT/max-autotune.jsonl"
+  exit 0
+fi
 rm -f "$OUT"/inductor-cache.tgz.part-*
 tar -cz -C "$cache" . | split -b 15M - "$OUT/inductor-cache.tgz.part-"
 packed=$(cat "$OUT"/inductor-cache.tgz.part-* | wc -c)
