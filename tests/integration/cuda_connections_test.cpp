@@ -90,6 +90,9 @@ TEST_CASE("orch run sets one cuda_connections for its process, and refuses two",
   auto refused = test::run_orch("--db '" + db.string() + "' run '" + two.string() + "'");
   INFO(refused.output);
   CHECK(refused.exit_code == 2);
+  // At the axis, like any bad input: two.yaml's line 10 is `  cuda_connections: [4, 32]`,
+  // the values at column 21.
+  CHECK_THAT(refused.output, Contains("two.yaml:10:21: matrix.cuda_connections: "));
   CHECK_THAT(refused.output, Contains("cuda_connections differs between configurations"));
   CHECK_THAT(refused.output, Contains("orch sweep"));
   CHECK_FALSE(fs::exists(db));

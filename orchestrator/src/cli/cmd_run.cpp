@@ -67,7 +67,15 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
         std::cerr << "orch run: " << kCudaConnectionsVariable << "=" << *n << " for every run\n";
       }
     } catch (const std::invalid_argument& e) {
-      std::cerr << "orch run: " << plan.file << ": " << e.what() << "\n";
+      // At the axis that varies it, as the planner reports bad input.
+      const auto at = plan.axis_marks.find("cuda_connections");
+      const std::string allowed = "one value with orch run; any with orch sweep";
+      if (at != plan.axis_marks.end())
+        std::cerr << PlanError(at->second, "matrix.cuda_connections", e.what(), allowed).what()
+                  << "\n";
+      else
+        std::cerr << plan.file << ": cuda_connections: " << e.what() << " (allowed: " << allowed
+                  << ")\n";
       exit_code = kExitBadInput;
       return;
     }

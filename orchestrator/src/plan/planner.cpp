@@ -231,12 +231,16 @@ class Planner {
     if (ex.over_limit) too_many(ex.count, ex.counted_before_exclude, repeats);
 
     // Axes: the matrix's, then keys that only include entries add, in file order.
-    for (const MatrixAxis& axis : matrix_.spec.axes) plan.axes.push_back(axis.path);
+    for (const MatrixAxis& axis : matrix_.spec.axes) {
+      plan.axes.push_back(axis.path);
+      plan.axis_marks.emplace(axis.path, axis.mark);
+    }
     for (const MatrixEntry& e : matrix_.spec.include) {
       for (const MatrixPair& p : e.pairs) {
         if (std::find(plan.axes.begin(), plan.axes.end(), p.path) == plan.axes.end()) {
           plan.axes.push_back(p.path);
         }
+        plan.axis_marks.emplace(p.path, p.key_mark);  // kept: the first place only
       }
     }
 

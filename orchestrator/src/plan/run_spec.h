@@ -13,6 +13,7 @@
 
 #include "orch/params.h"
 #include "orch/plugin.h"
+#include "plan/plan_error.h"
 
 namespace orch {
 
@@ -74,6 +75,9 @@ struct Plan {
   std::string description;
   std::string file;                 ///< the experiment file it came from
   std::vector<std::string> axes;    ///< swept axis paths, in file order
+  /// Where each axis was written (its first place: a matrix key, or an include entry's), for
+  /// errors about a whole axis found after planning (e.g. `orch run` and cuda_connections).
+  std::map<std::string, SourceMark> axis_marks;
   std::vector<RunSpec> runs;        ///< configurations x repeats, repeats adjacent
 };
 
