@@ -25,7 +25,6 @@
 namespace orch {
 
 inline constexpr const char* kCudaConnectionsVariable = "CUDA_DEVICE_MAX_CONNECTIONS";
-inline constexpr std::int64_t kMaxCudaConnections = 32;
 
 /// Sets CUDA_DEVICE_MAX_CONNECTIONS to the run's `cuda_connections`; nothing when the run
 /// leaves it to the driver. Call before the process first uses CUDA.

@@ -14,8 +14,8 @@
 #include <optional>
 
 #include "orch/nvtx.h"
-#include "runner/device.h"
 #include "runner/cuda_connections.h"
+#include "runner/device.h"
 #include "runner/environment.h"
 #include "runner/profiler.h"
 #include "runner/sgd.h"
