@@ -1,0 +1,42 @@
+// A first step towards MLPerf's ResNet fusion (issue #10): a convolution that also emits the
+// per-channel sum and sum of squares of its output (what the next batch-norm needs for its
+// batch statistics), optionally applying the previous batch-norm's equivalent scale and bias
+// and a ReLU to its input on the way in, so neither the batch-norm's statistics pass nor its
+// element-wise pass reads or writes the activation separately. cuDNN offers it through its
+// legacy fused-ops API (CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS, cudnn_cnn.h: deprecated
+// in cuDNN 9 but present; what MXNet's and Paddle's fused ResNet units call), NHWC only.
+// Whether this cuDNN runs it on a given GPU, dtype and shape is what conv_bnstats() finds out:
+// it returns cuDNN's refusal instead of throwing, so a probe (tests/gpu) can report it.
+// Not used by the model yet.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace orch::resnet {
+
+struct ConvStats {
+  torch::Tensor y;      ///< the convolution's output, N x K x P x Q, channels-last, x's dtype
+  torch::Tensor sum;    ///< per output channel, float32, K
+  torch::Tensor sqsum;  ///< per output channel, float32, K
+};
+
+/// Input prologue: y = conv(relu(x * scale + bias)) with per-channel scale and bias (x's dtype,
+/// C values each), as a batch-norm's apply step folded into the next convolution.
+struct ScaleBiasRelu {
+  torch::Tensor scale, bias;
+};
+
+/// conv2d(x, w, stride, padding) (no bias, no dilation, no groups) with its output's
+/// per-channel statistics, by cuDNN's fused op. x: N x C x H x W channels-last fp16 or bf16 on
+/// CUDA; w: K x C x R x S channels-last, same dtype. Returns the result, or cuDNN's reason when
+/// it does not take these inputs (not supported, or built without cuDNN's headers); throws on
+/// misuse (wrong devices, dtypes or layouts) and on cuDNN errors other than a refusal.
+std::variant<ConvStats, std::string> conv_bnstats(const torch::Tensor& x, const torch::Tensor& w,
+                                                  std::int64_t stride, std::int64_t padding,
+                                                  const std::optional<ScaleBiasRelu>& prologue = {});
+
+}  // namespace orch::resnet
