@@ -46,17 +46,10 @@ class Owned {
   std::vector<std::function<void()>> undo_;
 };
 
-/// A status other than success or a refusal is our misuse or a cuDNN failure: throw.
+/// cuDNN declined the inputs (see check below).
 struct Refusal {
   std::string why;
 };
-void check(cudnnStatus_t s, const char* what) {
-  if (s == CUDNN_STATUS_SUCCESS) return;
-  if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH)
-    throw Refusal{std::string(what) + ": " + cudnnGetErrorString(s)};
-  throw std::runtime_error(std::string("conv_bnstats: ") + what + " failed: " +
-                           cudnnGetErrorString(s));
-}
 
 void require(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("conv_bnstats: ") + what);
@@ -88,6 +81,18 @@ std::variant<ConvStats, std::string> conv_bnstats(const torch::Tensor& x, const 
   const cudnnDataType_t dtype =
       x.scalar_type() == torch::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
   const auto i = [](std::int64_t v) { return static_cast<int>(v); };
+  // A status other than success or a refusal is our misuse or a cuDNN failure: throw. A
+  // refusal is NOT_SUPPORTED, and for bf16 also BAD_PARAM: cuDNN's legacy API answers so for a
+  // dtype it does not take (as its legacy batch-norm does, fused_bn_cudnn.cpp); fp16 would
+  // show a mistake of ours.
+  const auto check = [&](cudnnStatus_t st, const char* what) {
+    if (st == CUDNN_STATUS_SUCCESS) return;
+    if (st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH ||
+        (dtype == CUDNN_DATA_BFLOAT16 && st == CUDNN_STATUS_BAD_PARAM))
+      throw Refusal{std::string(what) + ": " + cudnnGetErrorString(st)};
+    throw std::runtime_error(std::string("conv_bnstats: ") + what + " failed: " +
+                             cudnnGetErrorString(st));
+  };
 
   try {
     Owned own;
