@@ -508,6 +508,136 @@ TEST_CASE("a ResNet50 with fused_bn_impl: cudnn runs all 49 batch-norms in cuDNN
   }
 }
 
+TEST_CASE("batch_norm_cudnn (no activation) matches the module's batch-norm",
+          "[gpu][fused_bn_cudnn][downsample_bn]") {
+  // The downsample branches' batch-norm (downsample_bn_cudnn): cuDNN's NHWC batch-norm with no
+  // activation, against torch::nn::BatchNorm2d's own forward on a copy (ATen: cuDNN for fp16,
+  // its native kernels for bf16): output, input / weight / bias gradients, running statistics.
+  const std::vector<std::vector<std::int64_t>> shapes = {
+      {4, 256, 14, 14},   // ResNet50 layer3's downsample at batch 4
+      {2, 260, 3, 5},     // C a multiple of 4, not of 8
+      {8, 2048, 7, 7},    // layer4's
+      {32, 256, 56, 56}}; // layer1's at batch 32: 100,352 rows
+  torch::manual_seed(5);
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    for (const auto& shape : shapes) {
+      INFO(describe(dtype, shape, false));
+      const std::int64_t C = shape[1];
+      const auto x = (torch::randn(shape, opts) * 2 + 0.5).to(dtype).contiguous(kCl);
+      const auto dy = torch::randn(shape, opts).to(dtype).contiguous(kCl);
+      torch::nn::BatchNorm2d bn(C), ref(C);
+      bn->to(torch::kCUDA);
+      ref->to(torch::kCUDA);
+      {
+        torch::NoGradGuard no_grad;
+        bn->weight.copy_(torch::rand({C}, opts) + 0.5);
+        bn->bias.copy_(torch::randn({C}, opts) * 0.1);
+        bn->running_mean.copy_(torch::randn({C}, opts) * 0.1);
+        bn->running_var.copy_(torch::rand({C}, opts) + 0.5);
+        ref->weight.copy_(bn->weight);
+        ref->bias.copy_(bn->bias);
+        ref->running_mean.copy_(bn->running_mean);
+        ref->running_var.copy_(bn->running_var);
+      }
+      bn->train();
+      ref->train();
+      auto xf = x.clone().requires_grad_(true);
+      auto xr = x.clone().requires_grad_(true);
+      const auto before = resnet::fused_bn_counters();
+      auto y = resnet::batch_norm_cudnn(*bn, xf);
+      const auto after = resnet::fused_bn_counters();
+      REQUIRE(after.plain_cudnn == before.plain_cudnn + 1);  // cuDNN took it, for both dtypes
+      REQUIRE(after.plain_module == before.plain_module);
+      REQUIRE(y.scalar_type() == dtype);
+      REQUIRE(y.is_contiguous(kCl));
+      auto yr = ref->forward(xr);
+      y.backward(dy);
+      yr.backward(dy);
+      INFO("worst |y - module| " << worst(y, yr) << ", |dx - module| "
+                                 << worst(xf.grad(), xr.grad()));
+      CHECK(close(y, yr, value_tolerance(dtype)));
+      CHECK(close(xf.grad(), xr.grad(), value_tolerance(dtype)));
+      const std::int64_t rows = x.numel() / C;
+      const Tolerance sums{1e-3, 1e-3 * std::sqrt(static_cast<double>(rows))};
+      INFO("worst |dw - module| " << worst(bn->weight.grad(), ref->weight.grad()));
+      CHECK(close(bn->weight.grad(), ref->weight.grad(), sums));
+      CHECK(close(bn->bias.grad(), ref->bias.grad(), sums));
+      CHECK(torch::allclose(bn->running_mean, ref->running_mean, 1e-4, 1e-5));
+      CHECK(torch::allclose(bn->running_var, ref->running_var, 1e-4, 1e-5));
+      CHECK(bn->num_batches_tracked.item<std::int64_t>() == 1);
+    }
+  }
+  // Not taken (channels not a multiple of 4; fp32): the module's forward, counted.
+  torch::nn::BatchNorm2d odd(66);
+  odd->to(torch::kCUDA);
+  odd->train();
+  const auto before = resnet::fused_bn_counters();
+  resnet::batch_norm_cudnn(*odd, torch::randn({4, 66, 8, 8}, opts).to(torch::kHalf).contiguous(kCl));
+  resnet::batch_norm_cudnn(*odd, torch::randn({4, 66, 8, 8}, opts).contiguous(kCl));
+  const auto after = resnet::fused_bn_counters();
+  CHECK(after.plain_module - before.plain_module == 2);
+  CHECK(after.plain_cudnn == before.plain_cudnn);
+  CHECK(odd->num_batches_tracked.item<std::int64_t>() == 2);
+}
+
+TEST_CASE("a bf16 ResNet50 with downsample_bn_cudnn and stem_pad_channels runs every batch-norm "
+          "in cuDNN and computes what the plain model computes",
+          "[gpu][fused_bn_cudnn][downsample_bn]") {
+  // Two copies with the same weights: the plain fused model and one with the downsample
+  // branches' batch-norm in cuDNN and the stem's input padded to 8 channels. Same loss and
+  // gradients within bf16 rounding (the padding adds exact zeros; cuDNN's and ATen's
+  // batch-norms differ in summation order only).
+  torch::manual_seed(3);
+  resnet::ResNetOptions o;
+  o.depth = 50;
+  o.num_classes = 10;
+  o.fused_bn = true;
+  o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
+  resnet::ResNet plain(o);
+  o.downsample_bn_cudnn = true;
+  o.stem_pad_channels = 8;
+  resnet::ResNet tuned(o);
+  {
+    torch::NoGradGuard no_grad;
+    auto src = plain->named_parameters();
+    for (auto& p : tuned->named_parameters()) p.value().copy_(src[p.key()]);
+  }
+  for (auto* net : {&plain, &tuned}) {
+    (*net)->to(torch::kCUDA);
+    to_channels_last(**net);
+    (*net)->train();
+  }
+  const auto images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
+  const auto labels = torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
+  auto loss_of = [&](resnet::ResNet& net) {
+    const Autocast autocast(torch::kBFloat16);
+    return torch::nn::functional::cross_entropy(net->forward(images), labels);
+  };
+  auto l0 = loss_of(plain);
+  l0.backward();
+  const auto before = resnet::fused_bn_counters();
+  auto l1 = loss_of(tuned);
+  l1.backward();
+  const auto after = resnet::fused_bn_counters();
+  CHECK(after.plain_cudnn - before.plain_cudnn == 4);  // ResNet50's four downsample branches
+  CHECK(after.plain_module == before.plain_module);
+  CHECK(after.cudnn - before.cudnn == 49);  // and the 49 others, fused, in cuDNN
+  INFO("loss plain " << l0.item<double>() << ", tuned " << l1.item<double>());
+  CHECK(std::abs(l0.item<double>() - l1.item<double>()) < 2e-2 * std::abs(l0.item<double>()));
+  auto pp = plain->named_parameters();
+  for (const auto& p : tuned->named_parameters()) {
+    INFO(p.key());
+    REQUIRE(p.value().grad().defined());
+    REQUIRE(p.value().grad().sizes() == pp[p.key()].grad().sizes());
+    // bf16 gradients through 50 layers: compared by direction, not element by element.
+    const auto a = p.value().grad().flatten().to(torch::kFloat);
+    const auto b = pp[p.key()].grad().flatten().to(torch::kFloat);
+    const double cos = (torch::dot(a, b) / (a.norm() * b.norm() + 1e-30)).item<double>();
+    CHECK(cos > 0.98);
+  }
+}
+
 // Hidden ([.]: run it by name or with "[fused_bn_graph]") until understood: on the H200 it
 // hung (killed after 140 s) and once crashed with SIGSEGV when it ran after the
 // other fused_bn cases in one process, and passed on its own (2026-11-30, 10 assertions), as

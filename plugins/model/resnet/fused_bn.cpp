@@ -30,6 +30,8 @@ std::atomic<std::int64_t> g_unfused{0};
 std::atomic<std::int64_t> g_orch{0};
 std::atomic<std::int64_t> g_cudnn{0};
 std::atomic<std::int64_t> g_cudnn_fallback{0};
+std::atomic<std::int64_t> g_plain_cudnn{0};
+std::atomic<std::int64_t> g_plain_module{0};
 
 #ifdef ORCH_FUSED_BN_CUDA
 
@@ -264,12 +266,30 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
   return out.relu_();
 }
 
+torch::Tensor batch_norm_cudnn(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x) {
+  const auto& o = bn.options;
+  if (bn.is_training() && o.track_running_stats() && o.affine() && o.momentum().has_value() &&
+      bn.num_batches_tracked.defined()) {
+    auto y = cudnn_bn_try(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, *o.momentum(),
+                          o.eps());
+    if (y.defined()) {
+      bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
+      ++g_plain_cudnn;
+      return y;
+    }
+  }
+  ++g_plain_module;
+  return bn.forward(x);
+}
+
 FusedBnCounters fused_bn_counters() {
   FusedBnCounters c;
   c.orch = g_orch.load();
   c.cudnn = g_cudnn.load();
   c.cudnn_fallback = g_cudnn_fallback.load();
   c.unfused = g_unfused.load();
+  c.plain_cudnn = g_plain_cudnn.load();
+  c.plain_module = g_plain_module.load();
   c.fused = c.orch + c.cudnn;
   return c;
 }

@@ -36,6 +36,13 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
                             FusedBnImpl impl = FusedBnImpl::kOrch,
                             const ResidualGradSinkPtr& sink = {});
 
+/// bn(x) for a batch-norm with no activation after it (the downsample branch of a ResNet block,
+/// `downsample_bn_cudnn`): cuDNN's NHWC batch-norm (cudnn_bn_try) for training-mode inputs it
+/// takes, bn.forward(x) otherwise (a refusal, CPU, fp32, eval mode, a build without cuDNN).
+/// Same parameters, running statistics and num_batches_tracked either way. Why: ATen runs
+/// cuDNN's batch-norm for fp16 but its own, slower, kernels for bf16.
+torch::Tensor batch_norm_cudnn(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x);
+
 /// The fused training function itself, on raw tensors (what the tests compare against
 /// at::batch_norm + add + relu). Requires fused_bn_supported(...); updates running stats.
 torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor& residual,
@@ -62,6 +69,8 @@ struct FusedBnCounters {
   std::int64_t orch = 0;            ///< ran fused on our kernels
   std::int64_t cudnn = 0;           ///< ran fused on cuDNN's batch-norm
   std::int64_t cudnn_fallback = 0;  ///< of `orch`: asked for cudnn, which did not take the input
+  std::int64_t plain_cudnn = 0;     ///< batch_norm_cudnn calls that ran cuDNN's batch-norm
+  std::int64_t plain_module = 0;    ///< batch_norm_cudnn calls that ran the module's forward
 };
 FusedBnCounters fused_bn_counters();
 

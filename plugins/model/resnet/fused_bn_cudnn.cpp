@@ -72,10 +72,13 @@ struct Setup {
   at::native::TensorDescriptor x, param;
   at::native::ActivationDescriptor relu;
   cudnnBatchNormOps_t ops = CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+  cudnnActivationDescriptor_t relu_desc = nullptr;  // relu's, or null for plain batch-norm
   size_t forward_workspace = 0, backward_workspace = 0, reserve = 0;
 
-  /// Returns the refusal where cuDNN does not take these descriptors.
-  std::optional<Refused> init(cudnnHandle_t handle, const torch::Tensor& x_t, bool has_residual) {
+  /// Returns the refusal where cuDNN does not take these descriptors. Without `relu`: plain
+  /// batch-norm (CUDNN_BATCHNORM_OPS_BN, no residual), what ATen's cuDNN batch-norm runs.
+  std::optional<Refused> init(cudnnHandle_t handle, const torch::Tensor& x_t, bool has_residual,
+                              bool with_relu = true) {
     const cudnnDataType_t dtype = cudnn_dtype(x_t);
     const auto step = [dtype](cudnnStatus_t s, const char* call) -> std::optional<Refused> {
       if (setup_refusal(s, dtype)) return Refused{s, call};
@@ -96,23 +99,26 @@ struct Setup {
       r = step(cudnnDeriveBNTensorDescriptor(param.mut_desc(), x.desc(), kMode),
                "cudnnDeriveBNTensorDescriptor");
     }
-    ops = has_residual ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+    ops = !with_relu     ? CUDNN_BATCHNORM_OPS_BN
+          : has_residual ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION
+                         : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+    relu_desc = with_relu ? relu.desc() : nullptr;  // plain BN: cuDNN takes no activation
     const cudnnTensorDescriptor_t z = has_residual ? x.desc() : nullptr;
     if (!r) {
       r = step(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-                   handle, kMode, ops, x.desc(), z, x.desc(), param.desc(), relu.desc(),
+                   handle, kMode, ops, x.desc(), z, x.desc(), param.desc(), relu_desc,
                    &forward_workspace),
                "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize");
     }
     if (!r) {
-      r = step(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, kMode, ops, relu.desc(),
+      r = step(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, kMode, ops, relu_desc,
                                                                     x.desc(), &reserve),
                "cudnnGetBatchNormalizationTrainingExReserveSpaceSize");
     }
     if (!r) {
       r = step(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
                    handle, kMode, ops, x.desc(), x.desc(), x.desc(), z, x.desc(), param.desc(),
-                   relu.desc(), &backward_workspace),
+                   relu_desc, &backward_workspace),
                "cudnnGetBatchNormalizationBackwardExWorkspaceSize");
     }
     return r;
@@ -139,7 +145,8 @@ torch::Tensor workspace_bytes(size_t& n, const torch::Tensor& like) {
   return bytes(n, like);
 }
 
-/// relu(batch_norm(x) [+ residual]) in training mode, forward and backward through cuDNN.
+/// relu(batch_norm(x) [+ residual]) in training mode, forward and backward through cuDNN; with
+/// `with_relu` false, batch_norm(x) alone (no residual).
 class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction> {
  public:
   // The residual is optional for the same reason as in FusedBnReluFunction: LibTorch's custom
@@ -148,12 +155,13 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
                                std::optional<torch::Tensor> residual_arg, torch::Tensor weight,
                                torch::Tensor bias, torch::Tensor running_mean,
                                torch::Tensor running_var, double momentum, double eps,
-                               ResidualGradSinkPtr sink) {
+                               ResidualGradSinkPtr sink, bool with_relu) {
     const c10::cuda::CUDAGuard guard(x.device());
     const torch::Tensor residual = residual_arg.value_or(torch::Tensor());
+    TORCH_CHECK(with_relu || !residual.defined(), "plain cuDNN batch-norm takes no residual");
     const cudnnHandle_t handle = current_handle();
     Setup s;
-    if (auto refused = s.init(handle, x, residual.defined())) throw *refused;
+    if (auto refused = s.init(handle, x, residual.defined(), with_relu)) throw *refused;
     const std::int64_t channels = x.size(1);
     const auto f32 = x.options().dtype(torch::kFloat);
     auto y = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::ChannelsLast));
@@ -167,16 +175,19 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
         residual.defined() ? s.x.desc() : nullptr,
         residual.defined() ? residual.data_ptr() : nullptr, s.x.desc(), y.data_ptr(),
         s.param.desc(), weight.data_ptr(), bias.data_ptr(), momentum, running_mean.data_ptr(),
-        running_var.data_ptr(), eps, save_mean.data_ptr(), save_invvar.data_ptr(), s.relu.desc(),
+        running_var.data_ptr(), eps, save_mean.data_ptr(), save_invvar.data_ptr(), s.relu_desc,
         workspace.data_ptr(), s.forward_workspace, reserve.data_ptr(), s.reserve);
     if (setup_refusal(status, cudnn_dtype(x))) {
       throw Refused{status, "cudnnBatchNormalizationForwardTrainingEx"};
     }
     check(status, "cudnnBatchNormalizationForwardTrainingEx");
     ctx->saved_data["has_residual"] = residual.defined();
+    ctx->saved_data["with_relu"] = with_relu;
     ctx->saved_data["eps"] = eps;
     if (sink && residual.defined()) ctx->saved_data["sink"] = c10::IValue::make_capsule(sink);
-    ctx->save_for_backward({x, y, weight, bias, save_mean, save_invvar, reserve});
+    // Plain batch-norm's backward does not read y (ATen's passes null too): not kept alive.
+    ctx->save_for_backward(
+        {x, with_relu ? y : torch::Tensor(), weight, bias, save_mean, save_invvar, reserve});
     return y;
   }
 
@@ -190,11 +201,12 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
     auto reserve = saved[6];
     const c10::cuda::CUDAGuard guard(x.device());
     const bool has_residual = ctx->saved_data["has_residual"].toBool();
+    const bool with_relu = ctx->saved_data["with_relu"].toBool();
     const double eps = ctx->saved_data["eps"].toDouble();
     auto dy = grads[0].to(x.scalar_type()).contiguous(at::MemoryFormat::ChannelsLast);
     const cudnnHandle_t handle = current_handle();
     Setup s;
-    if (auto refused = s.init(handle, x, has_residual)) {
+    if (auto refused = s.init(handle, x, has_residual, with_relu)) {
       // The forward went through with the same descriptors, so this does not happen.
       check(refused->status, refused->call);
     }
@@ -208,21 +220,23 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
     auto workspace = workspace_bytes(s.backward_workspace, x);
     const float one = 1.f, zero = 0.f;
     check(cudnnBatchNormalizationBackwardEx(
-              handle, kMode, s.ops, &one, &zero, &one, &zero, s.x.desc(), x.data_ptr(), s.x.desc(),
-              y.data_ptr(), s.x.desc(), dy.data_ptr(), has_residual ? s.x.desc() : nullptr,
+              handle, kMode, s.ops, &one, &zero, &one, &zero, s.x.desc(), x.data_ptr(),
+              with_relu ? s.x.desc() : nullptr, with_relu ? y.data_ptr() : nullptr, s.x.desc(),
+              dy.data_ptr(), has_residual ? s.x.desc() : nullptr,
               has_residual ? dres.data_ptr() : nullptr, s.x.desc(), dx.data_ptr(), s.param.desc(),
               weight.data_ptr(), bias.data_ptr(), grad_weight.data_ptr(), grad_bias.data_ptr(), eps,
-              saved[4].data_ptr(), saved[5].data_ptr(), s.relu.desc(), workspace.data_ptr(),
+              saved[4].data_ptr(), saved[5].data_ptr(), s.relu_desc, workspace.data_ptr(),
               s.backward_workspace, reserve.data_ptr(), static_cast<size_t>(reserve.numel())),
           "cudnnBatchNormalizationBackwardEx");
     // fused_residual_grad: conv1's backward adds onto the residual's gradient (residual_grad.h).
     if (auto sink = residual_grad_sink(*ctx)) sink->grad = std::exchange(dres, torch::Tensor());
     // One gradient per forward argument: x, residual, weight, bias, running_mean,
-    // running_var, momentum, eps, sink.
+    // running_var, momentum, eps, sink, with_relu.
     return {dx,
             dres,
             grad_weight,
             grad_bias,
+            torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
@@ -232,12 +246,14 @@ class CudnnBnReluFunction : public torch::autograd::Function<CudnnBnReluFunction
 };
 
 /// Shapes cuDNN has refused in this process, so a refused shape is asked about once.
-using ShapeKey = std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool>;
+using ShapeKey =
+    std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool>;
 
-ShapeKey key_of(const torch::Tensor& x, bool has_residual) {
-  return {
-      x.get_device(), static_cast<int>(x.scalar_type()), x.size(0), x.size(1), x.size(2), x.size(3),
-      has_residual};
+ShapeKey key_of(const torch::Tensor& x, bool has_residual, bool with_relu) {
+  return {x.get_device(), static_cast<int>(x.scalar_type()),
+          x.size(0),      x.size(1),
+          x.size(2),      x.size(3),
+          has_residual,   with_relu};
 }
 
 std::mutex g_refused_mutex;
@@ -275,11 +291,14 @@ bool cudnn_fused_bn_supported(const torch::Tensor& x, const torch::Tensor& resid
   return true;
 }
 
-torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tensor& residual,
-                                      const torch::Tensor& weight, const torch::Tensor& bias,
-                                      const torch::Tensor& running_mean,
-                                      const torch::Tensor& running_var, double momentum, double eps,
-                                      std::string* refused, const ResidualGradSinkPtr& sink) {
+namespace {
+
+/// cudnn_fused_bn_relu_try and cudnn_bn_try: with_relu false is plain batch-norm, no residual.
+torch::Tensor cudnn_try(const torch::Tensor& x, const torch::Tensor& residual,
+                        const torch::Tensor& weight, const torch::Tensor& bias,
+                        const torch::Tensor& running_mean, const torch::Tensor& running_var,
+                        double momentum, double eps, std::string* refused,
+                        const ResidualGradSinkPtr& sink, bool with_relu) {
   // Inputs cuDNN is not tried on are a refusal too, with the reason (checked here once, so
   // the caller in the training step does not check first).
   if (!cudnn_fused_bn_supported(x, residual, weight, bias, running_mean, running_var, refused))
@@ -289,7 +308,7 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
     if (refused) *refused = "epsilon below CUDNN_BN_MIN_EPSILON";
     return {};
   }
-  const ShapeKey key = key_of(x, residual.defined());
+  const ShapeKey key = key_of(x, residual.defined(), with_relu);
   {
     const std::lock_guard<std::mutex> lock(g_refused_mutex);
     if (g_refused.count(key) != 0) {
@@ -300,7 +319,7 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
   try {
     return CudnnBnReluFunction::apply(
         x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, weight, bias,
-        running_mean, running_var, momentum, eps, sink);
+        running_mean, running_var, momentum, eps, sink, with_relu);
   } catch (const Refused& r) {
     {
       const std::lock_guard<std::mutex> lock(g_refused_mutex);
@@ -314,8 +333,28 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
   (void)eps;
   (void)refused;
   (void)sink;
+  (void)with_relu;
   return {};
 #endif
+}
+
+}  // namespace
+
+torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tensor& residual,
+                                      const torch::Tensor& weight, const torch::Tensor& bias,
+                                      const torch::Tensor& running_mean,
+                                      const torch::Tensor& running_var, double momentum, double eps,
+                                      std::string* refused, const ResidualGradSinkPtr& sink) {
+  return cudnn_try(x, residual, weight, bias, running_mean, running_var, momentum, eps, refused,
+                   sink, /*with_relu=*/true);
+}
+
+torch::Tensor cudnn_bn_try(const torch::Tensor& x, const torch::Tensor& weight,
+                           const torch::Tensor& bias, const torch::Tensor& running_mean,
+                           const torch::Tensor& running_var, double momentum, double eps,
+                           std::string* refused) {
+  return cudnn_try(x, torch::Tensor(), weight, bias, running_mean, running_var, momentum, eps,
+                   refused, {}, /*with_relu=*/false);
 }
 
 torch::Tensor cudnn_fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor& residual,

@@ -42,6 +42,16 @@ torch::Tensor cudnn_fused_bn_relu_try(const torch::Tensor& x, const torch::Tenso
                                       std::string* refused = nullptr,
                                       const ResidualGradSinkPtr& sink = {});
 
+/// batch_norm(x) alone (no activation, no residual) in training mode through cuDNN's NHWC
+/// batch-norm (CUDNN_BATCHNORM_OPS_BN), updating the running statistics like
+/// cudnn_fused_bn_relu_try; the same refusals. What the resnet's downsample branches run with
+/// `downsample_bn_cudnn` (ATen itself runs cuDNN's batch-norm for fp16 but its own kernels for
+/// bf16).
+torch::Tensor cudnn_bn_try(const torch::Tensor& x, const torch::Tensor& weight,
+                           const torch::Tensor& bias, const torch::Tensor& running_mean,
+                           const torch::Tensor& running_var, double momentum, double eps,
+                           std::string* refused = nullptr);
+
 /// cudnn_fused_bn_relu_try that throws (naming the reason) where cuDNN does not take the inputs:
 /// what the tests compare against at::batch_norm + add + relu.
 torch::Tensor cudnn_fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor& residual,

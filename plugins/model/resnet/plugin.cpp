@@ -55,6 +55,17 @@ class ResNetPlugin final : public ModelPlugin {
               // bench/fused-bn-residual-h200.yaml, cuda-graph b256: fp16 7,264.0 -> 7,420.9,
               // bf16 6,719.8 -> 6,863.5 img/s; same losses), so fused_bn results stored before
               // then with no fused_residual_grad ran without it.
+              /*hashed_at_default=*/false},
+             {"downsample_bn_cudnn", ParamType::kBool, false, {}, {}, {},
+              "with fused_bn: the downsample branches' batch-norm through cuDNN's NHWC "
+              "batch-norm (ATen's own kernels run it for bf16; cuDNN's for fp16)",
+              // Added after resnet results were recorded, left out of the hash at its default.
+              /*hashed_at_default=*/false},
+             {"stem_pad_channels", ParamType::kInt, std::int64_t{0},
+              {std::int64_t{0}, std::int64_t{4}, std::int64_t{8}}, {}, {},
+              "zero-pad the stem convolution's input channels (and its weight) to 4 or 8 "
+              "before it runs (0: off); the same sum, a different cuDNN kernel",
+              // Added after resnet results were recorded, left out of the hash at its default.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -68,6 +79,8 @@ class ResNetPlugin final : public ModelPlugin {
       o.max_pool_impl = max_pool_impl_from_string(p.get_string("max_pool_impl"));
     // Absent (hand-built Params): the declared default, on.
     o.fused_residual_grad = !p.has("fused_residual_grad") || p.get_bool("fused_residual_grad");
+    o.downsample_bn_cudnn = p.has("downsample_bn_cudnn") && p.get_bool("downsample_bn_cudnn");
+    if (p.has("stem_pad_channels")) o.stem_pad_channels = p.get_int("stem_pad_channels");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -5,6 +5,7 @@
 #include "max_pool.h"
 #include "residual_grad.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/init.h>
 
@@ -39,6 +40,17 @@ std::array<std::int64_t, 4> stage_blocks(std::int64_t depth) {
                               " is not one of 18, 34, 50, 101, 152");
 }
 
+/// The shortcut of a block with a downsample branch (conv1x1 + batch-norm): with `cudnn_bn`, its
+/// batch-norm through batch_norm_cudnn (cuDNN's NHWC batch-norm where it takes the input).
+torch::Tensor downsample_forward(nn::Sequential& ds, const torch::Tensor& x, bool cudnn_bn) {
+  if (!cudnn_bn) return ds->forward(x);
+  // Module::as, not Sequential::ptr<T>: AnyModule cannot name BatchNorm2d's inherited forward.
+  auto* conv = ds->ptr(0)->as<nn::Conv2dImpl>();
+  auto* bn = ds->ptr(1)->as<nn::BatchNorm2dImpl>();
+  TORCH_CHECK(conv && bn, "a downsample branch that is not conv1x1 + BatchNorm2d");
+  return batch_norm_cudnn(*bn, conv->forward(x));
+}
+
 }  // namespace
 
 BasicBlockImpl::BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
@@ -55,7 +67,9 @@ torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
   if (fused_bn) {
     auto out = fused_bn_relu(*bn1, conv1(x), {}, fused_bn_impl);
     out = conv2(out);
-    return fused_bn_relu(*bn2, out, downsample ? downsample->forward(x) : x, fused_bn_impl);
+    return fused_bn_relu(*bn2, out,
+                         downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x,
+                         fused_bn_impl);
   }
   auto out = bn1(conv1(x)).relu_();
   out = bn2(conv2(out));
@@ -88,7 +102,9 @@ torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
         fused_bn_impl);
     out = fused_bn_relu(*bn2, conv2(out), {}, fused_bn_impl);
     out = conv3(out);
-    return fused_bn_relu(*bn3, out, downsample ? downsample->forward(x) : x, fused_bn_impl, sink);
+    return fused_bn_relu(*bn3, out,
+                         downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x,
+                         fused_bn_impl, sink);
   }
   auto out = bn1(conv1(x)).relu_();
   out = bn2(conv2(out)).relu_();
@@ -101,7 +117,9 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
     : fused_bn_(o.fused_bn),
       fused_bn_impl_(o.fused_bn_impl),
       max_pool_impl_(o.max_pool_impl),
-      fused_residual_grad_(o.fused_residual_grad) {
+      fused_residual_grad_(o.fused_residual_grad),
+      downsample_bn_cudnn_(o.downsample_bn_cudnn),
+      stem_pad_channels_(o.stem_pad_channels) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1", nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
@@ -142,11 +160,16 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
   }
   nn::Sequential layer;
   const auto block = [&](std::int64_t stride_, nn::Sequential ds) {
-    if constexpr (std::is_same_v<Block, Bottleneck>) {
-      return Block(inplanes_, planes, stride_, ds, fused_bn_, fused_bn_impl_, fused_residual_grad_);
-    } else {
-      return Block(inplanes_, planes, stride_, ds, fused_bn_, fused_bn_impl_);
-    }
+    Block b = [&] {
+      if constexpr (std::is_same_v<Block, Bottleneck>) {
+        return Block(inplanes_, planes, stride_, ds, fused_bn_, fused_bn_impl_,
+                     fused_residual_grad_);
+      } else {
+        return Block(inplanes_, planes, stride_, ds, fused_bn_, fused_bn_impl_);
+      }
+    }();
+    b->downsample_bn_cudnn = fused_bn_ && downsample_bn_cudnn_;
+    return b;
   };
   layer->push_back(block(stride, downsample));
   inplanes_ = planes * expansion;
@@ -154,8 +177,27 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
   return layer;
 }
 
+torch::Tensor ResNetImpl::stem_conv(torch::Tensor x) {
+  const std::int64_t extra = stem_pad_channels_ - x.size(1);
+  if (x.dim() != 4 || extra <= 0) return conv1(x);
+  // Cast first where autocast would (the conv casts its input anyway): padding then moves half
+  // the bytes. Zeros stay zeros in any dtype, so the sum is unchanged.
+  if (x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA)) {
+    x = x.to(at::autocast::get_autocast_dtype(at::kCUDA));
+  }
+  const auto format = x.suggest_memory_format();
+  // constant_pad_nd's pad list runs from the last dimension: (W, W, H, H, C front, C back).
+  x = at::constant_pad_nd(x, {0, 0, 0, 0, 0, extra}).contiguous(format);
+  const auto& w = conv1->weight;
+  auto w_padded =
+      at::constant_pad_nd(w, {0, 0, 0, 0, 0, extra}).contiguous(w.suggest_memory_format());
+  const auto& o = conv1->options;
+  const torch::ExpandingArray<2> padding = std::get<torch::ExpandingArray<2>>(o.padding());
+  return at::conv2d(x, w_padded, {}, *o.stride(), *padding, *o.dilation(), o.groups());
+}
+
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
-  x = conv1(x);
+  x = stem_conv(x);
   x = max_pool(*maxpool, fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_(),
                max_pool_impl_);
   x = layer4->forward(layer3->forward(layer2->forward(layer1->forward(x))));

@@ -32,6 +32,7 @@ struct BasicBlockImpl : torch::nn::Module {
   torch::nn::Sequential downsample{nullptr};
   bool fused_bn = false;  ///< batch-norm + ReLU (+ add) through fused_bn_relu
   FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< which fused implementation
+  bool downsample_bn_cudnn = false;  ///< with fused_bn: the shortcut's batch-norm, see downsample()
 };
 TORCH_MODULE(BasicBlock);
 
@@ -52,6 +53,7 @@ struct BottleneckImpl : torch::nn::Module {
   /// With fused_bn, in identity blocks: conv1's data gradient added onto the shortcut's in one
   /// GEMM (residual_grad.h) instead of autograd's separate add.
   bool fused_residual_grad = false;
+  bool downsample_bn_cudnn = false;  ///< with fused_bn: the shortcut's batch-norm, see downsample()
 };
 TORCH_MODULE(Bottleneck);
 
@@ -63,6 +65,14 @@ struct ResNetOptions {
   FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< ours or cuDNN's, where fused_bn runs fused
   MaxPoolImpl max_pool_impl = MaxPoolImpl::kOrch;  ///< the stem's max pooling; max_pool.h
   bool fused_residual_grad = false;  ///< with fused_bn: residual_grad.h (bottleneck blocks)
+  /// With fused_bn: the downsample branches' batch-norm through cuDNN's NHWC batch-norm
+  /// (batch_norm_cudnn) instead of the module's forward, which runs ATen's own kernels for bf16.
+  bool downsample_bn_cudnn = false;
+  /// The stem convolution's input channels zero-padded to this many (4 or 8; 0: as they come)
+  /// before the convolution, its weight likewise; the added channels are zeros in both, so the
+  /// result is the same sum. Why: cuDNN has a fast first-layer kernel for 3-channel fp16 input
+  /// only; bf16 ran a generic one 3x slower (bench/dtype-profile-h200.yaml).
+  std::int64_t stem_pad_channels = 0;
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -76,6 +86,9 @@ struct ResNetImpl : torch::nn::Module {
   torch::nn::AdaptiveAvgPool2d avgpool{nullptr};
   torch::nn::Linear fc{nullptr};
 
+  /// conv1 on x, with its input channels padded to stem_pad_channels where that is more.
+  torch::Tensor stem_conv(torch::Tensor x);
+
  private:
   template <class Block>
   torch::nn::Sequential make_layer(std::int64_t planes, std::int64_t blocks, std::int64_t stride);
@@ -84,6 +97,8 @@ struct ResNetImpl : torch::nn::Module {
   FusedBnImpl fused_bn_impl_ = FusedBnImpl::kOrch;
   MaxPoolImpl max_pool_impl_ = MaxPoolImpl::kOrch;
   bool fused_residual_grad_ = false;
+  bool downsample_bn_cudnn_ = false;
+  std::int64_t stem_pad_channels_ = 0;
 };
 TORCH_MODULE(ResNet);
 
