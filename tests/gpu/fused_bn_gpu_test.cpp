@@ -581,60 +581,62 @@ TEST_CASE("batch_norm_cudnn (no activation) matches the module's batch-norm",
   CHECK(odd->num_batches_tracked.item<std::int64_t>() == 2);
 }
 
-TEST_CASE("a bf16 ResNet50 with downsample_bn_cudnn and stem_pad_channels runs every batch-norm "
-          "in cuDNN and computes what the plain model computes",
+TEST_CASE("a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs every "
+          "batch-norm in cuDNN and computes what the plain model computes",
           "[gpu][fused_bn_cudnn][downsample_bn]") {
   // Two copies with the same weights: the plain fused model and one with the downsample
-  // branches' batch-norm in cuDNN and the stem's input padded to 8 channels. Same loss and
-  // gradients within bf16 rounding (the padding adds exact zeros; cuDNN's and ATen's
-  // batch-norms differ in summation order only).
-  torch::manual_seed(3);
-  resnet::ResNetOptions o;
-  o.depth = 50;
-  o.num_classes = 10;
-  o.fused_bn = true;
-  o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
-  resnet::ResNet plain(o);
-  o.downsample_bn_cudnn = true;
-  o.stem_pad_channels = 8;
-  resnet::ResNet tuned(o);
-  {
-    torch::NoGradGuard no_grad;
-    auto src = plain->named_parameters();
-    for (auto& p : tuned->named_parameters()) p.value().copy_(src[p.key()]);
-  }
-  for (auto* net : {&plain, &tuned}) {
-    (*net)->to(torch::kCUDA);
-    to_channels_last(**net);
-    (*net)->train();
-  }
-  const auto images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
-  const auto labels = torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
-  auto loss_of = [&](resnet::ResNet& net) {
-    const Autocast autocast(torch::kBFloat16);
-    return torch::nn::functional::cross_entropy(net->forward(images), labels);
-  };
-  auto l0 = loss_of(plain);
-  l0.backward();
-  const auto before = resnet::fused_bn_counters();
-  auto l1 = loss_of(tuned);
-  l1.backward();
-  const auto after = resnet::fused_bn_counters();
-  CHECK(after.plain_cudnn - before.plain_cudnn == 4);  // ResNet50's four downsample branches
-  CHECK(after.plain_module == before.plain_module);
-  CHECK(after.cudnn - before.cudnn == 49);  // and the 49 others, fused, in cuDNN
-  INFO("loss plain " << l0.item<double>() << ", tuned " << l1.item<double>());
-  CHECK(std::abs(l0.item<double>() - l1.item<double>()) < 2e-2 * std::abs(l0.item<double>()));
-  auto pp = plain->named_parameters();
-  for (const auto& p : tuned->named_parameters()) {
-    INFO(p.key());
-    REQUIRE(p.value().grad().defined());
-    REQUIRE(p.value().grad().sizes() == pp[p.key()].grad().sizes());
-    // bf16 gradients through 50 layers: compared by direction, not element by element.
-    const auto a = p.value().grad().flatten().to(torch::kFloat);
-    const auto b = pp[p.key()].grad().flatten().to(torch::kFloat);
-    const double cos = (torch::dot(a, b) / (a.norm() * b.norm() + 1e-30)).item<double>();
-    CHECK(cos > 0.98);
+  // branches' batch-norm in cuDNN and the stem folded space-to-depth. fp16 (11 significant
+  // bits) for the comparison, where rounding noise through 50 layers stays small; bf16 for the
+  // counts (ATen runs bf16's batch-norm itself, so there the downsample path really changes).
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    INFO(dtype);
+    torch::manual_seed(3);
+    resnet::ResNetOptions o;
+    o.depth = 50;
+    o.num_classes = 10;
+    o.fused_bn = true;
+    o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
+    resnet::ResNet plain(o);
+    o.downsample_bn_cudnn = true;
+    o.stem_conv = resnet::StemConv::kSpaceToDepth;
+    resnet::ResNet tuned(o);
+    test::copy_state(*plain, *tuned);
+    for (auto* net : {&plain, &tuned}) {
+      (*net)->to(torch::kCUDA);
+      to_channels_last(**net);
+      (*net)->train();
+    }
+    const auto images = torch::randn({32, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
+    const auto labels =
+        torch::randint(0, 10, {32}, torch::dtype(torch::kLong).device(torch::kCUDA));
+    auto loss_of = [&](resnet::ResNet& net) {
+      const Autocast autocast(dtype);
+      return torch::nn::functional::cross_entropy(net->forward(images), labels);
+    };
+    auto l0 = loss_of(plain);
+    l0.backward();
+    const auto before = resnet::fused_bn_counters();
+    auto l1 = loss_of(tuned);
+    l1.backward();
+    const auto after = resnet::fused_bn_counters();
+    CHECK(after.plain_cudnn - before.plain_cudnn == 4);  // ResNet50's four downsample branches
+    CHECK(after.plain_module == before.plain_module);
+    CHECK(after.cudnn - before.cudnn == 49);  // and the 49 others, fused, in cuDNN
+    CHECK(std::isfinite(l1.item<double>()));
+    if (dtype != torch::kHalf) continue;
+    INFO("loss plain " << l0.item<double>() << ", tuned " << l1.item<double>());
+    CHECK(std::abs(l0.item<double>() - l1.item<double>()) < 5e-3 * std::abs(l0.item<double>()));
+    auto pp = plain->named_parameters();
+    for (const auto& p : tuned->named_parameters()) {
+      INFO(p.key());
+      REQUIRE(p.value().grad().defined());
+      REQUIRE(p.value().grad().sizes() == pp[p.key()].grad().sizes());
+      // Gradients through 50 rounded layers: compared by direction, not element by element.
+      const auto a = p.value().grad().flatten().to(torch::kFloat);
+      const auto b = pp[p.key()].grad().flatten().to(torch::kFloat);
+      const double cos = (torch::dot(a, b) / (a.norm() * b.norm() + 1e-30)).item<double>();
+      CHECK(cos > 0.99);
+    }
   }
 }
 

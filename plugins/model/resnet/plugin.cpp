@@ -61,10 +61,14 @@ class ResNetPlugin final : public ModelPlugin {
               "batch-norm (ATen's own kernels run it for bf16; cuDNN's for fp16)",
               // Added after resnet results were recorded, left out of the hash at its default.
               /*hashed_at_default=*/false},
-             {"stem_pad_channels", ParamType::kInt, std::int64_t{0},
-              {std::int64_t{0}, std::int64_t{4}, std::int64_t{8}}, {}, {},
-              "zero-pad the stem convolution's input channels (and its weight) to 4 or 8 "
-              "before it runs (0: off); the same sum, a different cuDNN kernel",
+             {"stem_conv", ParamType::kString, std::string("direct"),
+              {std::string("direct"), std::string("pad4"), std::string("pad8"),
+               std::string("space_to_depth")},
+              {}, {},
+              "how the 7x7 stride-2 stem convolution runs: as it is (direct), its input and "
+              "weight zero-padded to 4 or 8 channels (pad4, pad8), or as a 4x4 stride-1 "
+              "convolution over 2x2 pixel blocks folded into channels (space_to_depth); the "
+              "same sums, another cuDNN kernel",
               // Added after resnet results were recorded, left out of the hash at its default.
               /*hashed_at_default=*/false}}};
   }
@@ -80,7 +84,7 @@ class ResNetPlugin final : public ModelPlugin {
     // Absent (hand-built Params): the declared default, on.
     o.fused_residual_grad = !p.has("fused_residual_grad") || p.get_bool("fused_residual_grad");
     o.downsample_bn_cudnn = p.has("downsample_bn_cudnn") && p.get_bool("downsample_bn_cudnn");
-    if (p.has("stem_pad_channels")) o.stem_pad_channels = p.get_int("stem_pad_channels");
+    if (p.has("stem_conv")) o.stem_conv = stem_conv_from_string(p.get_string("stem_conv"));
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -5,7 +5,6 @@
 #include "max_pool.h"
 #include "residual_grad.h"
 
-#include <ATen/autocast_mode.h>
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/init.h>
 
@@ -119,7 +118,7 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
       max_pool_impl_(o.max_pool_impl),
       fused_residual_grad_(o.fused_residual_grad),
       downsample_bn_cudnn_(o.downsample_bn_cudnn),
-      stem_pad_channels_(o.stem_pad_channels) {
+      stem_conv_(o.stem_conv) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1", nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
@@ -177,27 +176,8 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
   return layer;
 }
 
-torch::Tensor ResNetImpl::stem_conv(torch::Tensor x) {
-  const std::int64_t extra = stem_pad_channels_ - x.size(1);
-  if (x.dim() != 4 || extra <= 0) return conv1(x);
-  // Cast first where autocast would (the conv casts its input anyway): padding then moves half
-  // the bytes. Zeros stay zeros in any dtype, so the sum is unchanged.
-  if (x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA)) {
-    x = x.to(at::autocast::get_autocast_dtype(at::kCUDA));
-  }
-  const auto format = x.suggest_memory_format();
-  // constant_pad_nd's pad list runs from the last dimension: (W, W, H, H, C front, C back).
-  x = at::constant_pad_nd(x, {0, 0, 0, 0, 0, extra}).contiguous(format);
-  const auto& w = conv1->weight;
-  auto w_padded =
-      at::constant_pad_nd(w, {0, 0, 0, 0, 0, extra}).contiguous(w.suggest_memory_format());
-  const auto& o = conv1->options;
-  const torch::ExpandingArray<2> padding = std::get<torch::ExpandingArray<2>>(o.padding());
-  return at::conv2d(x, w_padded, {}, *o.stride(), *padding, *o.dilation(), o.groups());
-}
-
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
-  x = stem_conv(x);
+  x = stem_conv_forward(*conv1, x, stem_conv_);
   x = max_pool(*maxpool, fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_(),
                max_pool_impl_);
   x = layer4->forward(layer3->forward(layer2->forward(layer1->forward(x))));

@@ -16,6 +16,7 @@
 
 #include "fused_bn.h"
 #include "max_pool.h"
+#include "stem_conv.h"
 
 namespace orch::resnet {
 
@@ -68,11 +69,7 @@ struct ResNetOptions {
   /// With fused_bn: the downsample branches' batch-norm through cuDNN's NHWC batch-norm
   /// (batch_norm_cudnn) instead of the module's forward, which runs ATen's own kernels for bf16.
   bool downsample_bn_cudnn = false;
-  /// The stem convolution's input channels zero-padded to this many (4 or 8; 0: as they come)
-  /// before the convolution, its weight likewise; the added channels are zeros in both, so the
-  /// result is the same sum. Why: cuDNN has a fast first-layer kernel for 3-channel fp16 input
-  /// only; bf16 ran a generic one 3x slower (bench/dtype-profile-h200.yaml).
-  std::int64_t stem_pad_channels = 0;
+  StemConv stem_conv = StemConv::kDirect;  ///< how the stem convolution runs; stem_conv.h
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -86,9 +83,6 @@ struct ResNetImpl : torch::nn::Module {
   torch::nn::AdaptiveAvgPool2d avgpool{nullptr};
   torch::nn::Linear fc{nullptr};
 
-  /// conv1 on x, with its input channels padded to stem_pad_channels where that is more.
-  torch::Tensor stem_conv(torch::Tensor x);
-
  private:
   template <class Block>
   torch::nn::Sequential make_layer(std::int64_t planes, std::int64_t blocks, std::int64_t stride);
@@ -98,7 +92,7 @@ struct ResNetImpl : torch::nn::Module {
   MaxPoolImpl max_pool_impl_ = MaxPoolImpl::kOrch;
   bool fused_residual_grad_ = false;
   bool downsample_bn_cudnn_ = false;
-  std::int64_t stem_pad_channels_ = 0;
+  StemConv stem_conv_ = StemConv::kDirect;
 };
 TORCH_MODULE(ResNet);
 
