@@ -13,7 +13,10 @@
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "fused_bn.h"
@@ -582,12 +585,15 @@ TEST_CASE("batch_norm_cudnn (no activation) matches the module's batch-norm",
 }
 
 TEST_CASE("a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs every "
-          "batch-norm in cuDNN and computes what the plain model computes",
+          "batch-norm in cuDNN and is as close to fp32 as the plain model",
           "[gpu][fused_bn_cudnn][downsample_bn]") {
-  // Two copies with the same weights: the plain fused model and one with the downsample
-  // branches' batch-norm in cuDNN and the stem folded space-to-depth. fp16 (11 significant
-  // bits) for the comparison, where rounding noise through 50 layers stays small; bf16 for the
-  // counts (ATen runs bf16's batch-norm itself, so there the downsample path really changes).
+  // Three copies with the same weights: an fp32 reference (unfused: fp32 runs no fused path;
+  // no TF32), the plain fused model and one with the downsample branches' batch-norm in cuDNN
+  // and the stem folded space-to-depth, both under autocast. Through 50 rounded layers the two
+  // low-precision models differ from each other by rounding noise (a direct comparison failed
+  // on that noise: gradient cosines of 0.95 for layer4's batch-norm biases in fp16), so each is
+  // measured against fp32 and the tuned one may not be more than twice as far as the plain one.
+  const bool tf32 = at::globalContext().allowTF32CuDNN();
   for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
     INFO(dtype);
     torch::manual_seed(3);
@@ -596,12 +602,13 @@ TEST_CASE("a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs
     o.num_classes = 10;
     o.fused_bn = true;
     o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
-    resnet::ResNet plain(o);
+    resnet::ResNet ref(o), plain(o);
     o.downsample_bn_cudnn = true;
     o.stem_conv = resnet::StemConv::kSpaceToDepth;
     resnet::ResNet tuned(o);
-    test::copy_state(*plain, *tuned);
-    for (auto* net : {&plain, &tuned}) {
+    test::copy_state(*ref, *plain);
+    test::copy_state(*ref, *tuned);
+    for (auto* net : {&ref, &plain, &tuned}) {
       (*net)->to(torch::kCUDA);
       to_channels_last(**net);
       (*net)->train();
@@ -609,35 +616,48 @@ TEST_CASE("a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs
     const auto images = torch::randn({32, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
     const auto labels =
         torch::randint(0, 10, {32}, torch::dtype(torch::kLong).device(torch::kCUDA));
-    auto loss_of = [&](resnet::ResNet& net) {
-      const Autocast autocast(dtype);
+    auto loss_of = [&](resnet::ResNet& net, bool autocast) {
+      std::optional<Autocast> guard;
+      if (autocast) guard.emplace(dtype);
       return torch::nn::functional::cross_entropy(net->forward(images), labels);
     };
-    auto l0 = loss_of(plain);
+    at::globalContext().setAllowTF32CuDNN(false);
+    auto lr = loss_of(ref, false);
+    lr.backward();
+    at::globalContext().setAllowTF32CuDNN(tf32);
+    auto l0 = loss_of(plain, true);
     l0.backward();
     const auto before = resnet::fused_bn_counters();
-    auto l1 = loss_of(tuned);
+    auto l1 = loss_of(tuned, true);
     l1.backward();
     const auto after = resnet::fused_bn_counters();
     CHECK(after.plain_cudnn - before.plain_cudnn == 4);  // ResNet50's four downsample branches
     CHECK(after.plain_module == before.plain_module);
     CHECK(after.cudnn - before.cudnn == 49);  // and the 49 others, fused, in cuDNN
-    CHECK(std::isfinite(l1.item<double>()));
-    if (dtype != torch::kHalf) continue;
-    INFO("loss plain " << l0.item<double>() << ", tuned " << l1.item<double>());
-    CHECK(std::abs(l0.item<double>() - l1.item<double>()) < 5e-3 * std::abs(l0.item<double>()));
+    const double ref_loss = lr.item<double>();
+    INFO("loss fp32 " << ref_loss << ", plain " << l0.item<double>() << ", tuned "
+                      << l1.item<double>());
+    CHECK(std::abs(l1.item<double>() - ref_loss) <=
+          2 * std::abs(l0.item<double>() - ref_loss) + 1e-3 * std::abs(ref_loss));
+    auto pr = ref->named_parameters();
     auto pp = plain->named_parameters();
+    double worst_plain = 0, worst_tuned = 0;
     for (const auto& p : tuned->named_parameters()) {
       INFO(p.key());
       REQUIRE(p.value().grad().defined());
-      REQUIRE(p.value().grad().sizes() == pp[p.key()].grad().sizes());
-      // Gradients through 50 rounded layers: compared by direction, not element by element.
-      const auto a = p.value().grad().flatten().to(torch::kFloat);
-      const auto b = pp[p.key()].grad().flatten().to(torch::kFloat);
-      const double cos = (torch::dot(a, b) / (a.norm() * b.norm() + 1e-30)).item<double>();
-      CHECK(cos > 0.99);
+      const auto g = pr[p.key()].grad().to(torch::kFloat);
+      const double norm = g.norm().item<double>() + 1e-30;
+      const double e_plain = (pp[p.key()].grad().to(torch::kFloat) - g).norm().item<double>() / norm;
+      const double e_tuned = (p.value().grad().to(torch::kFloat) - g).norm().item<double>() / norm;
+      INFO("relative gradient error vs fp32: plain " << e_plain << ", tuned " << e_tuned);
+      CHECK(e_tuned <= 2 * e_plain + 0.01);
+      worst_plain = std::max(worst_plain, e_plain);
+      worst_tuned = std::max(worst_tuned, e_tuned);
     }
+    std::cout << "downsample_bn " << dtype << ": worst relative gradient error vs fp32: plain "
+              << worst_plain << ", tuned " << worst_tuned << "\n";
   }
+  at::globalContext().setAllowTF32CuDNN(tf32);
 }
 
 // Hidden ([.]: run it by name or with "[fused_bn_graph]") until understood: on the H200 it

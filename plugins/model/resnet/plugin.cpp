@@ -56,20 +56,28 @@ class ResNetPlugin final : public ModelPlugin {
               // bf16 6,719.8 -> 6,863.5 img/s; same losses), so fused_bn results stored before
               // then with no fused_residual_grad ran without it.
               /*hashed_at_default=*/false},
-             {"downsample_bn_cudnn", ParamType::kBool, false, {}, {}, {},
+             {"downsample_bn_cudnn", ParamType::kBool, true, {}, {}, {},
               "with fused_bn: the downsample branches' batch-norm through cuDNN's NHWC "
               "batch-norm (ATen's own kernels run it for bf16; cuDNN's for fp16)",
               // Added after resnet results were recorded, left out of the hash at its default.
+              // On by default since it measured faster on the H200 (2026-11-30,
+              // bench/stem-downsample-h200.yaml, cuda-graph b256: bf16 6,885.6 -> 7,093.1 img/s,
+              // fp16 7,529.6 -> 7,511.6, noise), so fused_bn results stored before then with no
+              // downsample_bn_cudnn ran without it.
               /*hashed_at_default=*/false},
-             {"stem_conv", ParamType::kString, std::string("direct"),
-              {std::string("direct"), std::string("pad4"), std::string("pad8"),
-               std::string("space_to_depth")},
+             {"stem_conv", ParamType::kString, std::string("auto"),
+              {std::string("auto"), std::string("direct"), std::string("pad4"),
+               std::string("pad8"), std::string("space_to_depth")},
               {}, {},
               "how the 7x7 stride-2 stem convolution runs: as it is (direct), its input and "
-              "weight zero-padded to 4 or 8 channels (pad4, pad8), or as a 4x4 stride-1 "
-              "convolution over 2x2 pixel blocks folded into channels (space_to_depth); the "
-              "same sums, another cuDNN kernel",
-              // Added after resnet results were recorded, left out of the hash at its default.
+              "weight zero-padded to 4 or 8 channels (pad4, pad8), as a 4x4 stride-1 "
+              "convolution over 2x2 pixel blocks folded into channels (space_to_depth), or "
+              "space_to_depth for bf16 and direct otherwise (auto); the same sums, another "
+              "cuDNN kernel",
+              // Added after resnet results were recorded, left out of the hash at its default:
+              // auto runs direct (what ran before) for everything but bf16, where it measured
+              // 4.2% faster on the H200 (stem_conv.h), so bf16 results stored before then ran
+              // direct.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -83,8 +91,10 @@ class ResNetPlugin final : public ModelPlugin {
       o.max_pool_impl = max_pool_impl_from_string(p.get_string("max_pool_impl"));
     // Absent (hand-built Params): the declared default, on.
     o.fused_residual_grad = !p.has("fused_residual_grad") || p.get_bool("fused_residual_grad");
-    o.downsample_bn_cudnn = p.has("downsample_bn_cudnn") && p.get_bool("downsample_bn_cudnn");
-    if (p.has("stem_conv")) o.stem_conv = stem_conv_from_string(p.get_string("stem_conv"));
+    o.downsample_bn_cudnn = !p.has("downsample_bn_cudnn") || p.get_bool("downsample_bn_cudnn");
+    // Absent (hand-built Params): the declared defaults, auto and on.
+    o.stem_conv = p.has("stem_conv") ? stem_conv_from_string(p.get_string("stem_conv"))
+                                     : StemConv::kAuto;
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -40,16 +40,18 @@ bool is_resnet_stem(const torch::nn::Conv2dImpl& c) {
 }  // namespace
 
 StemConv stem_conv_from_string(const std::string& name) {
+  if (name == "auto") return StemConv::kAuto;
   if (name == "direct") return StemConv::kDirect;
   if (name == "pad4") return StemConv::kPad4;
   if (name == "pad8") return StemConv::kPad8;
   if (name == "space_to_depth") return StemConv::kSpaceToDepth;
   throw std::invalid_argument("stem_conv '" + name +
-                              "' is not one of direct, pad4, pad8, space_to_depth");
+                              "' is not one of auto, direct, pad4, pad8, space_to_depth");
 }
 
 const char* to_string(StemConv how) {
   switch (how) {
+    case StemConv::kAuto: return "auto";
     case StemConv::kDirect: return "direct";
     case StemConv::kPad4: return "pad4";
     case StemConv::kPad8: return "pad8";
@@ -81,7 +83,16 @@ torch::Tensor space_to_depth_weight(const torch::Tensor& wt) {
       .reshape({o, c2 * 4, 4, 4});
 }
 
+StemConv resolve_stem_conv(StemConv how, const torch::Tensor& x) {
+  if (how != StemConv::kAuto) return how;
+  const bool bf16 = x.scalar_type() == torch::kBFloat16 ||
+                    (x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA) &&
+                     at::autocast::get_autocast_dtype(at::kCUDA) == torch::kBFloat16);
+  return bf16 ? StemConv::kSpaceToDepth : StemConv::kDirect;
+}
+
 torch::Tensor stem_conv_forward(torch::nn::Conv2dImpl& c, torch::Tensor x, StemConv how) {
+  how = resolve_stem_conv(how, x);
   if (how == StemConv::kDirect || x.dim() != 4) return c.forward(x);
   const auto format = x.suggest_memory_format();
   const auto& weight = c.weight;

@@ -3,6 +3,9 @@
 // bf16 the H200 ran a generic Ampere kernel about 3x slower (bench/dtype-profile-h200.yaml +
 // bench/kernel_by_op.py: forward 1.82 vs 0.61 ms, weight gradient 1.12 vs 0.54 ms at b256).
 // Every variant computes the same sums; only the kernel cuDNN is given changes:
+//   auto            space_to_depth for bf16 (under autocast or a bf16 input), direct otherwise:
+//                   what measured fastest on the H200 (2026-11-30, bench/stem-downsample-h200.yaml,
+//                   cuda-graph b256: bf16 7,060.0 -> 7,353.5 img/s; fp16 7,467.7 -> 7,401.1, a tie)
 //   direct          conv1 as it is
 //   pad4, pad8      input and weight zero-padded to 4 / 8 channels (measured: no faster)
 //   space_to_depth  the 7x7 stride-2 convolution rewritten as a 4x4 stride-1 one over 2x2
@@ -17,9 +20,9 @@
 
 namespace orch::resnet {
 
-enum class StemConv { kDirect, kPad4, kPad8, kSpaceToDepth };
+enum class StemConv { kAuto, kDirect, kPad4, kPad8, kSpaceToDepth };
 
-/// "direct", "pad4", "pad8" or "space_to_depth"; throws std::invalid_argument naming them.
+/// "auto", "direct", "pad4", "pad8" or "space_to_depth"; throws std::invalid_argument naming them.
 StemConv stem_conv_from_string(const std::string& name);
 const char* to_string(StemConv how);
 
@@ -29,6 +32,9 @@ const char* to_string(StemConv how);
 /// before it is padded or folded (the convolution would cast it anyway), so the copies move
 /// half the bytes.
 torch::Tensor stem_conv_forward(torch::nn::Conv2dImpl& conv, torch::Tensor x, StemConv how);
+
+/// What kAuto resolves to for this input (the others resolve to themselves).
+StemConv resolve_stem_conv(StemConv how, const torch::Tensor& x);
 
 /// The space_to_depth rewrite on raw tensors (what the tests check against conv2d): x's
 /// channels rounded up to even and 2x2 pixel blocks folded into channels, the weight padded to
