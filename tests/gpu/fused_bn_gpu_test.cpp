@@ -121,6 +121,20 @@ void check_against_reference(const ReferenceCase& in, const Fused& f, bool dres_
   CHECK(torch::allclose(f.running_var, rvr, 1e-4, 1e-5));
 }
 
+/// A CUDA BatchNorm2d whose affine parameters and running statistics are random, away from
+/// the identity the module starts at, so a wrong scale, shift or update shows.
+torch::nn::BatchNorm2d cuda_bn_away_from_identity(std::int64_t C) {
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  torch::nn::BatchNorm2d bn(C);
+  bn->to(torch::kCUDA);
+  torch::NoGradGuard no_grad;
+  bn->weight.copy_(torch::rand({C}, opts) + 0.5);
+  bn->bias.copy_(torch::randn({C}, opts) * 0.1);
+  bn->running_mean.copy_(torch::randn({C}, opts) * 0.1);
+  bn->running_var.copy_(torch::rand({C}, opts) + 0.5);
+  return bn;
+}
+
 }  // namespace
 
 TEST_CASE("fused batch-norm + ReLU (+ add) matches the unfused ops", "[gpu][fused_bn]") {
@@ -350,15 +364,7 @@ TEST_CASE("cuDNN's fused batch-norm + ReLU (+ add) matches the unfused ops",
         const auto res =
             with_residual ? torch::randn(shape, opts).to(dtype).contiguous(kCl) : torch::Tensor();
         const auto dy = torch::randn(shape, opts).to(dtype).contiguous(kCl);
-        torch::nn::BatchNorm2d bn(C);
-        bn->to(torch::kCUDA);
-        {
-          torch::NoGradGuard no_grad;
-          bn->weight.copy_(torch::rand({C}, opts) + 0.5);
-          bn->bias.copy_(torch::randn({C}, opts) * 0.1);
-          bn->running_mean.copy_(torch::randn({C}, opts) * 0.1);
-          bn->running_var.copy_(torch::rand({C}, opts) + 0.5);
-        }
+        torch::nn::BatchNorm2d bn = cuda_bn_away_from_identity(C);
         const auto rm0 = bn->running_mean.clone(), rv0 = bn->running_var.clone();
         bn->train();
 
@@ -529,20 +535,9 @@ TEST_CASE("batch_norm_cudnn (no activation) matches the module's batch-norm",
       const std::int64_t C = shape[1];
       const auto x = (torch::randn(shape, opts) * 2 + 0.5).to(dtype).contiguous(kCl);
       const auto dy = torch::randn(shape, opts).to(dtype).contiguous(kCl);
-      torch::nn::BatchNorm2d bn(C), ref(C);
-      bn->to(torch::kCUDA);
+      torch::nn::BatchNorm2d bn = cuda_bn_away_from_identity(C), ref(C);
       ref->to(torch::kCUDA);
-      {
-        torch::NoGradGuard no_grad;
-        bn->weight.copy_(torch::rand({C}, opts) + 0.5);
-        bn->bias.copy_(torch::randn({C}, opts) * 0.1);
-        bn->running_mean.copy_(torch::randn({C}, opts) * 0.1);
-        bn->running_var.copy_(torch::rand({C}, opts) + 0.5);
-        ref->weight.copy_(bn->weight);
-        ref->bias.copy_(bn->bias);
-        ref->running_mean.copy_(bn->running_mean);
-        ref->running_var.copy_(bn->running_var);
-      }
+      test::copy_state(*bn, *ref);
       bn->train();
       ref->train();
       auto xf = x.clone().requires_grad_(true);

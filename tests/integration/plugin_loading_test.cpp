@@ -20,7 +20,7 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
 
   const PluginInfo* resnet = reg.find(PluginKind::kModel, "resnet");
   REQUIRE(resnet != nullptr);
-  REQUIRE(resnet->params.size() == 5);
+  REQUIRE(resnet->params.size() == 7);
   const ParamSpec& depth = resnet->params[0];
   CHECK(depth.name == "depth");
   CHECK(depth.type == ParamType::kInt);
@@ -30,6 +30,8 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
   CHECK(resnet->params[2].name == "fused_bn_impl");
   CHECK(resnet->params[3].name == "max_pool_impl");
   CHECK(resnet->params[4].name == "fused_residual_grad");
+  CHECK(resnet->params[5].name == "downsample_bn_cudnn");
+  CHECK(resnet->params[6].name == "stem_conv");
   CHECK(reg.find(PluginKind::kModel, "amp") == nullptr);  // names are per kind
 }
 
