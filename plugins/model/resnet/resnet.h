@@ -1,7 +1,8 @@
 // torchvision's ResNet in LibTorch: the same architecture (v1.5: stride on the 3x3 conv) and the
 // same parameter names, so parameter counts and weights compare one to one with Python
-// (ResNet50: 25,557,032 parameters at 1000 classes). `fused_bn` (and `fused_bn_impl`) change how
-// batch-norm + ReLU (+ residual add) run, and `max_pool_impl` how the stem's max pooling runs,
+// (ResNet50: 25,557,032 parameters at 1000 classes). `fused_bn` (and `fused_bn_impl`,
+// `fused_residual_grad`, `downsample_bn_cudnn`) change how batch-norm + ReLU (+ residual add)
+// run, `max_pool_impl` how the stem's max pooling runs and `stem_conv` how its convolution runs,
 // never which parameters and buffers exist.
 #pragma once
 

@@ -9,7 +9,6 @@
 #include "stem_conv.h"
 
 #include <ATen/autocast_mode.h>
-#include <torch/nn/functional/conv.h>
 
 #include <stdexcept>
 
