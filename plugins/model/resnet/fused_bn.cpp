@@ -158,6 +158,14 @@ void note_unfused(const torch::Tensor& x) {
   }
 }
 
+/// A module in training mode whose forward would update running statistics with a momentum:
+/// what the fused and cuDNN paths implement (anything else runs the module's own forward).
+bool trains_running_stats(const torch::nn::BatchNorm2dImpl& bn) {
+  const auto& o = bn.options;
+  return bn.is_training() && o.track_running_stats() && o.affine() && o.momentum().has_value() &&
+         bn.num_batches_tracked.defined();
+}
+
 void note_cudnn_fallback(const torch::Tensor& x, const std::string& why) {
   static std::once_flag once;
   std::call_once(once, [&] {
@@ -238,8 +246,7 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
       !residual.is_contiguous(at::MemoryFormat::ChannelsLast)) {
     residual = residual.contiguous(at::MemoryFormat::ChannelsLast);
   }
-  if (bn.is_training() && o.track_running_stats() && o.affine() && o.momentum().has_value() &&
-      bn.num_batches_tracked.defined() &&
+  if (trains_running_stats(bn) &&
       fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var)) {
     bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
     if (impl == FusedBnImpl::kCudnn) {
@@ -268,8 +275,7 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
 
 torch::Tensor batch_norm_cudnn(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x) {
   const auto& o = bn.options;
-  if (bn.is_training() && o.track_running_stats() && o.affine() && o.momentum().has_value() &&
-      bn.num_batches_tracked.defined()) {
+  if (trains_running_stats(bn)) {
     auto y = cudnn_bn_try(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, *o.momentum(),
                           o.eps());
     if (y.defined()) {
