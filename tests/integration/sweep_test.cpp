@@ -128,9 +128,14 @@ fs::path slow_experiment(const TempDir& tmp, int n) {
                           "  seed: [" + seeds + "]\n");
 }
 
+// Polled while a sweep starts: the database file appears before the sweep's row does, so a
+// sweep not registered yet counts as no runs rather than a failed REQUIRE.
 int count_with_status(const fs::path& db, const std::string& status) {
+  storage::Store store(db.string());
+  const auto id = store.find_sweep("resume");
+  if (!id) return 0;
   int n = 0;
-  for (auto& [name, r] : runs_by_name(db, "resume")) n += r.status == status;
+  for (auto& r : store.runs(*id)) n += r.status == status;
   return n;
 }
 
