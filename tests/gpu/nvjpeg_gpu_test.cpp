@@ -3,7 +3,8 @@
 // the loader's batches are on the device, deterministic and the imagefolder loader's crops,
 // corrupt files fail or are skipped as configured, and a run trains from it. `output: yuv`
 // (nvJPEG's Y, Cb, Cr planes converted in the crop kernel) gives the `output: rgb` path's
-// pixels and batches: exactly on the hardware engines (written without a GPU: not yet run).
+// pixels and batches, exactly on the hardware engines. `cpu_share` puts imagefolder's pixels in
+// a batch's last rows and nvJPEG's in the others (written without a GPU: not yet run).
 #include <c10/cuda/CUDAStream.h>
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
@@ -386,6 +387,40 @@ TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader'
         counters.at("decode_ms"));
 }
 
+TEST_CASE("nvjpeg loader: cpu_share decodes each batch's last rows on the CPU, as imagefolder does",
+          "[gpu][nvjpeg][cpu_share]") {
+  const std::string root = (dataset_dir() / "data").string();
+  // Batches of 8: cpu_share 0.4 sends round(3.2) = 3 rows to the CPU, 1.0 all of them.
+  auto gpu = make_loader("nvjpeg", {{"root", root}}, 1);
+  auto part = make_loader("nvjpeg", {{"root", root}, {"cpu_share", 0.4}, {"workers", std::int64_t{3}}}, 1);
+  auto all = make_loader("nvjpeg", {{"root", root}, {"cpu_share", 1.0}}, 1);
+  auto cpu = make_loader("imagefolder", {{"root", root}, {"workers", std::int64_t{2}}}, 1);
+  for (int i = 0; i < 6; ++i) {  // crosses into the second epoch
+    INFO("batch " << i);
+    const Batch g = gpu->next(), p = part->next(), a = all->next(), c = cpu->next();
+    torch::cuda::synchronize();
+    REQUIRE(p.images.is_cuda());
+    REQUIRE(a.images.is_cuda());
+    CHECK(p.images.sizes() == g.images.sizes());
+    CHECK(p.images.is_contiguous(at::MemoryFormat::ChannelsLast));
+    CHECK(torch::equal(p.labels, g.labels));
+    // nvJPEG's rows as the GPU-only loader makes them, the CPU's as imagefolder makes them.
+    CHECK(torch::equal(p.images.narrow(0, 0, 5), g.images.narrow(0, 0, 5)));
+    CHECK(torch::equal(p.images.narrow(0, 5, 3).cpu(), c.images.narrow(0, 5, 3).cpu()));
+    CHECK_FALSE(torch::equal(p.images.narrow(0, 5, 3), g.images.narrow(0, 5, 3)));
+    CHECK(torch::equal(a.images.cpu(), c.images.cpu()));
+    CHECK(torch::equal(a.labels.cpu(), c.labels.cpu()));
+  }
+  // Counted per batch made (a producer may be ahead of the loop).
+  const auto pc = part->counters(), ac = all->counters(), gc = gpu->counters();
+  CHECK(pc.at("cpu_decodes") * 8 == pc.at("images") * 3);
+  CHECK(pc.at("cpu_decode_ms") > 0);
+  CHECK(ac.at("cpu_decodes") == ac.at("images"));
+  CHECK(ac.at("decode_nvjpeg_ms") == 0);  // nvJPEG never called
+  CHECK(gc.at("cpu_decodes") == 0);
+  CHECK(gc.at("cpu_decode_ms") == 0);
+}
+
 TEST_CASE("nvjpeg loader: output yuv gives output rgb's batches", "[gpu][nvjpeg][yuv]") {
   // A folder of 4:2:0, 4:4:4, 4:2:2 and grayscale JPEGs at odd sizes; the same seed through
   // both outputs: the same samples, crops and pixels (exactly on the JPEG engines).
@@ -441,25 +476,30 @@ TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped 
   const auto garbage = index.samples[3].path;
   std::ofstream(garbage, std::ios::binary | std::ios::trunc) << "not a jpeg, just text";
   const std::string root = (tmp.path() / "data").string();
-  {
-    auto loader = make_loader("nvjpeg", {{"root", root}}, 1, 4);
-    bool thrown = false;
-    try {
-      for (int i = 0; i < 8; ++i) loader->next();  // two epochs: every file is read
-    } catch (const std::exception& e) {
-      thrown = true;
-      CHECK_THAT(e.what(), Contains(garbage.filename().string()));
+  // cpu_share 0.5: two of each batch's four images are decoded on the CPU, where the garbage
+  // file lands in some epochs; the same errors either way.
+  for (const double share : {0.0, 0.5}) {
+    INFO("cpu_share " << share);
+    {
+      auto loader = make_loader("nvjpeg", {{"root", root}, {"cpu_share", share}}, 1, 4);
+      bool thrown = false;
+      try {
+        for (int i = 0; i < 8; ++i) loader->next();  // two epochs: every file is read
+      } catch (const std::exception& e) {
+        thrown = true;
+        CHECK_THAT(e.what(), Contains(garbage.filename().string()));
+      }
+      CHECK(thrown);
     }
-    CHECK(thrown);
-  }
-  {
-    auto loader = make_loader("nvjpeg", {{"root", root}, {"on_error", std::string("skip")}}, 1, 4);
-    for (int i = 0; i < 8; ++i) {
-      const Batch b = loader->next();
-      CHECK(b.images.size(0) == 4);
+    {
+      auto loader = make_loader("nvjpeg", {{"root", root}, {"on_error", std::string("skip")}, {"cpu_share", share}}, 1, 4);
+      for (int i = 0; i < 8; ++i) {
+        const Batch b = loader->next();
+        CHECK(b.images.size(0) == 4);
+      }
+      torch::cuda::synchronize();
+      CHECK(loader->counters().at("skipped") >= 2);  // once per epoch
     }
-    torch::cuda::synchronize();
-    CHECK(loader->counters().at("skipped") >= 2);  // once per epoch
   }
   // A truncated file: its header parses, its data ends early. Whatever nvJPEG makes of it (an
   // error, or a partly grey image as libjpeg-turbo does), the loader must not crash.

@@ -18,14 +18,14 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", 
   std::set<std::string> names;
   for (const auto& p : info->params) names.insert(p.name);
   CHECK(names == std::set<std::string>{"root", "backend", "workers", "prefetch", "decoders",
-                                       "allocator", "output", "hw_pipeline", "shuffle", "drop_last",
+                                       "allocator", "output", "hw_pipeline", "cpu_share", "shuffle", "drop_last",
                                        "image_size", "on_error"});
   // Added after the first nvjpeg results: left out of the hash at their defaults.
   for (const auto& p : info->params) {
     INFO(p.name);
     CHECK(p.hashed_at_default ==
           (p.name != "decoders" && p.name != "allocator" && p.name != "output" &&
-           p.name != "hw_pipeline"));
+           p.name != "hw_pipeline" && p.name != "cpu_share"));
   }
   // output: rgb by default.
   CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_string("output") == "rgb");
@@ -42,6 +42,12 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", 
   const auto bad_output = test::run_orch("plan '" + (tmp.path() / "y.yaml").string() + "'");
   CHECK(bad_output.exit_code == 2);
   CHECK_THAT(bad_output.output, Contains("y.yaml:3:") && Contains("output") && Contains("yuv"));
+  // cpu_share is a share: 0 (the default, all on the GPU) to 1, checked where it is written.
+  CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_float("cpu_share") == 0.0);
+  std::ofstream(tmp.path() / "z.yaml") << "name: z\nbase:\n  data: {plugin: nvjpeg, root: /d, cpu_share: 1.5}\n";
+  const auto bad_share = test::run_orch("plan '" + (tmp.path() / "z.yaml").string() + "'");
+  CHECK(bad_share.exit_code == 2);
+  CHECK_THAT(bad_share.output, Contains("z.yaml:3:") && Contains("cpu_share") && Contains("1"));
   // The folder does not even exist: the device check comes first, and says what to use instead.
   const PluginChoice choice{"nvjpeg", resolve_params(*info, {{"root", std::string("/nonexistent")}})};
   CHECK_THROWS_WITH(test::built_plugins().create_loader(choice, {8, torch::kCPU, 0, false}),

@@ -17,6 +17,13 @@
 //
 // The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
 // same box), so the two loaders differ only in the decoder and resampler.
+//
+// With `cpu_share` above 0 the last round(cpu_share * batch) images of every batch are decoded
+// by the reading threads on the CPU instead (libjpeg-turbo, DCT-scaled, exactly the imagefolder
+// loader's pixels) and copied into the device batch after nvJPEG's rows: the CPU and the JPEG
+// engines decode side by side, as DALI's hw_decoder_load splits a batch. On the H200 the
+// engines under a busy GPU made ~4,700 img/s and 14 CPU threads ~5,900 loader-only, each short
+// of the fused ResNet50's ~7,300. Not yet run on a GPU.
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -24,7 +31,9 @@
 #include <orch/data_loader.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <future>
@@ -38,6 +47,7 @@
 #include "dataset/augment.h"
 #include "dataset/image_folder.h"
 #include "dataset/parallel.h"
+#include "dataset/resample.h"
 #include "dataset/sample_random.h"
 #include "nvjpeg_decoder.h"
 
@@ -65,13 +75,23 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// One batch's files, read and parsed on the host, waiting for the GPU.
+/// How many of a batch's `count` images cpu_share sends to the CPU: the last ones.
+std::size_t cpu_rows(std::size_t count, double cpu_share) {
+  const auto k = static_cast<std::size_t>(std::llround(cpu_share * static_cast<double>(count)));
+  return std::min(k, count);
+}
+
+// One batch's files, read and parsed on the host, waiting for the GPU. Rows below gpu_count
+// go to nvJPEG (bytes, infos, augment); the rest were decoded on the CPU into cpu_images.
 struct HostBatch {
   std::vector<std::int64_t> samples;  // after on_error: skip substitutions
   std::vector<std::vector<std::uint8_t>> bytes;
   std::vector<nvjpeg::ImageInfo> infos;
   std::vector<dataset::AugmentChoice> augment;
   std::vector<std::int64_t> labels;
+  std::size_t gpu_count = 0;
+  torch::Tensor cpu_images;  // pinned float, rows gpu_count.. of the batch, the batch's layout
+  double cpu_decode_ms = 0;  // summed over the threads
   std::int64_t skipped = 0;
   std::uint64_t bytes_read = 0;
 };
@@ -88,6 +108,7 @@ struct Options {
   bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
   bool torch_allocator = true;
   bool yuv = false;  // output: yuv
+  double cpu_share = 0;
   std::uint64_t seed = 0;
   std::int64_t batch_size = 64;
 };
@@ -184,6 +205,8 @@ class NvjpegLoader final : public DataLoader {
             {"workers", static_cast<double>(o_.workers)},
             {"decoders", static_cast<double>(o_.decoders)},
             {"hardware_decode", producers_.front()->decoder->hardware() ? 1.0 : 0.0},
+            {"cpu_decodes", static_cast<double>(cpu_decodes_)},
+            {"cpu_decode_ms", cpu_decode_ms_},
             {"single_decodes", static_cast<double>(single_decodes())}};
   }
 
@@ -202,32 +225,63 @@ class NvjpegLoader final : public DataLoader {
     return out;
   }
 
-  // Reads and parses one batch's files with `workers` threads. With on_error: skip, a file that
-  // cannot be read or parsed gives its place to the next readable one of the dataset.
+  // Reads and parses one batch's files with `workers` threads, and decodes its CPU rows (see
+  // cpu_share). With on_error: skip, a file that cannot be read, parsed or (on the CPU) decoded
+  // gives its place to the next readable one of the dataset.
   HostBatch read(const Producer& p, std::int64_t b, std::vector<std::int64_t> samples) const {
     const auto epoch = static_cast<std::uint64_t>(p.schedule->epoch_of(b));
     HostBatch h;
     const std::size_t count = samples.size();
     h.samples = std::move(samples);
+    h.gpu_count = count - cpu_rows(count, o_.cpu_share);
     h.bytes.resize(count);
     h.infos.resize(count);
     h.augment.resize(count);
     h.labels.resize(count);
+    const int size = o_.image_size;
+    const std::int64_t pixels_per_image = 3LL * size * size;
+    float* cpu_out = nullptr;
+    if (h.gpu_count < count) {
+      h.cpu_images = torch::empty(
+          {static_cast<std::int64_t>(count - h.gpu_count), 3, size, size},
+          torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true).memory_format(
+              o_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous));
+      cpu_out = h.cpu_images.data_ptr<float>();
+    }
     std::vector<std::int64_t> skipped(count, 0);
+    std::vector<double> cpu_ms(count, 0.0);
+    std::vector<std::uint64_t> file_bytes(count, 0);  // of the file each row ended up with
     dataset::parallel_for(static_cast<std::int64_t>(count), o_.workers, [&](std::int64_t i) {
       const auto u = static_cast<std::size_t>(i);
+      const bool on_cpu = u >= h.gpu_count;
       for (std::int64_t tries = 0;; ++tries) {
         const std::int64_t k = (h.samples[u] + tries) % n_;
         const auto& sample = index_.samples[static_cast<std::size_t>(k)];
         try {
           h.bytes[u] = dataset::read_file(sample.path);  // names the path itself
+          auto rng = dataset::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
           try {
-            h.infos[u] = p.decoder->info(h.bytes[u].data(), h.bytes[u].size());
+            if (on_cpu) {
+              // The imagefolder loader's decode: the same crop from the same generator.
+              const auto t0 = Clock::now();
+              std::vector<std::uint8_t> rgb(static_cast<std::size_t>(pixels_per_image));
+              dataset::augment_jpeg(h.bytes[u].data(), h.bytes[u].size(), rng, size, rgb.data());
+              dataset::normalize_imagenet(rgb.data(), size, size, o_.channels_last,
+                                          cpu_out + static_cast<std::int64_t>(u - h.gpu_count) *
+                                                        pixels_per_image);
+              cpu_ms[u] += ms_since(t0);
+              file_bytes[u] = h.bytes[u].size();
+              h.bytes[u] = {};  // decoded: the bytes need not wait for the GPU
+            } else {
+              h.infos[u] = p.decoder->info(h.bytes[u].data(), h.bytes[u].size());
+            }
           } catch (const std::exception& e) {
             throw std::runtime_error(sample.path.string() + ": " + e.what());
           }
-          auto rng = dataset::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
-          h.augment[u] = dataset::choose_augment(h.infos[u].width, h.infos[u].height, rng);
+          if (!on_cpu) {
+            h.augment[u] = dataset::choose_augment(h.infos[u].width, h.infos[u].height, rng);
+            file_bytes[u] = h.bytes[u].size();
+          }
           h.labels[u] = sample.label;
           h.samples[u] = k;
           return;
@@ -242,7 +296,8 @@ class NvjpegLoader final : public DataLoader {
     });
     for (std::size_t i = 0; i < count; ++i) {
       h.skipped += skipped[i];
-      h.bytes_read += h.bytes[i].size();
+      h.cpu_decode_ms += cpu_ms[i];
+      h.bytes_read += file_bytes[i];
     }
     return h;
   }
@@ -254,78 +309,90 @@ class NvjpegLoader final : public DataLoader {
     double nvjpeg_ms = 0, gpu_wait_ms = 0;
   };
 
-  // Decodes and augments one batch on the producer's stream; returns when the GPU is done with it.
+  // Decodes and augments one batch on the producer's stream (its GPU rows; its CPU rows, decoded
+  // already, are copied after them); returns when the GPU is done with it.
   std::unique_ptr<DeviceBatch> to_device(Producer& p, HostBatch& h, DecodeTimes& times) {
     auto& stream = *p.stream;
     const std::size_t count = h.samples.size();
+    const std::size_t g = h.gpu_count;  // rows 0..g-1 decoded by nvJPEG
     const auto dev = torch::TensorOptions().device(torch::kCUDA, device_index_);
-    // Each image at its offset in one device buffer: interleaved RGB, or with output: yuv its
-    // Y, Cb and Cr planes.
-    const nvjpeg::BatchLayout layout = nvjpeg::layout_batch(h.infos, p.decoder->output());
-    torch::Tensor pixels = torch::empty({layout.bytes}, dev.dtype(torch::kUInt8));
-    std::uint8_t* const base = pixels.data_ptr<std::uint8_t>();
-    std::vector<nvjpeg::DecodeJob> jobs(count);
-    for (std::size_t i = 0; i < count; ++i)
-      jobs[i] = nvjpeg::decode_job(layout, i, h.infos[i], h.bytes[i].data(), h.bytes[i].size(), base);
-    std::vector<std::string> errors;
-    const auto t_nvjpeg = Clock::now();
-    const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
-    times.nvjpeg_ms = ms_since(t_nvjpeg);
-
-    // A file whose header parsed but whose data did not decode (a truncated file, say): with
-    // on_error: skip its place goes to another image of this batch, counted as skipped.
-    std::vector<bool> bad(count, false);
-    for (std::size_t f = 0; f < failed.size(); ++f) {
-      const auto& path = index_.samples[static_cast<std::size_t>(h.samples[failed[f]])].path;
-      if (!o_.skip_errors) throw std::runtime_error(path.string() + ": " + errors[f]);
-      bad[failed[f]] = true;
-      ++h.skipped;
-    }
-    std::optional<std::size_t> good;
-    for (std::size_t i = 0; i < count && !good; ++i)
-      if (!bad[i]) good = i;
-    if (!good)
-      throw std::runtime_error("no image of a batch decoded; the first error: " + errors[0]);
-
-    torch::Tensor host_jobs =
-        torch::empty({static_cast<std::int64_t>(count * sizeof(nvjpeg::CropJob))},
-                     torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
-    torch::Tensor host_labels =
-        torch::empty({static_cast<std::int64_t>(count)},
-                     torch::TensorOptions().dtype(torch::kInt64).pinned_memory(true));
-    auto* cj = reinterpret_cast<nvjpeg::CropJob*>(host_jobs.data_ptr<std::uint8_t>());
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::size_t src = bad[i] ? *good : i;
-      const auto& a = h.augment[src];
-      cj[i] = {layout.offset[src],
-               h.infos[src].width,
-               h.infos[src].height,
-               static_cast<float>(a.crop.x),
-               static_cast<float>(a.crop.y),
-               static_cast<float>(a.crop.w),
-               static_cast<float>(a.crop.h),
-               a.flip ? 1 : 0,
-               layout.ycc[src] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
-               layout.planes[src]};
-      host_labels.data_ptr<std::int64_t>()[i] = h.labels[src];
-    }
     auto out = std::make_unique<DeviceBatch>();
     out->images = torch::empty({static_cast<std::int64_t>(count), 3, o_.image_size, o_.image_size},
                                dev.dtype(torch::kFloat32)
                                    .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
                                                                    : at::MemoryFormat::Contiguous));
-    torch::Tensor device_jobs = host_jobs.to(dev, /*non_blocking=*/true);
+    torch::Tensor host_labels =
+        torch::empty({static_cast<std::int64_t>(count)},
+                     torch::TensorOptions().dtype(torch::kInt64).pinned_memory(true));
+    for (std::size_t i = g; i < count; ++i) host_labels.data_ptr<std::int64_t>()[i] = h.labels[i];
+    // Kept alive until the stream is synchronised below: the device reads them.
+    torch::Tensor pixels, host_jobs, device_jobs;
+    if (g > 0) {
+      // Each image at its offset in one device buffer: interleaved RGB, or with output: yuv its
+      // Y, Cb and Cr planes.
+      h.infos.resize(g);
+      const nvjpeg::BatchLayout layout = nvjpeg::layout_batch(h.infos, p.decoder->output());
+      pixels = torch::empty({layout.bytes}, dev.dtype(torch::kUInt8));
+      std::uint8_t* const base = pixels.data_ptr<std::uint8_t>();
+      std::vector<nvjpeg::DecodeJob> jobs(g);
+      for (std::size_t i = 0; i < g; ++i)
+        jobs[i] = nvjpeg::decode_job(layout, i, h.infos[i], h.bytes[i].data(), h.bytes[i].size(), base);
+      std::vector<std::string> errors;
+      const auto t_nvjpeg = Clock::now();
+      const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
+      times.nvjpeg_ms = ms_since(t_nvjpeg);
+
+      // A file whose header parsed but whose data did not decode (a truncated file, say): with
+      // on_error: skip its place goes to another GPU row of this batch, counted as skipped.
+      std::vector<bool> bad(g, false);
+      for (std::size_t f = 0; f < failed.size(); ++f) {
+        const auto& path = index_.samples[static_cast<std::size_t>(h.samples[failed[f]])].path;
+        if (!o_.skip_errors) throw std::runtime_error(path.string() + ": " + errors[f]);
+        bad[failed[f]] = true;
+        ++h.skipped;
+      }
+      std::optional<std::size_t> good;
+      for (std::size_t i = 0; i < g && !good; ++i)
+        if (!bad[i]) good = i;
+      if (!good)
+        throw std::runtime_error("no image of a batch decoded; the first error: " + errors[0]);
+
+      host_jobs = torch::empty({static_cast<std::int64_t>(g * sizeof(nvjpeg::CropJob))},
+                               torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+      auto* cj = reinterpret_cast<nvjpeg::CropJob*>(host_jobs.data_ptr<std::uint8_t>());
+      for (std::size_t i = 0; i < g; ++i) {
+        const std::size_t src = bad[i] ? *good : i;
+        const auto& a = h.augment[src];
+        cj[i] = {layout.offset[src],
+                 h.infos[src].width,
+                 h.infos[src].height,
+                 static_cast<float>(a.crop.x),
+                 static_cast<float>(a.crop.y),
+                 static_cast<float>(a.crop.w),
+                 static_cast<float>(a.crop.h),
+                 a.flip ? 1 : 0,
+                 layout.ycc[src] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
+                 layout.planes[src]};
+        host_labels.data_ptr<std::int64_t>()[i] = h.labels[src];
+      }
+      device_jobs = host_jobs.to(dev, /*non_blocking=*/true);
+      const cudaError_t e = nvjpeg::crop_resize_normalize(
+          reinterpret_cast<const nvjpeg::CropJob*>(device_jobs.data_ptr<std::uint8_t>()),
+          static_cast<int>(g), base, o_.image_size, o_.channels_last,
+          out->images.data_ptr<float>(), stream.stream());
+      if (e != cudaSuccess)
+        throw std::runtime_error(std::string("the crop/resize kernel did not start: ") +
+                                 cudaGetErrorString(e));
+    }
+    if (g < count) {
+      // The CPU rows: one copy, the batch dimension being outermost in either layout.
+      out->images.narrow(0, static_cast<std::int64_t>(g), static_cast<std::int64_t>(count - g))
+          .copy_(h.cpu_images, /*non_blocking=*/true);
+    }
     out->labels = host_labels.to(dev, /*non_blocking=*/true);
-    const cudaError_t e = nvjpeg::crop_resize_normalize(
-        reinterpret_cast<const nvjpeg::CropJob*>(device_jobs.data_ptr<std::uint8_t>()),
-        static_cast<int>(count), base, o_.image_size, o_.channels_last,
-        out->images.data_ptr<float>(), stream.stream());
-    if (e != cudaSuccess)
-      throw std::runtime_error(std::string("the crop/resize kernel did not start: ") +
-                               cudaGetErrorString(e));
     out->ready.record(stream);
-    // The host buffers (file bytes, pinned jobs and labels) must outlive the GPU's reads of
-    // them, and this decoder's state is reused by its next batch. Meanwhile the other
+    // The host buffers (file bytes, pinned jobs, labels and CPU rows) must outlive the GPU's
+    // reads of them, and this decoder's state is reused by its next batch. Meanwhile the other
     // producers decode and this one's next files are being read.
     const auto t_wait = Clock::now();
     stream.synchronize();
@@ -368,6 +435,8 @@ class NvjpegLoader final : public DataLoader {
           read_ms_ += waited_for_files;
           bytes_read_ += h.bytes_read;
           images_ += static_cast<std::int64_t>(h.samples.size());
+          cpu_decodes_ += static_cast<std::int64_t>(h.samples.size() - h.gpu_count);
+          cpu_decode_ms_ += h.cpu_decode_ms;
           skipped_ += h.skipped;
         }
         ready_.notify_all();
@@ -393,8 +462,9 @@ class NvjpegLoader final : public DataLoader {
   bool stop_ = false;
   std::optional<std::string> error_;
   double decode_ms_ = 0, nvjpeg_ms_ = 0, gpu_wait_ms_ = 0, read_ms_ = 0, queue_wait_ms_ = 0;
+  double cpu_decode_ms_ = 0;
   std::uint64_t bytes_read_ = 0;
-  std::int64_t images_ = 0, skipped_ = 0, queue_empty_waits_ = 0;
+  std::int64_t images_ = 0, skipped_ = 0, queue_empty_waits_ = 0, cpu_decodes_ = 0;
   std::vector<std::unique_ptr<Producer>> producers_;  // last: threads use everything above
 };
 
@@ -476,6 +546,15 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           // bench/nvjpeg-connections-sweep-h200.yaml, 32 connections: 4,483.6 -> 4,691.3 and
           // 4,610.7 -> 4,722.4), so nvjpeg results stored before then ran pipelined.
           /*hashed_at_default=*/false},
+         {"cpu_share",
+          ParamType::kFloat,
+          0.0,
+          {},
+          0.0,
+          1.0,
+          "share of each batch the reading threads decode on the CPU (libjpeg-turbo, as "
+          "imagefolder) beside nvJPEG, copied into the batch after its rows; 0: all by nvJPEG",
+          /*hashed_at_default=*/false},  // added after the first nvjpeg results
          {"shuffle",
           ParamType::kBool,
           true,
@@ -518,6 +597,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.torch_allocator = p.get_string("allocator") == "torch";
     o.yuv = p.get_string("output") == "yuv";
     o.hw_pipeline = p.has("hw_pipeline") && p.get_bool("hw_pipeline");  // absent: the default
+    o.cpu_share = p.has("cpu_share") ? p.get_float("cpu_share") : 0.0;
     o.shuffle = p.get_bool("shuffle");
     o.drop_last = p.get_bool("drop_last");
     o.skip_errors = p.get_string("on_error") == "skip";
