@@ -17,8 +17,18 @@
 # where the cache under /tmp survives. Call 1 stopped after 526 s (autotuning the backward's
 # matmuls), call 2 finished (first step 58.8 s, 6,988.2 img/s bf16 b256), and a third call's
 # first step took 23.3 s from the cache.
+# PACK=slim (written 2026-11-30 without a GPU: not yet run) packs only what a cache hit needs,
+# so the cache may fit the carry and outlive the machine (kept beside the checkout, it can
+# serve later sessions too): the FX-graph and AOTAutograd entries (each compiled graph's
+# Python code, with the chosen kernels' Triton source inline), the autotuning results
+# (cache/) and the .best_config files, but not Triton's binaries (triton/: every candidate
+# compiled while autotuning; a hit recompiles only the chosen kernels from their source) nor
+# the candidates' generated .py files. It prints what each top folder held, so the next call
+# can tell whether the hit then skips autotuning (first step in seconds, not minutes).
 # Env: LIMIT (seconds for the Python run, default 480), DTYPES (default "bf16"), BATCH (256),
-# PYTHON, PACK (0: leave the cache in /tmp for the next call on the same machine, no pieces). The result lines go to $OUT/max-autotune.jsonl (an "error" line when it was stopped).
+# PYTHON, PACK (1: all; slim: as above; 0: leave the cache in /tmp for the next call on the
+# same machine, no pieces). The result lines go to $OUT/max-autotune.jsonl (an "error" line
+# when it was stopped).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -55,7 +65,15 @@ if [[ ${PACK:-1} == 0 ]]; then  # the next call reuses this machine's /tmp inste
   exit 0
 fi
 rm -f "$OUT"/inductor-cache.tgz.part-*
-tar -cz -C "$cache" . | split -b 15M - "$OUT/inductor-cache.tgz.part-"
+echo "cache by top folder:"; du -s --block-size=1M "$cache"/* 2>/dev/null | sort -n | tail -8
+if [[ ${PACK:-1} == slim ]]; then
+  (cd "$cache" && find . \( -path ./triton -o -path ./locks \) -prune -o -type f \
+     ! -regex '\./[^/][^/]/[^/]*\.py' -print) > /tmp/orch-cache-files
+  echo "cache: slim, $(wc -l < /tmp/orch-cache-files) of $(find "$cache" -type f | wc -l) files"
+  tar -cz -C "$cache" -T /tmp/orch-cache-files | split -b 15M - "$OUT/inductor-cache.tgz.part-"
+else
+  tar -cz -C "$cache" . | split -b 15M - "$OUT/inductor-cache.tgz.part-"
+fi
 packed=$(cat "$OUT"/inductor-cache.tgz.part-* | wc -c)
 echo "cache: $(find "$cache" -type f | wc -l) files, $(( packed / 1048576 )) MiB packed in" \
   "$(ls "$OUT"/inductor-cache.tgz.part-* | wc -l) pieces"
