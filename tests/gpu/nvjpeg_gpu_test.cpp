@@ -234,6 +234,33 @@ TEST_CASE("nvjpeg hw_pipeline false decodes the same pixels as the pipelined dec
   }
 }
 
+TEST_CASE("nvjpeg preallocated buffers decode the same pixels, also past the hint", "[gpu][nvjpeg]") {
+  // Hints below the batch (9 images) and the images (~500x375) make nvJPEG grow its buffers;
+  // one at a typical size does not. Two rounds each: the second reuses what the first left.
+  Files files;
+  for (int i = 0; i < 9; ++i)
+    files.push_back(dataset::encode_jpeg(dataset::render_image(22, i % 3, i), 85));
+  nvjpeg::Decoder plain("auto", nullptr, nvjpeg::Output::kRgbi, false);
+  nvjpeg::Decoder small("auto", nullptr, nvjpeg::Output::kRgbi, false, {2, 64, 64});
+  nvjpeg::Decoder typical("auto", nullptr, nvjpeg::Output::kRgbi, false, {9, 512, 512});
+  INFO("backend " << plain.backend_name());
+  std::cout << "nvjpeg " << plain.backend_name() << ": " << plain.hardware_engines()
+            << " engines x " << plain.cores_per_engine() << " cores\n";
+  CHECK((plain.hardware_engines() > 0) == plain.hardware());
+  const auto want = gpu_decode(plain, files);
+  REQUIRE(want.size() == files.size());
+  for (nvjpeg::Decoder* d : {&small, &typical}) {
+    for (int round = 0; round < 2; ++round) {
+      const auto got = gpu_decode(*d, files);
+      REQUIRE(got.size() == files.size());
+      for (std::size_t i = 0; i < files.size(); ++i) {
+        INFO("round " << round << ", image " << i);
+        CHECK(torch::equal(got[i], want[i]));
+      }
+    }
+  }
+}
+
 TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu][nvjpeg]") {
   const auto file = dataset::encode_jpeg(dataset::render_image(4, 2, 9), 90);
   const dataset::RgbImage img = dataset::decode_jpeg(file.data(), file.size());
@@ -334,12 +361,12 @@ TEST_CASE("output yuv: nvJPEG's planes converted by the crop kernel give the RGB
 TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader's crops", "[gpu][nvjpeg]") {
   const std::string root = (dataset_dir() / "data").string();
   // a: the defaults (one decoder, PyTorch's allocator); b: nvJPEG's own allocator and one
-  // batch ahead; d: three decoders. Batches must come back the same, in the same order,
-  // whichever producer made them and wherever its buffers came from.
+  // batch ahead; d: three decoders with preallocated buffers. Batches must come back the
+  // same, in the same order, whichever producer made them and wherever its buffers came from.
   auto a = make_loader("nvjpeg", {{"root", root}}, 1);
   auto b = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{1}}, {"prefetch", std::int64_t{1}},
                                   {"allocator", std::string("cuda")}}, 1);
-  auto d = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{3}}}, 1);
+  auto d = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{3}}, {"hw_preallocate", true}}, 1);
   auto other = make_loader("nvjpeg", {{"root", root}}, 2);
   auto cpu = make_loader("imagefolder", {{"root", root}, {"workers", std::int64_t{2}}}, 1);
   CHECK(a->num_classes() == 3);
@@ -379,6 +406,7 @@ TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader'
   CHECK(counters.at("bytes_read") > 0);
   CHECK(counters.at("skipped") == 0);
   CHECK(counters.count("hardware_decode") == 1);
+  CHECK((counters.at("hw_engines") > 0) == (counters.at("hardware_decode") == 1.0));
   // decode_ms split: time inside nvJPEG's calls and waiting for the GPU at the end, both
   // parts of it (measured inside it), both non-zero for batches that were decoded.
   CHECK(counters.at("decode_nvjpeg_ms") > 0);

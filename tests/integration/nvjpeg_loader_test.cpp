@@ -18,14 +18,14 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", 
   std::set<std::string> names;
   for (const auto& p : info->params) names.insert(p.name);
   CHECK(names == std::set<std::string>{"root", "backend", "workers", "prefetch", "decoders",
-                                       "allocator", "output", "hw_pipeline", "cpu_share", "shuffle", "drop_last",
+                                       "allocator", "output", "hw_pipeline", "hw_preallocate", "cpu_share", "shuffle", "drop_last",
                                        "image_size", "on_error"});
   // Added after the first nvjpeg results: left out of the hash at their defaults.
   for (const auto& p : info->params) {
     INFO(p.name);
     CHECK(p.hashed_at_default ==
           (p.name != "decoders" && p.name != "allocator" && p.name != "output" &&
-           p.name != "hw_pipeline" && p.name != "cpu_share"));
+           p.name != "hw_pipeline" && p.name != "hw_preallocate" && p.name != "cpu_share"));
   }
   // output: rgb by default.
   CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_string("output") == "rgb");

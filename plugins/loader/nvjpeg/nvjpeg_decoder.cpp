@@ -1,5 +1,7 @@
 #include "nvjpeg_decoder.h"
 
+#include <algorithm>
+
 namespace orch::nvjpeg {
 namespace {
 
@@ -125,7 +127,7 @@ int PinnedPool::free_cb(void* ctx, void* ptr, std::size_t, cudaStream_t) {
 }
 
 Decoder::Decoder(const std::string& backend, const nvjpegDevAllocatorV2_t* device_allocator,
-                 Output output, bool hw_pipeline)
+                 Output output, bool hw_pipeline, Preallocation preallocate)
     : output_(output) {
   if (backend != "auto" && backend != "hardware" && backend != "gpu")
     throw std::invalid_argument("nvjpeg backend '" + backend +
@@ -160,6 +162,18 @@ Decoder::Decoder(const std::string& backend, const nvjpegDevAllocatorV2_t* devic
   }
   if (!batched_) check(create(NVJPEG_BACKEND_GPU_HYBRID, &batched_), "nvjpegCreateEx(GPU_HYBRID)");
   check(nvjpegJpegStateCreate(batched_, &batched_state_), "nvjpegJpegStateCreate");
+  if (hardware_) {
+    // Informative only (the loader's counters): a failure leaves 0.
+    if (nvjpegGetHardwareDecoderInfo(batched_, &engines_, &cores_per_engine_) != NVJPEG_STATUS_SUCCESS)
+      engines_ = cores_per_engine_ = 0;
+    if (preallocate.batch > 0)
+      // 4:4:4 so that images of any subsampling reuse the buffers (nvJPEG's documentation).
+      check(nvjpegDecodeBatchedPreAllocate(batched_, batched_state_, preallocate.batch,
+                                           std::max(1, preallocate.width),
+                                           std::max(1, preallocate.height), NVJPEG_CSS_444,
+                                           format_of(output_)),
+            "nvjpegDecodeBatchedPreAllocate");
+  }
   check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, 0, &single_),
         "nvjpegCreateEx(DEFAULT)");
   check(nvjpegJpegStateCreate(single_, &single_state_), "nvjpegJpegStateCreate");

@@ -24,6 +24,10 @@
 // engines decode side by side, as DALI's hw_decoder_load splits a batch. On the H200 the
 // engines under a busy GPU made ~4,700 img/s and 14 CPU threads ~5,900 loader-only, each short
 // of the fused ResNet50's ~7,300. Not yet run on a GPU.
+//
+// `hw_preallocate` sizes the hardware decoder's buffers for a whole batch when the loader
+// starts (nvjpegDecodeBatchedPreAllocate), which NVIDIA's own decoders do by default; not yet
+// run on a GPU either.
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -109,6 +113,7 @@ struct Options {
   bool torch_allocator = true;
   bool yuv = false;  // output: yuv
   double cpu_share = 0;
+  bool hw_preallocate = false;
   std::uint64_t seed = 0;
   std::int64_t batch_size = 64;
 };
@@ -135,9 +140,16 @@ class NvjpegLoader final : public DataLoader {
     for (int k = 0; k < o_.decoders; ++k) {
       auto p = std::make_unique<Producer>();
       // Fails here, before any step, when the backend is not usable.
+      // The hint: the batch's GPU rows at ImageNet's usual sizes (most are at most 500 pixels
+      // a side); a larger image grows the buffers once.
+      nvjpeg::Preallocation pre;
+      if (o_.hw_preallocate) {
+        const auto rows = static_cast<std::size_t>(o_.batch_size);
+        pre = {static_cast<int>(rows - cpu_rows(rows, o_.cpu_share)), 512, 512};
+      }
       p->decoder = std::make_unique<nvjpeg::Decoder>(
           backend, o_.torch_allocator ? &kTorchAllocator : nullptr,
-          o_.yuv ? nvjpeg::Output::kYuv : nvjpeg::Output::kRgbi, o_.hw_pipeline);
+          o_.yuv ? nvjpeg::Output::kYuv : nvjpeg::Output::kRgbi, o_.hw_pipeline, pre);
       // High priority: the GPU's block scheduler then starts this stream's few small kernels
       // and copies ahead of the training kernels queued at normal priority, so a batch is not
       // made late by waiting behind the step it is meant to feed.
@@ -205,6 +217,7 @@ class NvjpegLoader final : public DataLoader {
             {"workers", static_cast<double>(o_.workers)},
             {"decoders", static_cast<double>(o_.decoders)},
             {"hardware_decode", producers_.front()->decoder->hardware() ? 1.0 : 0.0},
+            {"hw_engines", static_cast<double>(producers_.front()->decoder->hardware_engines())},
             {"cpu_decodes", static_cast<double>(cpu_decodes_)},
             {"cpu_decode_ms", cpu_decode_ms_},
             {"single_decodes", static_cast<double>(single_decodes())}};
@@ -546,6 +559,16 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           // bench/nvjpeg-connections-sweep-h200.yaml, 32 connections: 4,483.6 -> 4,691.3 and
           // 4,610.7 -> 4,722.4), so nvjpeg results stored before then ran pipelined.
           /*hashed_at_default=*/false},
+         {"hw_preallocate",
+          ParamType::kBool,
+          false,
+          {},
+          {},
+          {},
+          "on the hardware engines: size nvJPEG's buffers for a whole batch up front "
+          "(nvjpegDecodeBatchedPreAllocate) instead of as images come; no effect on the CUDA "
+          "decoder",
+          /*hashed_at_default=*/false},  // added after the first nvjpeg results
          {"cpu_share",
           ParamType::kFloat,
           0.0,
@@ -598,6 +621,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.yuv = p.get_string("output") == "yuv";
     o.hw_pipeline = p.has("hw_pipeline") && p.get_bool("hw_pipeline");  // absent: the default
     o.cpu_share = p.has("cpu_share") ? p.get_float("cpu_share") : 0.0;
+    o.hw_preallocate = p.has("hw_preallocate") && p.get_bool("hw_preallocate");
     o.shuffle = p.get_bool("shuffle");
     o.drop_last = p.get_bool("drop_last");
     o.skip_errors = p.get_string("on_error") == "skip";
