@@ -41,12 +41,8 @@ py="$OUT/fused-bn-python.jsonl"
 : > "$py"
 # A compiler cache warmed by bench/run-gpu-max-autotune.sh in earlier calls, when carried: the
 # max-autotune runs then start from its autotuning results instead of from scratch.
-if compgen -G "third_party/gpu-bundle/inductor-cache.tgz.part-*" > /dev/null; then
-  export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/orch-inductor-cache}
-  mkdir -p "$TORCHINDUCTOR_CACHE_DIR"
-  cat third_party/gpu-bundle/inductor-cache.tgz.part-* | tar -xz -C "$TORCHINDUCTOR_CACHE_DIR"
-  echo "inductor cache: $(find "$TORCHINDUCTOR_CACHE_DIR" -type f | wc -l) files carried"
-fi
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/orch-inductor-cache}
+bench/unpack-inductor-cache.sh "$TORCHINDUCTOR_CACHE_DIR"
 for batch in ${PY_BATCHES-256}; do
 for dtype in ${COMPILE_DTYPES-bf16 fp16}; do
   for mode in ${PY_MODES-default} ${MAX_AUTOTUNE:+max-autotune}; do

@@ -27,7 +27,8 @@
 # can tell whether the hit then skips autotuning (first step in seconds, not minutes).
 # Env: LIMIT (seconds for the Python run, default 480), DTYPES (default "bf16"), BATCH (256),
 # PYTHON, PACK (1: all; slim: as above; 0: leave the cache in /tmp for the next call on the
-# same machine, no pieces). The result lines go to $OUT/max-autotune.jsonl (an "error" line
+# same machine, no pieces), PACK_NAME (the pieces' name, default inductor-cache: give each
+# pack of a call its own, e.g. one per GPU; bench/unpack-inductor-cache.sh merges them all). The result lines go to $OUT/max-autotune.jsonl (an "error" line
 # when it was stopped).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,14 +39,7 @@ cache=${TORCHINDUCTOR_CACHE_DIR:-/tmp/orch-inductor-cache}
 export TORCHINDUCTOR_CACHE_DIR=$cache
 export TORCHINDUCTOR_FX_GRAPH_CACHE=1 TORCHINDUCTOR_AUTOGRAD_CACHE=1
 mkdir -p "$cache"
-shopt -s nullglob
-parts=(third_party/gpu-bundle/inductor-cache.tgz.part-*)
-if (( ${#parts[@]} )); then
-  cat "${parts[@]}" | tar -xz -C "$cache"
-  echo "cache: $(find "$cache" -type f | wc -l) files from the bundle"
-else
-  echo "cache: none carried, compiling from scratch"
-fi
+bench/unpack-inductor-cache.sh "$cache"
 start=$(date +%s)
 for dtype in ${DTYPES:-bf16}; do
   left=$(( ${LIMIT:-480} - ($(date +%s) - start) ))
@@ -64,18 +58,19 @@ if [[ ${PACK:-1} == 0 ]]; then  # the next call reuses this machine's /tmp inste
   cat "$OUT/max-autotune.jsonl"
   exit 0
 fi
-rm -f "$OUT"/inductor-cache.tgz.part-*
+name=${PACK_NAME:-inductor-cache}
+rm -f "$OUT/$name".tgz.part-*
 echo "cache by top folder:"; du -s --block-size=1M "$cache"/* 2>/dev/null | sort -n | tail -8
 if [[ ${PACK:-1} == slim ]]; then
   (cd "$cache" && find . \( -path ./triton -o -path ./locks \) -prune -o -type f \
      ! -regex '\./[^/][^/]/[^/]*\.py' -print) > /tmp/orch-cache-files
   echo "cache: slim, $(wc -l < /tmp/orch-cache-files) of $(find "$cache" -type f | wc -l) files"
-  tar -cz -C "$cache" -T /tmp/orch-cache-files | split -b 15M - "$OUT/inductor-cache.tgz.part-"
+  tar -cz -C "$cache" -T /tmp/orch-cache-files | split -b 15M - "$OUT/$name.tgz.part-"
 else
-  tar -cz -C "$cache" . | split -b 15M - "$OUT/inductor-cache.tgz.part-"
+  tar -cz -C "$cache" . | split -b 15M - "$OUT/$name.tgz.part-"
 fi
-packed=$(cat "$OUT"/inductor-cache.tgz.part-* | wc -c)
+packed=$(cat "$OUT/$name".tgz.part-* | wc -c)
 echo "cache: $(find "$cache" -type f | wc -l) files, $(( packed / 1048576 )) MiB packed in" \
-  "$(ls "$OUT"/inductor-cache.tgz.part-* | wc -l) pieces"
+  "$(ls "$OUT/$name".tgz.part-* | wc -l) pieces"
 (( packed > 48 * 1048576 )) && echo "cache: over 48 MiB, too large to carry with the bundle"
 cat "$OUT/max-autotune.jsonl"
