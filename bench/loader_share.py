@@ -6,9 +6,11 @@ synthetic data's, for the same model and stream strategy, and where its time per
 
 For every (model, stream) group that has a synthetic row: one line per data configuration with
 the mean img/s over repeats (± the standard deviation when there are several), the share of
-the synthetic mean, the loop's mean wait for a batch per measured step (data_wait_ms_mean), and
-the loader's own counters per batch made (warm-up included): time inside nvJPEG's calls, waiting for the GPU at the end, and CPU
-decode time (cpu_share) summed over threads. Reads only what orch stores; runs nothing.
+the synthetic mean, the loop's mean wait for a batch per measured step (data_wait_ms_mean),
+and the loader's own counters per batch made (warm-up included): time inside nvJPEG's calls
+(of it the batched call and the per-image header checks, where recorded), waiting for the GPU
+at the end, and CPU decode time (cpu_share) summed over threads. Reads only what orch stores;
+runs nothing.
 """
 import json
 import sqlite3
@@ -66,7 +68,7 @@ def main():
                         (" AND experiment = ?" if len(sys.argv) > 2 else ""), args).fetchall()
 
     head = (f"{'data':<58}{'img/s':>18}{'share':>8}{'wait ms/step':>14}"
-            f"{'nvjpeg ms/b':>13}{'gpu wait ms/b':>15}{'cpu ms/b':>10}")
+            f"{'nvjpeg ms/b':>13}{'(batched':>10}{'check)':>8}{'gpu wait ms/b':>15}{'cpu ms/b':>10}")
     for (model, stream, conn), rows in sorted(groups.items()):
         print(f"\n{model}, stream {stream}, cuda_connections {conn}")
         print(head)
@@ -77,7 +79,7 @@ def main():
             mean = statistics.mean(ips)
             sd = f" ± {statistics.stdev(ips):.1f}" if len(ips) > 1 else ""
             share = f"{mean / base_mean:.1%}" if base_mean else "n/a"
-            waits, nv, gw, cpu = [], [], [], []
+            waits, nv, bt, ck, gw, cpu = [], [], [], [], [], []
             for _, doc, cfg in runs:
                 c = doc.get("counters", {})
                 batches = c.get("data.images", 0) / cfg["batch_size"]
@@ -85,11 +87,14 @@ def main():
                     waits.append(doc["data_wait_ms"])
                 if batches:
                     nv.append(c.get("data.decode_nvjpeg_ms", 0) / batches)
+                    if "data.decode_nvjpeg_batched_ms" in c:
+                        bt.append(c["data.decode_nvjpeg_batched_ms"] / batches)
+                        ck.append(c["data.decode_nvjpeg_check_ms"] / batches)
                     gw.append(c.get("data.decode_gpu_wait_ms", 0) / batches)
                     cpu.append(c.get("data.cpu_decode_ms", 0) / batches)
             f = lambda xs: f"{statistics.mean(xs):.1f}" if xs else "-"
             print(f"{label[:57]:<58}{mean:>11.1f}{sd:<7}{share:>8}{f(waits):>14}{f(nv):>13}"
-                  f"{f(gw):>15}{f(cpu):>10}")
+                  f"{f(bt):>10}{f(ck):>8}{f(gw):>15}{f(cpu):>10}")
     for name, status, error in failed:
         print(f"\nnot ok: {name}: {status}: {(error or '')[:300]}")
 

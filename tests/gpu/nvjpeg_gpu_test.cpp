@@ -413,6 +413,13 @@ TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader'
   CHECK(counters.at("decode_gpu_wait_ms") > 0);
   CHECK(counters.at("decode_nvjpeg_ms") + counters.at("decode_gpu_wait_ms") <=
         counters.at("decode_ms"));
+  // ... and decode_nvjpeg_ms split by the decoder: header checks (on the engines only), the
+  // batched call, single decodes (none in this folder of baseline JPEGs); measured inside it.
+  CHECK(counters.at("decode_nvjpeg_batched_ms") > 0);
+  CHECK(counters.at("decode_nvjpeg_single_ms") == 0);
+  CHECK(counters.at("decode_nvjpeg_check_ms") + counters.at("decode_nvjpeg_batched_ms") +
+            counters.at("decode_nvjpeg_single_ms") <=
+        counters.at("decode_nvjpeg_ms"));
 }
 
 TEST_CASE("nvjpeg loader: cpu_share decodes each batch's last rows on the CPU, as imagefolder does",

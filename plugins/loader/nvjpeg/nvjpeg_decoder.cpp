@@ -1,12 +1,18 @@
 #include "nvjpeg_decoder.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace orch::nvjpeg {
 namespace {
 
 void check(nvjpegStatus_t s, const char* call) {
   if (s != NVJPEG_STATUS_SUCCESS) throw NvjpegError(call, s);
+}
+
+using Clock = std::chrono::steady_clock;
+std::int64_t ns_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
 }
 
 nvjpegOutputFormat_t format_of(Output o) {
@@ -223,9 +229,11 @@ std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cud
   std::vector<std::size_t> batch, single, failed;
   // One output format per batch (nvjpegDecodeBatchedInitialize): a job in the other one is
   // decoded on its own.
+  const auto t_check = Clock::now();
   for (std::size_t i = 0; i < jobs.size(); ++i)
     (jobs[i].output != output_ || (hardware_ && !batch_supported(jobs[i])) ? single : batch)
         .push_back(i);
+  check_ns_ += ns_since(t_check);
 
   if (!batch.empty()) {
     std::vector<const unsigned char*> data;
@@ -236,6 +244,7 @@ std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cud
       sizes.push_back(jobs[i].size);
       dst.push_back(destination(jobs[i]));
     }
+    const auto t_batched = Clock::now();
     nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
     if (batched_size_ != static_cast<int>(batch.size())) {
       s = nvjpegDecodeBatchedInitialize(batched_, batched_state_, static_cast<int>(batch.size()), 1,
@@ -245,12 +254,14 @@ std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cud
     if (s == NVJPEG_STATUS_SUCCESS)
       s = nvjpegDecodeBatched(batched_, batched_state_, data.data(), sizes.data(), dst.data(),
                               stream);
+    batched_ns_ += ns_since(t_batched);
     if (s != NVJPEG_STATUS_SUCCESS) {
       // One bad image fails the whole batch: find it by decoding each on its own.
       batched_size_ = -1;  // re-initialise next time ("also used to reset failed batches")
       single.insert(single.end(), batch.begin(), batch.end());
     }
   }
+  const auto t_single = Clock::now();
   for (std::size_t i : single) {
     try {
       decode_single(jobs[i], stream);
@@ -259,7 +270,13 @@ std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cud
       errors.emplace_back(e.what());
     }
   }
+  if (!single.empty()) single_ns_ += ns_since(t_single);
   return failed;
+}
+
+Decoder::Times Decoder::times() const {
+  return {static_cast<double>(check_ns_.load()) / 1e6, static_cast<double>(batched_ns_.load()) / 1e6,
+          static_cast<double>(single_ns_.load()) / 1e6};
 }
 
 }  // namespace orch::nvjpeg

@@ -175,6 +175,14 @@ class Decoder {
   /// Images decoded one at a time because the batched decoder could not take them.
   std::int64_t single_decodes() const { return single_decodes_.load(); }
 
+  /// Where decode()'s host time went, summed over calls (ms): the per-image "can the batched
+  /// decoder take it?" checks (header parse), nvjpegDecodeBatched itself (with its
+  /// Initialize), and the one-at-a-time decodes.
+  struct Times {
+    double check_ms = 0, batched_ms = 0, single_ms = 0;
+  };
+  Times times() const;
+
  private:
   bool batch_supported(const DecodeJob& job);
   void decode_single(const DecodeJob& job, cudaStream_t stream);
@@ -190,6 +198,7 @@ class Decoder {
   nvjpegJpegState_t single_state_ = nullptr;
   nvjpegJpegStream_t parsed_ = nullptr;  // for the per-image "batch supported?" check
   std::atomic<std::int64_t> single_decodes_{0};  // read by the loader's counters() meanwhile
+  std::atomic<std::int64_t> check_ns_{0}, batched_ns_{0}, single_ns_{0};  // likewise
 };
 
 }  // namespace orch::nvjpeg

@@ -205,6 +205,7 @@ class NvjpegLoader final : public DataLoader {
 
   std::map<std::string, double> counters() const override {
     std::lock_guard<std::mutex> lock(m_);
+    const nvjpeg::Decoder::Times t = decoder_times();
     return {{"decode_ms", decode_ms_},
             {"decode_nvjpeg_ms", nvjpeg_ms_},
             {"decode_gpu_wait_ms", gpu_wait_ms_},
@@ -220,7 +221,10 @@ class NvjpegLoader final : public DataLoader {
             {"hw_engines", static_cast<double>(producers_.front()->decoder->hardware_engines())},
             {"cpu_decodes", static_cast<double>(cpu_decodes_)},
             {"cpu_decode_ms", cpu_decode_ms_},
-            {"single_decodes", static_cast<double>(single_decodes())}};
+            {"single_decodes", static_cast<double>(single_decodes())},
+            {"decode_nvjpeg_check_ms", t.check_ms},
+            {"decode_nvjpeg_batched_ms", t.batched_ms},
+            {"decode_nvjpeg_single_ms", t.single_ms}};
   }
 
  private:
@@ -228,6 +232,17 @@ class NvjpegLoader final : public DataLoader {
     std::int64_t n = 0;
     for (const auto& p : producers_) n += p->decoder->single_decodes();
     return n;
+  }
+  // decode_nvjpeg_ms split by the decoders themselves, summed over producers.
+  nvjpeg::Decoder::Times decoder_times() const {
+    nvjpeg::Decoder::Times t;
+    for (const auto& p : producers_) {
+      const auto d = p->decoder->times();
+      t.check_ms += d.check_ms;
+      t.batched_ms += d.batched_ms;
+      t.single_ms += d.single_ms;
+    }
+    return t;
   }
 
   // Sample indices of batch b in its epoch's order (the same order as the CPU loaders').
