@@ -199,6 +199,15 @@ TEST_CASE("orch dataset make, cache and bench through the binary", "[loader][cli
   auto bad = test::run_orch("dataset bench --data '{plugin: imagefolder, wrkers: 2}'");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.output, Contains("wrkers"));
+  // A busy GPU needs a GPU: refused before any loader starts, saying what to pass.
+  auto busy = test::run_orch("dataset bench --data '{plugin: imagefolder, root: " + dir.string() +
+                             "}' --busy-gpu-ms 50");
+  CHECK(busy.exit_code == 2);
+  CHECK_THAT(busy.output, Contains("--busy-gpu-ms") && Contains("--device cuda"));
+  CHECK_THAT(busy.output, !Contains("img/s"));
+  auto negative = test::run_orch("dataset bench --data synthetic --busy-gpu-ms -1");
+  CHECK(negative.exit_code != 0);
+  CHECK_THAT(negative.output, Contains("busy-gpu-ms"));
 }
 
 TEST_CASE("orch run trains ResNet18 from a generated JPEG folder", "[loader][cli]") {

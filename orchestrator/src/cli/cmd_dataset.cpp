@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/plugin_loading.h"
@@ -15,6 +16,7 @@
 #include "plan/plan_error.h"
 #include "plan/plugin_params.h"
 #include "plan/yaml_tree.h"
+#include "runner/busy_gpu.h"
 
 namespace orch::cli {
 namespace {
@@ -88,6 +90,7 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
     std::int64_t batch_size = 256, batches = 50, warmup = 5, seed = 0;
     bool channels_last = false;
     std::string device = "cpu";
+    double busy_gpu_ms = 0;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--data", o->data, "the loader as in an experiment file's `data:`, e.g. "
@@ -98,6 +101,12 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--seed", o->seed, "the run seed the loader gets")->capture_default_str();
   cmd->add_option("--device", o->device, "the device the loader is told about (pins host memory for cuda)")->capture_default_str();
   cmd->add_flag("--channels-last", o->channels_last, "ask for channels-last batches");
+  cmd->add_option("--busy-gpu-ms", o->busy_gpu_ms,
+                  "keep the GPU busy while timing, as a graph-captured training step of about "
+                  "this many ms would (a CUDA graph of bf16 matrix products replayed back to "
+                  "back); 0: an idle GPU. Needs --device cuda")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([&g, &exit_code, o] {
     PluginRegistry registry;
     load_registry(registry, g);
@@ -112,8 +121,22 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
       return;
     }
     const torch::Device device(o->device);
+    if (o->busy_gpu_ms > 0 && !device.is_cuda()) {
+      std::cerr << "orch: dataset bench: --busy-gpu-ms needs a CUDA device (--device cuda); "
+                   "the device is " << device.str() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    // Started before the loader, so the loader meets a busy GPU from its first batch.
+    std::optional<BusyGpu> busy;
+    if (o->busy_gpu_ms > 0) {
+      busy.emplace(device, o->busy_gpu_ms);
+      std::cout << fmt::format("busy GPU: a graph of {} bf16 products, {:.1f} ms a replay (idle)\n",
+                               busy->products(), busy->replay_ms());
+    }
     auto loader = registry.create_loader(choice, {o->batch_size, device, o->seed, o->channels_last});
     for (std::int64_t i = 0; i < o->warmup; ++i) loader->next();
+    const std::int64_t replays_before = busy ? busy->replays() : 0;
     const auto t0 = std::chrono::steady_clock::now();
     std::int64_t images = 0;
     for (std::int64_t i = 0; i < o->batches; ++i) images += loader->next().images.size(0);
@@ -124,6 +147,12 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
                              choice.plugin, o->batches, o->batch_size, secs, images / secs,
                              secs * 1000.0 / o->batches);
     for (const auto& [k, v] : loader->counters()) std::cout << fmt::format("  data.{} = {:g}\n", k, v);
+    if (busy) {
+      // Longer than on the idle GPU: the loader's work took its share.
+      const auto replays = busy->replays() - replays_before;
+      std::cout << fmt::format("busy GPU: {} replays while timing, {:.1f} ms each\n", replays,
+                               replays ? secs * 1000.0 / static_cast<double>(replays) : 0.0);
+    }
   });
 }
 
