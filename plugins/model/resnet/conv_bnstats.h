@@ -7,7 +7,8 @@
 // in cuDNN 9 but present; what MXNet's and Paddle's fused ResNet units call), NHWC only.
 // Whether this cuDNN runs it on a given GPU, dtype and shape is what conv_bnstats() finds out:
 // it returns cuDNN's refusal instead of throwing, so a probe (tests/gpu) can report it.
-// Not used by the model yet.
+// conv_bnstats_graph() asks the same of cuDNN's graph API, where cuDNN 9 documents the pattern
+// for its runtime fusion engine. Neither is used by the model yet.
 #pragma once
 
 #include <torch/torch.h>
@@ -22,6 +23,7 @@ struct ConvStats {
   torch::Tensor y;      ///< the convolution's output, N x K x P x Q, channels-last, x's dtype
   torch::Tensor sum;    ///< per output channel, float32, K
   torch::Tensor sqsum;  ///< per output channel, float32, K
+  std::string engine;   ///< conv_bnstats_graph: which cuDNN engine configuration ran it
 };
 
 /// Input prologue: y = conv(relu(x * scale + bias)) with per-channel scale and bias (x's dtype,
@@ -38,5 +40,15 @@ struct ScaleBiasRelu {
 std::variant<ConvStats, std::string> conv_bnstats(const torch::Tensor& x, const torch::Tensor& w,
                                                   std::int64_t stride, std::int64_t padding,
                                                   const std::optional<ScaleBiasRelu>& prologue = {});
+
+/// The same through cuDNN's graph API (conv_bnstats_graph.cpp): a convolution node with a
+/// GEN_STATS node on its output and, with `prologue`, MUL, ADD and RELU_FWD nodes on its input,
+/// run by the first engine configuration that finalizes a plan (cuDNN's heuristics first, then
+/// every engine it has for the graph). Same inputs, results and refusals as conv_bnstats;
+/// ConvStats::engine names the configuration that ran.
+std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x,
+                                                        const torch::Tensor& w, std::int64_t stride,
+                                                        std::int64_t padding,
+                                                        const std::optional<ScaleBiasRelu>& prologue = {});
 
 }  // namespace orch::resnet

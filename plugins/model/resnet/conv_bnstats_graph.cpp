@@ -1,0 +1,336 @@
+// conv_bnstats_graph(): the convolution + batch statistics of conv_bnstats.h through cuDNN's
+// graph API, the route left after the legacy fused op was refused on the H200 for every
+// ResNet50 shape. cuDNN 9's documentation ("runtime fusion engine") lists exactly this
+// pattern: a ConvolutionFwd whose epilogue may hold GEN_STATS nodes, and whose input may go
+// through a chain of three pointwise nodes in this order, MUL, ADD, RELU_FWD, with [1, C, 1, 1]
+// operands, "added to realize convolution batch norm fusion use cases" (prologue tensors
+// HALF only, everything fully packed NHWC). PaddlePaddle's fused_scale_bias_relu_conv_bn
+// kernel builds the same graph with cudnn-frontend. Backend descriptors are used directly
+// here (cudnn-frontend is not a dependency): tensors, the convolution, the operations, the
+// graph, the heuristics' engine configurations (mode A), else every engine cuDNN knows for
+// the graph, the first execution plan that finalizes, a variant pack, execute.
+// Written without a GPU: not yet run.
+#include "conv_bnstats.h"
+
+#include <stdexcept>
+
+#ifdef ORCH_FUSED_BN_CUDNN
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cudnn/Handle.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <vector>
+
+// CUDNN_ATTR_OPERATIONGRAPH_HANDLE and CUDNN_ATTR_EXECUTION_PLAN_HANDLE are deprecated in
+// cuDNN 9 (still the documented way to name the handle up to 9.x).
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+
+namespace orch::resnet {
+
+#ifndef ORCH_FUSED_BN_CUDNN
+
+std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor&, const torch::Tensor&,
+                                                        std::int64_t, std::int64_t,
+                                                        const std::optional<ScaleBiasRelu>&) {
+  return std::string("built without cuDNN's headers (see plugins/model/resnet/CMakeLists.txt)");
+}
+
+#else
+
+namespace {
+
+/// cuDNN declined the graph (a NOT_SUPPORTED status, or no engine finalized a plan).
+struct Refusal {
+  std::string why;
+};
+
+std::string last_error() {
+  char buf[512] = {0};
+  cudnnGetLastErrorString(buf, sizeof buf);
+  return buf;
+}
+
+/// NOT_SUPPORTED (any of its sub-codes) is cuDNN's "not this graph": a refusal. Anything else
+/// that is not success is our misuse or a cuDNN failure.
+void check(cudnnStatus_t st, const char* what) {
+  if (st == CUDNN_STATUS_SUCCESS) return;
+  const std::string detail = std::string(what) + ": " + cudnnGetErrorString(st) +
+                             (last_error().empty() ? "" : " (" + last_error() + ")");
+  if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) throw Refusal{detail};
+  throw std::runtime_error("conv_bnstats_graph: " + detail);
+}
+
+/// One backend descriptor, destroyed with this object.
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t type) {
+    check(cudnnBackendCreateDescriptor(type, &d_), "cudnnBackendCreateDescriptor");
+  }
+  ~Desc() {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+  }
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  cudnnBackendDescriptor_t get() const { return d_; }
+
+  Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, std::int64_t n,
+            const void* values) {
+    check(cudnnBackendSetAttribute(d_, name, type, n, values), "cudnnBackendSetAttribute");
+    return *this;
+  }
+  Desc& set(cudnnBackendAttributeName_t name, const Desc& other) {
+    const cudnnBackendDescriptor_t d = other.get();
+    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d);
+  }
+  Desc& set(cudnnBackendAttributeName_t name, cudnnDataType_t t) {
+    return set(name, CUDNN_TYPE_DATA_TYPE, 1, &t);
+  }
+  Desc& set_int64s(cudnnBackendAttributeName_t name, const std::vector<std::int64_t>& v) {
+    return set(name, CUDNN_TYPE_INT64, static_cast<std::int64_t>(v.size()), v.data());
+  }
+  void finalize(const char* what) { check(cudnnBackendFinalize(d_), what); }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+/// A tensor of logical dims [N, C, H, W] laid out NHWC (fully packed), or [1, C, 1, 1].
+std::unique_ptr<Desc> nhwc_tensor(std::int64_t uid, cudnnDataType_t t, std::int64_t n, std::int64_t c,
+                                  std::int64_t h, std::int64_t w, bool is_virtual = false) {
+  auto d = std::make_unique<Desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const std::int64_t alignment = 16;
+  d->set(CUDNN_ATTR_TENSOR_DATA_TYPE, t)
+      .set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, {n, c, h, w})
+      .set_int64s(CUDNN_ATTR_TENSOR_STRIDES, {c * h * w, 1, w * c, c})
+      .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid)
+      .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment)
+      .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+  d->finalize("finalizing a tensor descriptor");
+  return d;
+}
+
+/// A pointwise operation y = mode(x[, b]), computed in float.
+std::unique_ptr<Desc> pointwise(cudnnPointwiseMode_t mode, const Desc& x, const Desc* b,
+                                const Desc& y, std::vector<std::unique_ptr<Desc>>& keep) {
+  auto pw = std::make_unique<Desc>(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  pw->set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
+      .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT);
+  pw->finalize("finalizing a pointwise descriptor");
+  auto op = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  op->set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, *pw)
+      .set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
+      .set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+  if (b) op->set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+  op->finalize("finalizing a pointwise operation");
+  keep.push_back(std::move(pw));
+  return op;
+}
+
+void require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("conv_bnstats_graph: ") + what);
+}
+
+// The tensors' unique ids in the graph and the variant pack.
+enum Uid : std::int64_t { kX = 1, kW, kY, kSum, kSqsum, kScale, kBias, kScaled, kBiased, kRelu };
+
+}  // namespace
+
+std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, const torch::Tensor& w,
+                                                        std::int64_t stride, std::int64_t padding,
+                                                        const std::optional<ScaleBiasRelu>& prologue) {
+  require(x.is_cuda() && w.device() == x.device(), "x and w must be on the same CUDA device");
+  require(x.dim() == 4 && w.dim() == 4 && w.size(1) == x.size(1), "x is NCHW, w is KCRS");
+  require(x.scalar_type() == w.scalar_type() &&
+              (x.scalar_type() == torch::kHalf || x.scalar_type() == torch::kBFloat16),
+          "x and w must both be fp16 or both bf16");
+  require(x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+              w.is_contiguous(at::MemoryFormat::ChannelsLast),
+          "x and w must be channels-last");
+  if (prologue) {
+    for (const auto* t : {&prologue->scale, &prologue->bias})
+      require(t->device() == x.device() && t->scalar_type() == x.scalar_type() &&
+                  t->numel() == x.size(1) && t->is_contiguous(),
+              "scale and bias: C contiguous values of x's dtype on its device");
+  }
+  c10::cuda::CUDAGuard guard(x.device());
+  const auto n = x.size(0), c = x.size(1), h = x.size(2), wd = x.size(3);
+  const auto k = w.size(0), r = w.size(2), s = w.size(3);
+  const auto p = (h + 2 * padding - r) / stride + 1, q = (wd + 2 * padding - s) / stride + 1;
+  const cudnnDataType_t dtype =
+      x.scalar_type() == torch::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+
+  try {
+    const cudnnHandle_t handle = at::native::getCudnnHandle();
+    check(cudnnSetStream(handle, at::cuda::getCurrentCUDAStream()), "cudnnSetStream");
+    std::vector<std::unique_ptr<Desc>> keep;  // descriptors the operations refer to
+
+    auto x_desc = nhwc_tensor(kX, dtype, n, c, h, wd);
+    auto w_desc = nhwc_tensor(kW, dtype, k, c, r, s);
+    auto y_desc = nhwc_tensor(kY, dtype, n, k, p, q);
+    auto sum_desc = nhwc_tensor(kSum, CUDNN_DATA_FLOAT, 1, k, 1, 1);
+    auto sqsum_desc = nhwc_tensor(kSqsum, CUDNN_DATA_FLOAT, 1, k, 1, 1);
+
+    std::vector<std::unique_ptr<Desc>> ops;
+    const Desc* conv_input = x_desc.get();
+    if (prologue) {
+      // relu(x * scale + bias), the intermediates virtual and in float (as Paddle's).
+      auto scale_desc = nhwc_tensor(kScale, dtype, 1, c, 1, 1);
+      auto bias_desc = nhwc_tensor(kBias, dtype, 1, c, 1, 1);
+      auto scaled = nhwc_tensor(kScaled, CUDNN_DATA_FLOAT, n, c, h, wd, true);
+      auto biased = nhwc_tensor(kBiased, CUDNN_DATA_FLOAT, n, c, h, wd, true);
+      auto relu = nhwc_tensor(kRelu, CUDNN_DATA_FLOAT, n, c, h, wd, true);
+      ops.push_back(pointwise(CUDNN_POINTWISE_MUL, *x_desc, scale_desc.get(), *scaled, keep));
+      ops.push_back(pointwise(CUDNN_POINTWISE_ADD, *scaled, bias_desc.get(), *biased, keep));
+      ops.push_back(pointwise(CUDNN_POINTWISE_RELU_FWD, *biased, nullptr, *relu, keep));
+      conv_input = relu.get();
+      for (auto* d : {&scale_desc, &bias_desc, &scaled, &biased, &relu}) keep.push_back(std::move(*d));
+    }
+
+    auto conv = std::make_unique<Desc>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    const std::int64_t spatial = 2;
+    conv->set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_DATA_FLOAT)
+        .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
+        .set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial)
+        .set_int64s(CUDNN_ATTR_CONVOLUTION_DILATIONS, {1, 1})
+        .set_int64s(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, {stride, stride})
+        .set_int64s(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, {padding, padding})
+        .set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {padding, padding});
+    conv->finalize("finalizing the convolution descriptor");
+
+    auto conv_op = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    const float alpha = 1.f, beta = 0.f;
+    conv_op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, *conv_input)
+        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, *w_desc)
+        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, *y_desc)
+        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, *conv)
+        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha)
+        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+    conv_op->finalize("finalizing the convolution operation");
+    ops.push_back(std::move(conv_op));
+
+    auto stats_op = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
+    const cudnnGenStatsMode_t stats_mode = CUDNN_GENSTATS_SUM_SQSUM;
+    stats_op->set(CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &stats_mode)
+        .set(CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_DATA_FLOAT)
+        .set(CUDNN_ATTR_OPERATION_GENSTATS_XDESC, *y_desc)
+        .set(CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, *sum_desc)
+        .set(CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, *sqsum_desc);
+    stats_op->finalize("finalizing the statistics operation");
+    ops.push_back(std::move(stats_op));
+
+    Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    std::vector<cudnnBackendDescriptor_t> op_handles;
+    for (const auto& op : ops) op_handles.push_back(op->get());
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
+        .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+             static_cast<std::int64_t>(op_handles.size()), op_handles.data());
+    graph.finalize("finalizing the operation graph");
+
+    // Engine configurations to try: the heuristics' (mode A), then one per engine cuDNN has
+    // for this graph (global index order), each with its default knobs.
+    std::vector<std::unique_ptr<Desc>> configs;
+    std::vector<std::string> config_names;
+    {
+      Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+      const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
+      heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+          .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
+      heur.finalize("finalizing the heuristics query");
+      std::int64_t count = 0;
+      check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+            "counting the heuristics' results");
+      std::vector<std::unique_ptr<Desc>> found;
+      std::vector<cudnnBackendDescriptor_t> raw;
+      for (std::int64_t i = 0; i < count; ++i) {
+        found.push_back(std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+        raw.push_back(found.back()->get());
+      }
+      std::int64_t got = 0;
+      if (count > 0)
+        check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()),
+              "reading the heuristics' results");
+      for (std::int64_t i = 0; i < got; ++i) {
+        config_names.push_back("heuristics result " + std::to_string(i));
+        configs.push_back(std::move(found[static_cast<std::size_t>(i)]));
+      }
+    }
+    std::int64_t engines = 0, returned = 0;
+    check(cudnnBackendGetAttribute(graph.get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
+                                   CUDNN_TYPE_INT64, 1, &returned, &engines),
+          "counting the graph's engines");
+    for (std::int64_t e = 0; e < engines; ++e) {
+      auto engine = std::make_unique<Desc>(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+      engine->set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph)
+          .set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &e);
+      if (cudnnBackendFinalize(engine->get()) != CUDNN_STATUS_SUCCESS) continue;  // not for this graph
+      auto config = std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      config->set(CUDNN_ATTR_ENGINECFG_ENGINE, *engine);
+      if (cudnnBackendFinalize(config->get()) != CUDNN_STATUS_SUCCESS) continue;
+      keep.push_back(std::move(engine));
+      config_names.push_back("engine " + std::to_string(e));
+      configs.push_back(std::move(config));
+    }
+
+    // The first configuration whose plan finalizes runs it.
+    std::unique_ptr<Desc> plan;
+    std::string used, refusals;
+    for (std::size_t i = 0; i < configs.size() && !plan; ++i) {
+      auto candidate = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      candidate->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
+          .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
+      const cudnnStatus_t st = cudnnBackendFinalize(candidate->get());
+      if (st == CUDNN_STATUS_SUCCESS) {
+        plan = std::move(candidate);
+        used = config_names[i];
+      } else if (refusals.size() < 400) {
+        refusals += "; " + config_names[i] + ": " + cudnnGetErrorString(st);
+      }
+    }
+    if (!plan)
+      throw Refusal{"no engine finalized a plan (" + std::to_string(configs.size()) +
+                    " configurations, " + std::to_string(engines) + " engines" + refusals + ")"};
+    std::int64_t workspace_bytes = 0;
+    check(cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                   CUDNN_TYPE_INT64, 1, &returned, &workspace_bytes),
+          "reading the plan's workspace size");
+
+    ConvStats out;
+    out.y = at::empty({n, k, p, q}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+    out.sum = at::empty({k}, x.options().dtype(torch::kFloat32));
+    out.sqsum = at::empty({k}, x.options().dtype(torch::kFloat32));
+    out.engine = used;
+    at::Tensor workspace = at::empty({std::max<std::int64_t>(workspace_bytes, 1)},
+                                     x.options().dtype(torch::kByte));
+    std::vector<std::int64_t> uids = {kX, kW, kY, kSum, kSqsum};
+    std::vector<void*> ptrs = {x.data_ptr(), w.data_ptr(), out.y.data_ptr(), out.sum.data_ptr(),
+                               out.sqsum.data_ptr()};
+    if (prologue) {
+      uids.insert(uids.end(), {kScale, kBias});
+      ptrs.insert(ptrs.end(), {prologue->scale.data_ptr(), prologue->bias.data_ptr()});
+    }
+    void* workspace_ptr = workspace.data_ptr();
+    Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+             static_cast<std::int64_t>(uids.size()), uids.data())
+        .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+             static_cast<std::int64_t>(ptrs.size()), ptrs.data())
+        .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr);
+    pack.finalize("finalizing the variant pack");
+    check(cudnnBackendExecute(handle, plan->get(), pack.get()), "cudnnBackendExecute");
+    return out;
+  } catch (const Refusal& r) {
+    return "cuDNN does not take it: " + r.why;
+  }
+}
+
+#endif
+
+}  // namespace orch::resnet
