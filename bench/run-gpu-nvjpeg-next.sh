@@ -7,10 +7,12 @@
 #      GPU (~2-3 minutes);
 #   4. bench/nvjpeg-next-h200.yaml end to end with `orch sweep` into /tmp/nx.db until DEADLINE;
 #      the sweep resumes where it stopped, so the next call (within the machine's 30 s idle
-#      time, SKIP_DONE=1 to skip 1-3) finishes it;
+#      time, on the same machine: `cd /tmp/snap && SKIP_DONE=1 DEADLINE=560
+#      bench/run-gpu-nvjpeg-next.sh`, no rebuild) finishes it;
 #   5. bench/loader_share.py's table of what the database holds so far.
 # Everything lands in $OUT: gpu-tests.txt, loaders-busy.txt, sweep.log, nx.db, share.txt.
-# Env: DEADLINE (seconds from the start for the sweep to stop, default 540), SKIP_DONE.
+# Env: DEADLINE (seconds from this script's start for the sweep to stop, default 430: a
+# 600 s call less the ~130 s snapshot build and a margin), SKIP_DONE.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -26,7 +28,7 @@ if [[ -z ${SKIP_DONE:-} ]]; then
   bench/run-gpu-loaders-busy.sh 50 35 > /dev/null 2>&1
   grep -E "^== |img/s|replays while" "$OUT/loaders-busy.txt"
 fi
-left=$(( ${DEADLINE:-540} - ($(date +%s) - start) ))
+left=$(( ${DEADLINE:-430} - ($(date +%s) - start) ))
 echo "sweep: ${left} s left"
 if (( left > 30 )); then
   timeout "$left" "$orch" --db /tmp/nx.db sweep bench/nvjpeg-next-h200.yaml >> "$OUT/sweep.log" 2>&1
