@@ -139,7 +139,6 @@ class NvjpegLoader final : public DataLoader {
     c10::cuda::CUDAGuard guard(device_index_);
     for (int k = 0; k < o_.decoders; ++k) {
       auto p = std::make_unique<Producer>();
-      // Fails here, before any step, when the backend is not usable.
       // The hint: the batch's GPU rows at ImageNet's usual sizes (most are at most 500 pixels
       // a side); a larger image grows the buffers once.
       nvjpeg::Preallocation pre;
@@ -147,6 +146,7 @@ class NvjpegLoader final : public DataLoader {
         const auto rows = static_cast<std::size_t>(o_.batch_size);
         pre = {static_cast<int>(rows - cpu_rows(rows, o_.cpu_share)), 512, 512};
       }
+      // Fails here, before any step, when the backend is not usable.
       p->decoder = std::make_unique<nvjpeg::Decoder>(
           backend, o_.torch_allocator ? &kTorchAllocator : nullptr,
           o_.yuv ? nvjpeg::Output::kYuv : nvjpeg::Output::kRgbi, o_.hw_pipeline, pre);
