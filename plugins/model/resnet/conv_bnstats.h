@@ -32,6 +32,17 @@ struct ScaleBiasRelu {
   torch::Tensor scale, bias;
 };
 
+/// The convolution's sizes: input N x C x H x W, filter K x C x R x S, output N x K x P x Q.
+struct ConvShape {
+  std::int64_t n, c, h, w, k, r, s, p, q;
+};
+
+/// The argument checks both functions below make, throwing std::invalid_argument that starts
+/// with `who`; returns the sizes.
+ConvShape check_conv_bnstats_args(const char* who, const torch::Tensor& x, const torch::Tensor& w,
+                                  std::int64_t stride, std::int64_t padding,
+                                  const std::optional<ScaleBiasRelu>& prologue);
+
 /// conv2d(x, w, stride, padding) (no bias, no dilation, no groups) with its output's
 /// per-channel statistics, by cuDNN's fused op. x: N x C x H x W channels-last fp16 or bf16 on
 /// CUDA; w: K x C x R x S channels-last, same dtype. Returns the result, or cuDNN's reason when
