@@ -31,10 +31,8 @@ def data_label(cfg, varying):
 def varying_params(configs):
     """Per loader plugin, the parameters whose value is not the same in every run."""
     seen = defaultdict(lambda: defaultdict(set))
-    count = defaultdict(int)
     for cfg in configs:
         d = cfg["data"]
-        count[d["plugin"]] += 1
         for k, v in d["params"].items():
             seen[d["plugin"]][k].add(json.dumps(v))
     return {plugin: {k for k, vs in params.items() if len(vs) > 1} for plugin, params in seen.items()}
