@@ -65,7 +65,8 @@ def main():
     failed = db.execute("SELECT name, status, error FROM runs WHERE status != 'ok'" +
                         (" AND experiment = ?" if len(sys.argv) > 2 else ""), args).fetchall()
 
-    head = (f"{'data':<58}{'img/s':>18}{'share':>8}{'wait ms/step':>14}"
+    width = max((len(label) for g in groups.values() for label in g), default=4) + 2
+    head = (f"{'data':<{width}}{'img/s':>18}{'share':>8}{'wait ms/step':>14}"
             f"{'nvjpeg ms/b':>13}{'(batched':>10}{'check)':>8}{'gpu wait ms/b':>15}{'cpu ms/b':>10}")
     for (model, stream, conn), rows in sorted(groups.items()):
         print(f"\n{model}, stream {stream}, cuda_connections {conn}")
@@ -91,7 +92,7 @@ def main():
                     gw.append(c.get("data.decode_gpu_wait_ms", 0) / batches)
                     cpu.append(c.get("data.cpu_decode_ms", 0) / batches)
             f = lambda xs: f"{statistics.mean(xs):.1f}" if xs else "-"
-            print(f"{label[:57]:<58}{mean:>11.1f}{sd:<7}{share:>8}{f(waits):>14}{f(nv):>13}"
+            print(f"{label:<{width}}{mean:>11.1f}{sd:<7}{share:>8}{f(waits):>14}{f(nv):>13}"
                   f"{f(bt):>10}{f(ck):>8}{f(gw):>15}{f(cpu):>10}")
     for name, status, error in failed:
         print(f"\nnot ok: {name}: {status}: {(error or '')[:300]}")

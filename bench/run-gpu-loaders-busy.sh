@@ -6,7 +6,7 @@
 # setting end to end (bench/nvjpeg-next-h200.yaml). The idle-GPU rate comes first for
 # reference. Output: $OUT/loaders-busy.txt (each setting's img/s, counters, the replays).
 #   usage: bench/run-gpu-loaders-busy.sh [BUSY_MS ...]   (default: 50 35)
-# Env: DATA (the JPEG folder, default /tmp/orch-loaders/jpeg, made if missing), ORCH.
+# Env: DATA (the JPEG folder, default /tmp/orch-loaders/jpeg, made if missing), ORCH, FIRST.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -16,11 +16,12 @@ data=${DATA:-/tmp/orch-loaders/jpeg}
 [[ -d $data ]] || "$orch" dataset make "$data" --classes 100 --per-class 100 --seed 0
 find "$data" -type f -print0 | xargs -0 cat > /dev/null  # warm the page cache: reading is not the question
 base="plugin: nvjpeg, root: $data, backend: hardware"
+# hw_preallocate is on by default since 2026-11-30; each setting is also tried without it.
 settings=(
   "{$base}"
+  "{$base, hw_preallocate: false}"
   "{$base, output: yuv}"
-  "{$base, hw_preallocate: true}"
-  "{$base, output: yuv, hw_preallocate: true}"
+  "{$base, output: yuv, hw_preallocate: false}"
   "{$base, decoders: 2}"
   "{$base, hw_pipeline: true}"
   "{$base, cpu_share: 0.5, workers: 12}"
@@ -36,6 +37,7 @@ bench() {  # $1: busy ms (0: idle), $2: the data setting
     || echo "   exit $?" | tee -a "$log"
   grep -E "img/s|replays while" "$log" | tail -2
 }
+(( ${FIRST:-0} > 0 )) && settings=("${settings[@]:0:$FIRST}")  # env FIRST=N: the first N only
 busy=("$@")
 (( ${#busy[@]} )) || busy=(50 35)
 bench 0 "${settings[0]}"

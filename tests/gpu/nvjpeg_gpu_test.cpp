@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <thread>
 
 #include "crop_resize.h"
 #include "dataset/image_folder.h"
@@ -299,6 +300,38 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
       CHECK(exact > 0.99);
     }
   }
+}
+
+// On the H200 machine, `orch dataset bench` failed with "the crop/resize kernel did not start:
+// named symbol not found": LibTorch had left that error pending in the producer thread (see
+// orch/cuda_launch.h) and the check after the launch read it. The launcher now drops what is
+// pending before it launches; this test leaves an error pending on purpose, in a fresh thread
+// as the producer is, and expects the launch to succeed and to have written the batch.
+TEST_CASE("the crop kernel's launch check is not fooled by an error an earlier call left pending",
+          "[gpu][nvjpeg]") {
+  const auto file = dataset::encode_jpeg(dataset::render_image(5, 1, 3), 90);
+  const dataset::RgbImage img = dataset::decode_jpeg(file.data(), file.size());
+  const auto dev_pixels = as_tensor(img).view({-1}).to(torch::kCUDA);
+  nvjpeg::CropJob job{0, img.width, img.height, 0.f, 0.f, float(img.width), float(img.height), false};
+  auto job_dev = torch::from_blob(&job, {sizeof job}, torch::kUInt8).to(torch::kCUDA);
+  auto out = torch::full({1, 3, 32, 32}, std::nanf(""), torch::TensorOptions().device(torch::kCUDA));
+  const cudaStream_t stream = current_stream();
+  cudaError_t pending = cudaSuccess, launched = cudaErrorUnknown, after = cudaErrorUnknown;
+  std::thread([&] {
+    // Not a kernel: the runtime answers cudaErrorInvalidDeviceFunction and keeps it pending.
+    static int not_a_kernel = 0;
+    cudaFuncAttributes attr{};
+    (void)cudaFuncGetAttributes(&attr, &not_a_kernel);
+    pending = cudaPeekAtLastError();
+    launched = nvjpeg::crop_resize_normalize(reinterpret_cast<const nvjpeg::CropJob*>(job_dev.data_ptr<std::uint8_t>()),
+                                             1, dev_pixels.data_ptr<std::uint8_t>(), 32, false,
+                                             out.data_ptr<float>(), stream);
+    after = cudaStreamSynchronize(stream);
+  }).join();
+  REQUIRE(pending != cudaSuccess);  // the set-up did leave an error pending
+  CHECK(launched == cudaSuccess);
+  CHECK(after == cudaSuccess);
+  CHECK(torch::isfinite(out).all().item<bool>());  // the kernel ran and wrote every value
 }
 
 TEST_CASE("output yuv: nvJPEG's planes converted by the crop kernel give the RGB path's pixels",

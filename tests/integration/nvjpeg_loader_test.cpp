@@ -31,6 +31,8 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", 
   CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_string("output") == "rgb");
   // hw_pipeline: off by default (it measured faster under training on the H200; plugin.cpp).
   CHECK_FALSE(resolve_params(*info, {{"root", std::string("/d")}}).get_bool("hw_pipeline"));
+  // hw_preallocate: on by default (it measured faster under training on the H200; plugin.cpp).
+  CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_bool("hw_preallocate"));
   // A bad backend is a plan-time error at its place in the file, listing the allowed values.
   test::TempDir tmp;
   std::ofstream(tmp.path() / "x.yaml") << "name: x\nbase:\n  data: {plugin: nvjpeg, root: /d, backend: cpu}\n";

@@ -1,5 +1,6 @@
 // See crop_resize.h. One thread per output pixel (3 channels); blockIdx.y is the image.
 #include "crop_resize.h"
+#include "orch/cuda_launch.h"
 
 namespace orch::nvjpeg {
 namespace {
@@ -73,6 +74,7 @@ cudaError_t crop_resize_normalize(const CropJob* jobs, int n, const std::uint8_t
   if (n <= 0) return cudaSuccess;
   constexpr int kThreads = 256;
   const dim3 grid((out_size * out_size + kThreads - 1) / kThreads, n);
+  orch::discard_pending_cuda_error();
   crop_resize_kernel<<<grid, kThreads, 0, stream>>>(jobs, pixels, out_size, channels_last, out);
   return cudaGetLastError();
 }

@@ -34,6 +34,7 @@
 
 #include "float_convert.cuh"
 #include "fused_bn_kernels.h"
+#include "orch/cuda_launch.h"
 
 namespace orch::resnet::kernels {
 namespace {
@@ -371,6 +372,7 @@ cudaError_t forward_impl(const Tiling& t, const void* x, const void* residual, v
   const dim3 block(t.threads_c, t.threads_r);
   float* partial = workspace;
   float* coef = workspace + static_cast<std::int64_t>(t.reduce_grid_r) * 3 * C;
+  orch::discard_pending_cuda_error();
   stats_partial<T, VEC><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
       static_cast<const T*>(x), rows, C, partial);
   stats_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(
@@ -399,6 +401,7 @@ cudaError_t backward_impl(const Tiling& t, const void* dy, const void* y, const 
   const T* dyp = static_cast<const T*>(dy);
   const T* yp = static_cast<const T*>(y);
   const T* xp = static_cast<const T*>(x);
+  orch::discard_pending_cuda_error();
   backward_partial<T, VEC><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
       dyp, yp, xp, save_mean, rows, C, partial);
   backward_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(partial, t.reduce_grid_r, C, rows,

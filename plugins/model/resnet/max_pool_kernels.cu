@@ -9,6 +9,7 @@
 #include "float_convert.cuh"
 #include "max_pool_index.h"
 #include "max_pool_kernels.h"
+#include "orch/cuda_launch.h"
 
 namespace orch::resnet::max_pool_kernels {
 namespace {
@@ -142,6 +143,7 @@ cudaError_t forward_t(const Shape& s, const void* x, void* y, std::uint8_t* wher
                       cudaStream_t stream) {
   const Dims d = dims_of(s, Vec<T>::kN);
   const auto threads = static_cast<std::uint32_t>(s.n * s.out_h() * s.out_w() * d.groups);
+  orch::discard_pending_cuda_error();
   forward_kernel<T><<<blocks_for(threads), kThreads, 0, stream>>>(
       d, threads, static_cast<const T*>(x), static_cast<T*>(y), where);
   return cudaGetLastError();
@@ -152,6 +154,7 @@ cudaError_t backward_t(const Shape& s, const void* dy, const std::uint8_t* where
                        cudaStream_t stream) {
   const Dims d = dims_of(s, Vec<T>::kN);
   const auto threads = static_cast<std::uint32_t>(s.n * s.h * s.w * d.groups);
+  orch::discard_pending_cuda_error();
   backward_kernel<T><<<blocks_for(threads), kThreads, 0, stream>>>(
       d, threads, static_cast<const T*>(dy), where, static_cast<T*>(dx));
   return cudaGetLastError();
