@@ -23,7 +23,8 @@ fi
 cat "$DATA"/jpeg/train/*/* > /dev/null
 
 if [[ $part == all || $part == only ]]; then
-  bench() { $orch dataset bench --device cuda --channels-last --batch-size 256 --batches 50 --warmup 5 --data "$1"; }
+  # A row that fails says so and the others still run.
+  bench() { $orch dataset bench --device cuda --channels-last --batch-size 256 --batches 50 --warmup 5 --data "$1" || echo "   exit $?"; }
   {
     echo "== cores: $(nproc)"
     for w in 4 8 14; do bench "{plugin: imagefolder, root: $DATA/jpeg, workers: $w}"; done

@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "integration/test_support.h"
 #include "plugins/plugin_error.h"
 
@@ -60,6 +63,25 @@ TEST_CASE("a corrupt library is refused with its path and dlerror's text", "[plu
     CHECK((what.find("invalid ELF header") != std::string::npos ||
            what.find("file too short") != std::string::npos));
   }
+}
+
+// The dlopen probe that gets dlerror()'s text used to close its handle before Boost.DLL opened
+// the library again, which unloaded and reloaded it: static constructors ran twice, and a
+// plugin's CUDA kernels were registered, unregistered and registered again (on the H200 the
+// nvjpeg plugin's kernel then failed to launch in `orch dataset bench`).
+TEST_CASE("loading a plugin library runs its static constructors once", "[plugins]") {
+  test::TempDir tmp;
+  const auto log = tmp.path() / "loads.txt";
+  REQUIRE(::setenv("ORCH_TEST_LOAD_LOG", log.c_str(), 1) == 0);
+  PluginRegistry reg;
+  const bool loaded = reg.load_file(std::filesystem::path(ORCH_TEST_PLUGIN_DIR) / "libnot_orch.so");
+  ::unsetenv("ORCH_TEST_LOAD_LOG");
+  CHECK_FALSE(loaded);  // refused after it was loaded: not an orch plugin
+  std::ifstream in(log);
+  std::string line;
+  int loads = 0;
+  while (std::getline(in, line)) loads += line == "loaded";
+  CHECK(loads == 1);
 }
 
 TEST_CASE("a shared library without orch's exports is refused, a missing file named",

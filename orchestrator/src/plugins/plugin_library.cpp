@@ -14,18 +14,29 @@ namespace {
 namespace dll = boost::dll;
 
 // Boost.DLL's own exceptions do not carry dlerror()'s text, which is what tells a user *why*
-// (missing dependency, not an ELF file, undefined symbol). So the library is opened once with
-// dlopen directly to get that text; the handle is then released and Boost.DLL opens it again
-// (the reference count makes that cheap).
-void probe_with_dlopen(const std::filesystem::path& path) {
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* err = ::dlerror();
-    throw PluginError("cannot load plugin library " + path.string() + ": " +
-                      (err ? err : "unknown dlopen error"));
+// (missing dependency, not an ELF file, undefined symbol). So the library is opened first with
+// dlopen directly to get that text, and that handle is held until Boost.DLL has opened the
+// library too: closing it before would unload the library and load it again, running its
+// static constructors and destructors twice. For a plugin with CUDA kernels those register and
+// unregister its device code with the CUDA runtime, and on the H200 the reloaded nvjpeg plugin's
+// crop kernel then failed to launch ("named symbol not found") in `orch dataset bench`.
+class ProbeHandle {
+ public:
+  explicit ProbeHandle(const std::filesystem::path& path)
+      : handle_(::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    if (handle_ == nullptr) {
+      const char* err = ::dlerror();
+      throw PluginError("cannot load plugin library " + path.string() + ": " +
+                        (err ? err : "unknown dlopen error"));
+    }
   }
-  ::dlclose(handle);
-}
+  ~ProbeHandle() { ::dlclose(handle_); }  // Boost.DLL's handle keeps the library loaded
+  ProbeHandle(const ProbeHandle&) = delete;
+  ProbeHandle& operator=(const ProbeHandle&) = delete;
+
+ private:
+  void* handle_;
+};
 
 }  // namespace
 
@@ -33,7 +44,7 @@ PluginLibrary load_plugin_library(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path)) {
     throw PluginError("cannot load plugin library " + path.string() + ": no such file");
   }
-  probe_with_dlopen(path);
+  const ProbeHandle probe(path);
   PluginLibrary out;
   out.path = path;
   try {
