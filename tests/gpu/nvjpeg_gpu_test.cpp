@@ -302,11 +302,11 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
   }
 }
 
-// On the H200 machine, `orch dataset bench` failed with "the crop/resize kernel did not start:
-// named symbol not found": LibTorch had left that error pending in the producer thread (see
-// orch/cuda_launch.h) and the check after the launch read it. The launcher now drops what is
-// pending before it launches; this test leaves an error pending on purpose, in a fresh thread
-// as the producer is, and expects the launch to succeed and to have written the batch.
+// The crop kernel's launcher reads cudaGetLastError() after its launch, which would also report
+// an error an earlier runtime call left unread in the thread (LibTorch can leave one: see
+// orch/cuda_launch.h). The launcher drops what is pending before it launches; this test leaves
+// an error pending on purpose, in a fresh thread as the producer is, and expects the launch to
+// succeed and to have written the batch.
 TEST_CASE("the crop kernel's launch check is not fooled by an error an earlier call left pending",
           "[gpu][nvjpeg]") {
   const auto file = dataset::encode_jpeg(dataset::render_image(5, 1, 3), 90);

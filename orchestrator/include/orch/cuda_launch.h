@@ -7,15 +7,15 @@ namespace orch {
 // Call right before a launch whose result the caller reads with cudaGetLastError().
 //
 // cudaGetLastError() returns the calling thread's last error from *any* runtime call, not only
-// from the launch just made. LibTorch 2.11 builds its driver-API table (c10::cuda::DriverAPI) on
-// first use, for instance when its pinned-memory allocator checks for a primary context, and
-// looks up optional driver functions with cudaGetDriverEntryPointByVersion; when the driver
-// lacks one, cudaErrorSymbolNotFound ("named symbol not found") stays pending in that thread,
-// unread. On the H200 machine the nvjpeg loader's producer thread was the first user in `orch
-// dataset bench`, so its first crop kernel "did not start: named symbol not found" although the
-// launch was fine (2026-11-30). Dropping what is pending before the launch makes the check after
-// it report the launch alone. A sticky error (the context itself is broken) is not lost: it
-// stays, and the launch fails with it.
+// from the launch just made: an earlier call whose error nobody read would be reported as the
+// launch's. LibTorch 2.11 can leave one: its driver-API table (c10::cuda::DriverAPI) looks up
+// optional driver functions with cudaGetDriverEntryPointByVersion and does not clear the error
+// when the driver lacks one. Dropping what is pending before the launch makes the check after it
+// report the launch alone. A sticky error (the context itself is broken) is not lost: it stays,
+// and the launch fails with it.
+// (This was first suspected behind "the crop/resize kernel did not start: named symbol not
+// found" on the H200; that launch really failed, because the plugin had been unloaded and
+// loaded again: see orchestrator/src/plugins/plugin_library.cpp.)
 inline void discard_pending_cuda_error() { (void)cudaGetLastError(); }
 
 }  // namespace orch
