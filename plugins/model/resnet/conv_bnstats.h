@@ -13,6 +13,7 @@
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -61,5 +62,35 @@ std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x,
                                                         const torch::Tensor& w, std::int64_t stride,
                                                         std::int64_t padding,
                                                         const std::optional<ScaleBiasRelu>& prologue = {});
+
+/// conv_bnstats_graph's cuDNN plans for one problem (sizes, dtype, with or without the
+/// prologue), built once and run many times, as a benchmark or a model needs them (building
+/// asks cuDNN's heuristics and finalizes plans, which takes milliseconds to seconds). Run it on
+/// the thread that built it: the plans hold that thread's cuDNN handle.
+class ConvStatsGraph {
+ public:
+  /// Builds the graph for these inputs' sizes and dtype. every_plan: finalize a plan for every
+  /// engine configuration that takes the graph (to time them all); otherwise stop at the first,
+  /// as conv_bnstats_graph does. Returns cuDNN's refusal as conv_bnstats_graph does; throws on
+  /// misuse and other cuDNN errors.
+  static std::variant<std::shared_ptr<ConvStatsGraph>, std::string> make(
+      const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
+      const std::optional<ScaleBiasRelu>& prologue, bool every_plan);
+  ~ConvStatsGraph();
+  ConvStatsGraph(const ConvStatsGraph&) = delete;
+  ConvStatsGraph& operator=(const ConvStatsGraph&) = delete;
+
+  std::size_t plans() const;
+  const std::string& plan_name(std::size_t i) const;
+  /// Runs plan i on the current stream into new output tensors. x, w and prologue must have
+  /// the sizes, dtype and layout the graph was built for (checked; std::invalid_argument).
+  ConvStats run(std::size_t i, const torch::Tensor& x, const torch::Tensor& w,
+                const std::optional<ScaleBiasRelu>& prologue) const;
+
+ private:
+  struct Impl;
+  explicit ConvStatsGraph(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace orch::resnet

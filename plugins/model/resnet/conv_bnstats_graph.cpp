@@ -8,8 +8,9 @@
 // kernel builds the same graph with cudnn-frontend. Backend descriptors are used directly
 // here (cudnn-frontend is not a dependency): tensors, the convolution, the operations, the
 // graph, the heuristics' engine configurations (mode A), else every engine cuDNN knows for
-// the graph, the first execution plan that finalizes, a variant pack, execute.
-// Written without a GPU: not yet run.
+// the graph, the first execution plan that finalizes (or all of them, to time them), a variant
+// pack, execute. On the H200 (2026-11-30) cuDNN took the graph for ResNet50's shapes in fp16
+// and bf16, with the prologue in fp16 only (orch_gpu_tests "[conv_bnstats]").
 #include "conv_bnstats.h"
 
 #include <stdexcept>
@@ -34,10 +35,32 @@ namespace orch::resnet {
 
 #ifndef ORCH_FUSED_BN_CUDNN
 
+namespace {
+const char* const kNoCudnn = "built without cuDNN's headers (see plugins/model/resnet/CMakeLists.txt)";
+}
+
+struct ConvStatsGraph::Impl {};
+ConvStatsGraph::ConvStatsGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ConvStatsGraph::~ConvStatsGraph() = default;
+
+std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
+    const torch::Tensor&, const torch::Tensor&, std::int64_t, std::int64_t,
+    const std::optional<ScaleBiasRelu>&, bool) {
+  return std::string(kNoCudnn);
+}
+std::size_t ConvStatsGraph::plans() const { return 0; }
+const std::string& ConvStatsGraph::plan_name(std::size_t) const {
+  throw std::logic_error("ConvStatsGraph: no plans without cuDNN");
+}
+ConvStats ConvStatsGraph::run(std::size_t, const torch::Tensor&, const torch::Tensor&,
+                              const std::optional<ScaleBiasRelu>&) const {
+  throw std::logic_error("ConvStatsGraph: no plans without cuDNN");
+}
+
 std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor&, const torch::Tensor&,
                                                         std::int64_t, std::int64_t,
                                                         const std::optional<ScaleBiasRelu>&) {
-  return std::string("built without cuDNN's headers (see plugins/model/resnet/CMakeLists.txt)");
+  return std::string(kNoCudnn);
 }
 
 #else
@@ -136,19 +159,43 @@ enum Uid : std::int64_t { kX = 1, kW, kY, kSum, kSqsum, kScale, kBias, kScaled, 
 
 }  // namespace
 
-std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, const torch::Tensor& w,
-                                                        std::int64_t stride, std::int64_t padding,
-                                                        const std::optional<ScaleBiasRelu>& prologue) {
+// Everything a plan refers to lives here, so the plans stay valid while the object does.
+struct ConvStatsGraph::Impl {
+  ConvShape shape{};
+  torch::ScalarType dtype{};
+  std::int64_t stride = 1, padding = 0;
+  bool prologue = false;
+  cudnnHandle_t handle = nullptr;  // the building thread's (PyTorch keeps one per thread); the plans name it
+  std::vector<std::unique_ptr<Desc>> keep;  // tensors, operations, graph, engines, configurations
+  std::vector<std::unique_ptr<Desc>> plans;
+  std::vector<std::string> names;
+  std::vector<std::int64_t> workspace_bytes;
+};
+
+ConvStatsGraph::ConvStatsGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ConvStatsGraph::~ConvStatsGraph() = default;
+std::size_t ConvStatsGraph::plans() const { return impl_->plans.size(); }
+const std::string& ConvStatsGraph::plan_name(std::size_t i) const { return impl_->names.at(i); }
+
+std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
+    const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
+    const std::optional<ScaleBiasRelu>& prologue, bool every_plan) {
   const ConvShape sh = check_conv_bnstats_args("conv_bnstats_graph", x, w, stride, padding, prologue);
   const auto n = sh.n, c = sh.c, h = sh.h, wd = sh.w, k = sh.k, r = sh.r, s = sh.s, p = sh.p, q = sh.q;
   c10::cuda::CUDAGuard guard(x.device());
   const cudnnDataType_t dtype =
       x.scalar_type() == torch::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+  auto impl = std::make_unique<Impl>();
+  impl->shape = sh;
+  impl->dtype = x.scalar_type();
+  impl->stride = stride;
+  impl->padding = padding;
+  impl->prologue = prologue.has_value();
 
   try {
     const cudnnHandle_t handle = at::native::getCudnnHandle();
-    check(cudnnSetStream(handle, at::cuda::getCurrentCUDAStream()), "cudnnSetStream");
-    std::vector<std::unique_ptr<Desc>> keep;  // descriptors the operations refer to
+    impl->handle = handle;
+    std::vector<std::unique_ptr<Desc>>& keep = impl->keep;  // descriptors the operations refer to
 
     auto x_desc = nhwc_tensor(kX, dtype, n, c, h, wd);
     auto w_desc = nhwc_tensor(kW, dtype, k, c, r, s);
@@ -205,13 +252,13 @@ std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, 
     stats_op->finalize("finalizing the statistics operation");
     ops.push_back(std::move(stats_op));
 
-    Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    auto graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     std::vector<cudnnBackendDescriptor_t> op_handles;
     for (const auto& op : ops) op_handles.push_back(op->get());
-    graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
+    graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
         .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
              static_cast<std::int64_t>(op_handles.size()), op_handles.data());
-    graph.finalize("finalizing the operation graph");
+    graph->finalize("finalizing the operation graph");
 
     // Engine configurations to try: the heuristics' (mode A), then one per engine cuDNN has
     // for this graph (global index order), each with its default knobs.
@@ -220,7 +267,7 @@ std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, 
     {
       Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
       const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
-      heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+      heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *graph)
           .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
       heur.finalize("finalizing the heuristics query");
       std::int64_t count = 0;
@@ -244,12 +291,12 @@ std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, 
       }
     }
     std::int64_t engines = 0, returned = 0;
-    check(cudnnBackendGetAttribute(graph.get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
+    check(cudnnBackendGetAttribute(graph->get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
                                    CUDNN_TYPE_INT64, 1, &returned, &engines),
           "counting the graph's engines");
     for (std::int64_t e = 0; e < engines; ++e) {
       auto engine = std::make_unique<Desc>(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-      engine->set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph)
+      engine->set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, *graph)
           .set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &e);
       if (cudnnBackendFinalize(engine->get()) != CUDNN_STATUS_SUCCESS) continue;  // not for this graph
       auto config = std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
@@ -260,56 +307,83 @@ std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, 
       configs.push_back(std::move(config));
     }
 
-    // The first configuration whose plan finalizes runs it.
-    std::unique_ptr<Desc> plan;
-    std::string used, refusals;
-    for (std::size_t i = 0; i < configs.size() && !plan; ++i) {
+    // Plans: the first configuration that finalizes one, or every such configuration.
+    std::string refusals;
+    for (std::size_t i = 0; i < configs.size() && (every_plan || impl->plans.empty()); ++i) {
       auto candidate = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       candidate->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
           .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
       const cudnnStatus_t st = cudnnBackendFinalize(candidate->get());
       if (st == CUDNN_STATUS_SUCCESS) {
-        plan = std::move(candidate);
-        used = config_names[i];
+        std::int64_t bytes = 0, got = 0;
+        check(cudnnBackendGetAttribute(candidate->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                       CUDNN_TYPE_INT64, 1, &got, &bytes),
+              "reading a plan's workspace size");
+        impl->plans.push_back(std::move(candidate));
+        impl->names.push_back(config_names[i]);
+        impl->workspace_bytes.push_back(bytes);
       } else if (refusals.size() < 400) {
         refusals += "; " + config_names[i] + ": " + cudnnGetErrorString(st);
       }
     }
-    if (!plan)
+    if (impl->plans.empty())
       throw Refusal{"no engine finalized a plan (" + std::to_string(configs.size()) +
                     " configurations, " + std::to_string(engines) + " engines" + refusals + ")"};
-    std::int64_t workspace_bytes = 0;
-    check(cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                   CUDNN_TYPE_INT64, 1, &returned, &workspace_bytes),
-          "reading the plan's workspace size");
-
-    ConvStats out;
-    out.y = at::empty({n, k, p, q}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
-    out.sum = at::empty({k}, x.options().dtype(torch::kFloat32));
-    out.sqsum = at::empty({k}, x.options().dtype(torch::kFloat32));
-    out.engine = used;
-    at::Tensor workspace = at::empty({std::max<std::int64_t>(workspace_bytes, 1)},
-                                     x.options().dtype(torch::kByte));
-    std::vector<std::int64_t> uids = {kX, kW, kY, kSum, kSqsum};
-    std::vector<void*> ptrs = {x.data_ptr(), w.data_ptr(), out.y.data_ptr(), out.sum.data_ptr(),
-                               out.sqsum.data_ptr()};
-    if (prologue) {
-      uids.insert(uids.end(), {kScale, kBias});
-      ptrs.insert(ptrs.end(), {prologue->scale.data_ptr(), prologue->bias.data_ptr()});
-    }
-    void* workspace_ptr = workspace.data_ptr();
-    Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-             static_cast<std::int64_t>(uids.size()), uids.data())
-        .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-             static_cast<std::int64_t>(ptrs.size()), ptrs.data())
-        .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr);
-    pack.finalize("finalizing the variant pack");
-    check(cudnnBackendExecute(handle, plan->get(), pack.get()), "cudnnBackendExecute");
-    return out;
+    for (auto& cfg : configs) keep.push_back(std::move(cfg));
+    for (auto& op : ops) keep.push_back(std::move(op));
+    keep.push_back(std::move(graph));
+    keep.push_back(std::move(conv));
+    for (auto* d : {&x_desc, &w_desc, &y_desc, &sum_desc, &sqsum_desc}) keep.push_back(std::move(*d));
+    return std::shared_ptr<ConvStatsGraph>(new ConvStatsGraph(std::move(impl)));
   } catch (const Refusal& r) {
     return "cuDNN does not take it: " + r.why;
   }
+}
+
+ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch::Tensor& w,
+                              const std::optional<ScaleBiasRelu>& prologue) const {
+  const Impl& im = *impl_;
+  const ConvShape sh = check_conv_bnstats_args("ConvStatsGraph::run", x, w, im.stride, im.padding, prologue);
+  if (sh.n != im.shape.n || sh.c != im.shape.c || sh.h != im.shape.h || sh.w != im.shape.w ||
+      sh.k != im.shape.k || sh.r != im.shape.r || sh.s != im.shape.s ||
+      x.scalar_type() != im.dtype || prologue.has_value() != im.prologue)
+    throw std::invalid_argument(
+        "ConvStatsGraph::run: inputs of other sizes, dtype or prologue than the graph was built for");
+  const Desc& plan = *im.plans.at(i);
+  c10::cuda::CUDAGuard guard(x.device());
+  check(cudnnSetStream(im.handle, at::cuda::getCurrentCUDAStream()), "cudnnSetStream");
+  ConvStats out;
+  out.y = at::empty({sh.n, sh.k, sh.p, sh.q}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  out.sum = at::empty({sh.k}, x.options().dtype(torch::kFloat32));
+  out.sqsum = at::empty({sh.k}, x.options().dtype(torch::kFloat32));
+  out.engine = im.names[i];
+  at::Tensor workspace = at::empty({std::max<std::int64_t>(im.workspace_bytes[i], 1)},
+                                   x.options().dtype(torch::kByte));
+  std::vector<std::int64_t> uids = {kX, kW, kY, kSum, kSqsum};
+  std::vector<void*> ptrs = {x.data_ptr(), w.data_ptr(), out.y.data_ptr(), out.sum.data_ptr(),
+                             out.sqsum.data_ptr()};
+  if (prologue) {
+    uids.insert(uids.end(), {kScale, kBias});
+    ptrs.insert(ptrs.end(), {prologue->scale.data_ptr(), prologue->bias.data_ptr()});
+  }
+  void* workspace_ptr = workspace.data_ptr();
+  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+           static_cast<std::int64_t>(uids.size()), uids.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+           static_cast<std::int64_t>(ptrs.size()), ptrs.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr);
+  pack.finalize("finalizing the variant pack");
+  check(cudnnBackendExecute(im.handle, plan.get(), pack.get()), "cudnnBackendExecute");
+  return out;
+}
+
+std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, const torch::Tensor& w,
+                                                        std::int64_t stride, std::int64_t padding,
+                                                        const std::optional<ScaleBiasRelu>& prologue) {
+  auto made = ConvStatsGraph::make(x, w, stride, padding, prologue, /*every_plan=*/false);
+  if (auto* why = std::get_if<std::string>(&made)) return *why;
+  return std::get<std::shared_ptr<ConvStatsGraph>>(made)->run(0, x, w, prologue);
 }
 
 #endif
