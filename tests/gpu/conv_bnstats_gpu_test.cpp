@@ -37,6 +37,29 @@ const Shape kShapes[] = {{16, 64, 56, 64, 1, 1, 0},   {16, 64, 56, 64, 3, 1, 1},
                          {16, 64, 56, 256, 1, 1, 0},  {16, 128, 56, 128, 3, 2, 1},
                          {16, 512, 28, 256, 1, 1, 0}};
 
+// One case's inputs: x and w channels-last in `dtype` (w scaled so the outputs stay near 1),
+// the prologue's per-channel scale and bias when asked, and a label for the log.
+struct Problem {
+  torch::Tensor x, w;
+  std::optional<ScaleBiasRelu> pro;
+  std::string label;
+};
+
+Problem make_problem(torch::ScalarType dtype, const Shape& sh, bool with_prologue) {
+  const auto opts = torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
+  Problem p;
+  p.x = torch::randn({sh.n, sh.c, sh.h, sh.h}, opts).contiguous(at::MemoryFormat::ChannelsLast);
+  p.w = (torch::randn({sh.k, sh.c, sh.r, sh.r}, opts) / std::sqrt(static_cast<double>(sh.c * sh.r * sh.r)))
+            .contiguous(at::MemoryFormat::ChannelsLast);
+  if (with_prologue)
+    p.pro = ScaleBiasRelu{torch::rand({sh.c}, opts) + 0.5, torch::randn({sh.c}, opts) * 0.1};
+  std::ostringstream label;
+  label << (dtype == torch::kHalf ? "fp16" : "bf16") << " n" << sh.n << " c" << sh.c << " " << sh.h
+        << "x" << sh.h << " k" << sh.k << " " << sh.r << "x" << sh.r << "/" << sh.stride;
+  p.label = label.str();
+  return p;
+}
+
 // The checks a taken case must pass: the output equals ATen's float32 convolution of the same
 // rounded inputs (after the prologue) within the dtype's rounding, and the statistics are the
 // output's per-channel sum and sum of squares. Returns the errors, for the log.
@@ -82,19 +105,11 @@ int probe(const char* api, ConvStatsFn fn) {
     for (const Shape& sh : kShapes) {
       for (const bool with_prologue : {false, true}) {
         ++cases;
-        const auto opts = torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
-        const auto x = torch::randn({sh.n, sh.c, sh.h, sh.h}, opts)
-                           .contiguous(at::MemoryFormat::ChannelsLast);
-        const auto w = (torch::randn({sh.k, sh.c, sh.r, sh.r}, opts) /
-                        std::sqrt(static_cast<double>(sh.c * sh.r * sh.r)))
-                           .contiguous(at::MemoryFormat::ChannelsLast);
-        std::optional<ScaleBiasRelu> pro;
-        if (with_prologue)
-          pro = ScaleBiasRelu{torch::rand({sh.c}, opts) + 0.5, torch::randn({sh.c}, opts) * 0.1};
+        const Problem pb = make_problem(dtype, sh, with_prologue);
+        const auto &x = pb.x, &w = pb.w;
+        const auto& pro = pb.pro;
         std::ostringstream label;
-        label << api << " " << (dtype == torch::kHalf ? "fp16" : "bf16") << " n" << sh.n << " c"
-              << sh.c << " " << sh.h << "x" << sh.h << " k" << sh.k << " " << sh.r << "x" << sh.r
-              << "/" << sh.stride << (with_prologue ? " +scale,bias,relu" : "");
+        label << api << " " << pb.label << (with_prologue ? " +scale,bias,relu" : "");
         INFO(label.str());
         const auto got = fn(x, w, sh.stride, sh.pad, pro);
         if (const auto* why = std::get_if<std::string>(&got)) {
@@ -179,17 +194,11 @@ TEST_CASE("conv + GEN_STATS through the graph API, timed against ATen's conv + s
   for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
     for (const Shape& sh : shapes) {
       for (const bool with_prologue : {false, true}) {
-        const auto opts = torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
-        const auto x = torch::randn({sh.n, sh.c, sh.h, sh.h}, opts).contiguous(at::MemoryFormat::ChannelsLast);
-        const auto w = (torch::randn({sh.k, sh.c, sh.r, sh.r}, opts) /
-                        std::sqrt(static_cast<double>(sh.c * sh.r * sh.r)))
-                           .contiguous(at::MemoryFormat::ChannelsLast);
-        std::optional<ScaleBiasRelu> pro;
-        if (with_prologue)
-          pro = ScaleBiasRelu{torch::rand({sh.c}, opts) + 0.5, torch::randn({sh.c}, opts) * 0.1};
+        const Problem pb = make_problem(dtype, sh, with_prologue);
+        const auto &x = pb.x, &w = pb.w;
+        const auto& pro = pb.pro;
         std::ostringstream label;
-        label << (dtype == torch::kHalf ? "fp16" : "bf16") << "   n" << sh.n << " c" << sh.c << " "
-              << sh.h << "x" << sh.h << " k" << sh.k << " " << sh.r << "x" << sh.r << "/" << sh.stride;
+        label << pb.label;
         INFO(label.str() << (with_prologue ? " +prologue" : ""));
         // What the model runs now.
         const double conv_ms = time_ms([&] { (void)torch::conv2d(x, w, {}, sh.stride, sh.pad); });
