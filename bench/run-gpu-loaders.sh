@@ -6,7 +6,8 @@
 #      and augmentation
 #   3. end to end: AMP bf16 channels-last ResNet50 fed by each loader vs synthetic
 #      (bench/loaders.yaml)
-# Results: $OUT/loaders-only.txt, $OUT/loaders-torchvision.jsonl, $OUT/loaders.{db,log}.
+# Results: $OUT/loaders-only.txt, $OUT/loaders-torchvision.jsonl, $OUT/loaders-ratio.txt,
+# $OUT/loaders.{db,log}. Env: ROUNDS (imagefolder/torchvision turns per worker count, default 2).
 #   usage: bench/run-gpu-loaders.sh [all|only|e2e] [DATA_DIR]   (default all, /tmp/orch-loaders)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,18 +26,26 @@ cat "$DATA"/jpeg/train/*/* > /dev/null
 if [[ $part == all || $part == only ]]; then
   # A row that fails says so and the others still run.
   bench() { $orch dataset bench --device cuda --channels-last --batch-size 256 --batches 50 --warmup 5 --data "$1" || echo "   exit $?"; }
+  # imagefolder and torchvision's DataLoader take turns at each worker count, ROUNDS times
+  # (default 2): torchvision's rate moved by up to 45% between invocations on the H200's host,
+  # so each ratio is of means over alternating runs, not of one run each.
+  : > "$OUT/loaders-torchvision.jsonl"
   {
     echo "== cores: $(nproc)"
-    for w in 4 8 14; do bench "{plugin: imagefolder, root: $DATA/jpeg, workers: $w}"; done
+    for w in 4 8 14; do
+      for ((round = 1; round <= ${ROUNDS:-2}; round++)); do
+        bench "{plugin: imagefolder, root: $DATA/jpeg, workers: $w}"
+        python3 bench/torchvision_loader.py "$DATA/jpeg" --workers $w --batch 256 |
+          tee -a "$OUT/loaders-torchvision.jsonl"
+      done
+    done
     bench "{plugin: cached, path: $DATA/cache-256.bin, workers: 14}"
     bench "{plugin: nvjpeg, root: $DATA/jpeg, backend: hardware}"
     bench "{plugin: nvjpeg, root: $DATA/jpeg, backend: gpu}"
     bench "{plugin: synthetic, location: pinned, batches: 2}"
   } 2>&1 | tee "$OUT/loaders-only.txt"
-  : > "$OUT/loaders-torchvision.jsonl"
-  for w in 4 8 14; do
-    python3 bench/torchvision_loader.py "$DATA/jpeg" --workers $w --batch 256 | tee -a "$OUT/loaders-torchvision.jsonl"
-  done
+  python3 bench/loader_ratio.py "$OUT/loaders-only.txt" "$OUT/loaders-torchvision.jsonl" |
+    tee "$OUT/loaders-ratio.txt"
 fi
 
 if [[ $part == all || $part == e2e ]]; then
