@@ -13,7 +13,9 @@
 // With `output: yuv` nvJPEG writes each image's Y, Cb and Cr planes and our crop kernel
 // converts the pixels it samples to RGB (libjpeg's integer arithmetic, plain chroma
 // upsampling: what nvJPEG's RGB from the JPEG engines equals), so nvJPEG runs none of its
-// colour-conversion kernels on its internal streams. Not yet measured on a GPU.
+// colour-conversion kernels on its internal streams. On the H200 it gave the same pixels on the
+// engines but was not faster end to end (captured step 92.7% of synthetic data against rgb's
+// 94.0%, eager 95.2% against 96.5%), so rgb is the default.
 //
 // The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
 // same box), so the two loaders differ only in the decoder and resampler.
