@@ -3,8 +3,8 @@
 // its graph API (conv_bnstats_graph), for ResNet50's convolution shapes in fp16 and bf16, and
 // does it compute what ATen does? On the H200 (2026-11-30) the legacy op refused all 20 cases;
 // the graph API took 15 (fp16 with and without the prologue, bf16 without).
-// The hidden case [conv_bnstats_timing] (bench/run-gpu-conv-bnstats.sh) times every plan the
-// graph API offers at ResNet50's full sizes against ATen's convolution + statistics.
+// The hidden case [conv_bnstats_timing] (bench/run-gpu-conv-bnstats.sh) times the first three
+// plans the graph API offers at ResNet50's full sizes against ATen's convolution + statistics.
 // Each case prints whether cuDNN took it; where it did, the output must equal ATen's
 // convolution within the dtype's rounding and the statistics must be the output's per-channel
 // sums. A refusal is cuDNN's documented
@@ -177,8 +177,8 @@ double time_ms(Fn&& fn, int warmup = 3, int iters = 20) {
 // API's convolution + statistics pay against what the model runs now, ATen's (cuDNN's)
 // convolution followed by a statistics pass (at::batch_norm_stats, one read of the output)? And
 // with the prologue, against ATen's scale, bias and ReLU before the convolution? Batch 256,
-// ResNet50's bottleneck shapes, every plan cuDNN finalizes, each checked against ATen before
-// it is timed. Prints one line per case; asserts only correctness.
+// ResNet50's bottleneck shapes, the first three plans cuDNN finalizes (heuristics' order), each
+// checked against ATen before it is timed. Prints one line per case; asserts only correctness.
 TEST_CASE("conv + GEN_STATS through the graph API, timed against ATen's conv + statistics",
           "[.][gpu][conv_bnstats_timing]") {
   at::globalContext().setBenchmarkCuDNN(true);  // ATen's best convolution, as a training run has
@@ -214,7 +214,7 @@ TEST_CASE("conv + GEN_STATS through the graph API, timed against ATen's conv + s
             (void)torch::batch_norm_stats(y, 1e-5);
           });
         }
-        auto made = orch::resnet::ConvStatsGraph::make(x, w, sh.stride, sh.pad, pro, /*every_plan=*/true);
+        auto made = orch::resnet::ConvStatsGraph::make(x, w, sh.stride, sh.pad, pro, /*max_plans=*/3);
         std::cout << std::left << std::setw(38) << label.str() << std::setw(10)
                   << (with_prologue ? "yes" : "no") << std::right << std::fixed
                   << std::setprecision(3) << std::setw(9) << conv_ms << std::setw(8) << stats_ms
@@ -224,7 +224,7 @@ TEST_CASE("conv + GEN_STATS through the graph API, timed against ATen's conv + s
         else
           std::cout << "-";
         if (const auto* why = std::get_if<std::string>(&made)) {
-          std::cout << "  refused: " << why->substr(0, 80) << "\n";
+          std::cout << "  refused: " << why->substr(0, 80) << std::endl;
           CHECK_THAT(*why, Catch::Contains("does not take it"));
           continue;
         }
@@ -241,7 +241,7 @@ TEST_CASE("conv + GEN_STATS through the graph API, timed against ATen's conv + s
           }
         }
         std::cout << std::setw(12) << best << std::setw(7) << graph.plans() << "  " << best_name
-                  << "\n";
+                  << std::endl;  // flushed: the script may stop the case at its time limit
       }
     }
   }

@@ -69,13 +69,14 @@ std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x,
 /// the thread that built it: the plans hold that thread's cuDNN handle.
 class ConvStatsGraph {
  public:
-  /// Builds the graph for these inputs' sizes and dtype. every_plan: finalize a plan for every
-  /// engine configuration that takes the graph (to time them all); otherwise stop at the first,
-  /// as conv_bnstats_graph does. Returns cuDNN's refusal as conv_bnstats_graph does; throws on
-  /// misuse and other cuDNN errors.
+  /// Builds the graph for these inputs' sizes and dtype, with plans for the first `max_plans`
+  /// engine configurations that take it (cuDNN's heuristics' order first; conv_bnstats_graph
+  /// uses 1; a benchmark more, to time them: each plan of a runtime-fusion engine compiles
+  /// kernels when it is finalized, up to seconds). Returns cuDNN's refusal as
+  /// conv_bnstats_graph does; throws on misuse and other cuDNN errors.
   static std::variant<std::shared_ptr<ConvStatsGraph>, std::string> make(
       const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
-      const std::optional<ScaleBiasRelu>& prologue, bool every_plan);
+      const std::optional<ScaleBiasRelu>& prologue, std::size_t max_plans);
   ~ConvStatsGraph();
   ConvStatsGraph(const ConvStatsGraph&) = delete;
   ConvStatsGraph& operator=(const ConvStatsGraph&) = delete;

@@ -45,7 +45,7 @@ ConvStatsGraph::~ConvStatsGraph() = default;
 
 std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     const torch::Tensor&, const torch::Tensor&, std::int64_t, std::int64_t,
-    const std::optional<ScaleBiasRelu>&, bool) {
+    const std::optional<ScaleBiasRelu>&, std::size_t) {
   return std::string(kNoCudnn);
 }
 std::size_t ConvStatsGraph::plans() const { return 0; }
@@ -179,7 +179,7 @@ const std::string& ConvStatsGraph::plan_name(std::size_t i) const { return impl_
 
 std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
-    const std::optional<ScaleBiasRelu>& prologue, bool every_plan) {
+    const std::optional<ScaleBiasRelu>& prologue, std::size_t max_plans) {
   const ConvShape sh = check_conv_bnstats_args("conv_bnstats_graph", x, w, stride, padding, prologue);
   const auto n = sh.n, c = sh.c, h = sh.h, wd = sh.w, k = sh.k, r = sh.r, s = sh.s, p = sh.p, q = sh.q;
   c10::cuda::CUDAGuard guard(x.device());
@@ -307,9 +307,9 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
       configs.push_back(std::move(config));
     }
 
-    // Plans: the first configuration that finalizes one, or every such configuration.
+    // Plans: the first max_plans configurations that finalize one.
     std::string refusals;
-    for (std::size_t i = 0; i < configs.size() && (every_plan || impl->plans.empty()); ++i) {
+    for (std::size_t i = 0; i < configs.size() && impl->plans.size() < max_plans; ++i) {
       auto candidate = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       candidate->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
           .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
@@ -381,7 +381,7 @@ ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch
 std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, const torch::Tensor& w,
                                                         std::int64_t stride, std::int64_t padding,
                                                         const std::optional<ScaleBiasRelu>& prologue) {
-  auto made = ConvStatsGraph::make(x, w, stride, padding, prologue, /*every_plan=*/false);
+  auto made = ConvStatsGraph::make(x, w, stride, padding, prologue, /*max_plans=*/1);
   if (auto* why = std::get_if<std::string>(&made)) return *why;
   return std::get<std::shared_ptr<ConvStatsGraph>>(made)->run(0, x, w, prologue);
 }
