@@ -9,7 +9,6 @@
 // convolution within the dtype's rounding and the statistics must be the output's per-channel
 // sums. A refusal is cuDNN's documented
 // answer (not supported); any other failure of cuDNN throws and fails the test.
-#include <ATen/cuda/CUDAEvent.h>
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
@@ -19,6 +18,7 @@
 #include <sstream>
 
 #include "conv_bnstats.h"
+#include "runner/gpu_time.h"
 
 using orch::resnet::conv_bnstats;
 using orch::resnet::conv_bnstats_graph;
@@ -162,13 +162,7 @@ namespace {
 template <class Fn>
 double time_ms(Fn&& fn, int warmup = 3, int iters = 20) {
   for (int i = 0; i < warmup; ++i) fn();
-  at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
-  const auto stream = at::cuda::getCurrentCUDAStream();
-  start.record(stream);
-  for (int i = 0; i < iters; ++i) fn();
-  stop.record(stream);
-  stop.synchronize();
-  return static_cast<double>(start.elapsed_time(stop)) / iters;
+  return orch::gpu_time_ms(iters, fn) / iters;
 }
 
 }  // namespace

@@ -303,10 +303,10 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
 }
 
 // The crop kernel's launcher reads cudaGetLastError() after its launch, which would also report
-// an error an earlier runtime call left unread in the thread (LibTorch can leave one: see
-// orch/cuda_launch.h). The launcher drops what is pending before it launches; this test leaves
-// an error pending on purpose, in a fresh thread as the producer is, and expects the launch to
-// succeed and to have written the batch.
+// an error an earlier runtime call left unread in the thread (see orch/cuda_launch.h). The
+// launcher drops what is pending before it launches; this test leaves an error pending on
+// purpose, in a fresh thread as the producer is, and expects the launch to succeed and to have
+// written the batch.
 TEST_CASE("the crop kernel's launch check is not fooled by an error an earlier call left pending",
           "[gpu][nvjpeg]") {
   const auto file = dataset::encode_jpeg(dataset::render_image(5, 1, 3), 90);

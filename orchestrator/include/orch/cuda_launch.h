@@ -8,10 +8,10 @@ namespace orch {
 //
 // cudaGetLastError() returns the calling thread's last error from *any* runtime call, not only
 // from the launch just made: an earlier call whose error nobody read would be reported as the
-// launch's. LibTorch 2.11 can leave one: its driver-API table (c10::cuda::DriverAPI) looks up
-// optional driver functions with cudaGetDriverEntryPointByVersion and does not clear the error
-// when the driver lacks one. Dropping what is pending before the launch makes the check after it
-// report the launch alone. A sticky error (the context itself is broken) is not lost: it stays,
+// launch's (a library call on this thread whose failure its caller checked by return value
+// only, say; we suspected LibTorch's driver-API lookups of leaving one, not shown). Dropping
+// what is pending before the launch makes the check after it report the launch alone, at the
+// cost of one cheap runtime call per launch. A sticky error (the context itself is broken) is not lost: it stays,
 // and the launch fails with it.
 // (This was first suspected behind "the crop/resize kernel did not start: named symbol not
 // found" on the H200; that launch really failed, because the plugin had been unloaded and

@@ -1,6 +1,5 @@
 #include "runner/busy_gpu.h"
 
-#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -11,6 +10,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "runner/gpu_time.h"
 
 namespace orch {
 
@@ -28,17 +29,6 @@ namespace {
 // replay is a few hundred kernels, as a ResNet50 step is.
 constexpr std::int64_t kSide = 4096;
 
-// GPU time of `n` calls of `work` on the current stream, in ms.
-template <class Fn>
-double time_ms(int n, Fn&& work) {
-  at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-  const auto stream = c10::cuda::getCurrentCUDAStream();
-  start.record(stream);
-  for (int i = 0; i < n; ++i) work();
-  end.record(stream);
-  end.synchronize();
-  return static_cast<double>(start.elapsed_time(end));
-}
 
 }  // namespace
 
@@ -56,8 +46,8 @@ BusyGpu::BusyGpu(c10::Device device, double step_ms) {
   s_->b = torch::randn({kSide, kSide}, bf16);
   s_->c = torch::empty({kSide, kSide}, bf16);
   const auto product = [this] { at::matmul_out(s_->c, s_->a, s_->b); };
-  time_ms(3, product);  // cuBLAS picks its kernel and workspace before anything is timed
-  const double one = time_ms(10, product) / 10.0;
+  gpu_time_ms(3, product);  // cuBLAS picks its kernel and workspace before anything is timed
+  const double one = gpu_time_ms(10, product) / 10.0;
   products_ = std::max<std::int64_t>(1, std::llround(step_ms / std::max(one, 1e-3)));
   try {
     // Thread-local capture: a loader's threads may already be making CUDA calls.
@@ -68,7 +58,7 @@ BusyGpu::BusyGpu(c10::Device device, double step_ms) {
     throw std::runtime_error(std::string("the busy GPU's graph capture failed: ") + e.what());
   }
   s_->graph.replay();  // the first replay uploads the graph; time a later one
-  replay_ms_ = time_ms(1, [this] { s_->graph.replay(); });
+  replay_ms_ = gpu_time_ms(1, [this] { s_->graph.replay(); });
   thread_ = std::thread([this] { loop(); });
 }
 
