@@ -7,8 +7,13 @@
 #      each, then cached, nvjpeg on the engines and with CUDA, synthetic), the ratios against
 #      the 2x target (bench/loader_ratio.py), and end to end (bench/loaders.yaml: AMP bf16
 #      channels-last ResNet50 fed by each loader vs synthetic).
-# Ran on 2026-11-30 with two more steps, since done: the hw_preallocate confirmation
-# (bench/nvjpeg-confirm-h200.yaml) and loader-only rows under a busy GPU.
+# An earlier version ran on 2026-11-30 with two more steps, since done: the hw_preallocate
+# confirmation (bench/nvjpeg-confirm-h200.yaml) and loader-only rows under a busy GPU.
+# This version ran on 2026-11-30 (evening, H200, 16 cores), with the current code:
+#   scripts/gpu-snapshot.sh; cd /tmp/snap; bench/run-gpu-loaders-final.sh
+#   -> tests 13 of 13 passed; imagefolder / torchvision 2.95x, 2.37x, 2.51x at 4, 8, 14 workers
+#      (lowest pair 2.32x); nvjpeg end to end 96.7% of synthetic (4,841.2 / 5,008.7 img/s):
+#      both of issue #5's targets met (README, Input pipelines). 263 s after the build.
 # $OUT gets at most 8 files back, so the sub-scripts write to a work folder and this script
 # packs it: $OUT/summary.txt (the headlines) and $OUT/loaders-final.tgz (every log and database).
 set -uo pipefail
