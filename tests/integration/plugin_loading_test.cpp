@@ -23,7 +23,7 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
 
   const PluginInfo* resnet = reg.find(PluginKind::kModel, "resnet");
   REQUIRE(resnet != nullptr);
-  REQUIRE(resnet->params.size() == 7);
+  REQUIRE(resnet->params.size() == 8);
   const ParamSpec& depth = resnet->params[0];
   CHECK(depth.name == "depth");
   CHECK(depth.type == ParamType::kInt);
@@ -35,6 +35,7 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
   CHECK(resnet->params[4].name == "fused_residual_grad");
   CHECK(resnet->params[5].name == "downsample_bn_cudnn");
   CHECK(resnet->params[6].name == "stem_conv");
+  CHECK(resnet->params[7].name == "conv_bn_stats");
   CHECK(reg.find(PluginKind::kModel, "amp") == nullptr);  // names are per kind
 }
 

@@ -32,6 +32,7 @@ std::atomic<std::int64_t> g_cudnn{0};
 std::atomic<std::int64_t> g_cudnn_fallback{0};
 std::atomic<std::int64_t> g_plain_cudnn{0};
 std::atomic<std::int64_t> g_plain_module{0};
+std::atomic<std::int64_t> g_from_sums{0};
 
 #ifdef ORCH_FUSED_BN_CUDA
 
@@ -65,7 +66,8 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
                                std::optional<torch::Tensor> residual_arg, torch::Tensor weight,
                                torch::Tensor bias, torch::Tensor running_mean,
                                torch::Tensor running_var, double momentum, double eps,
-                               ResidualGradSinkPtr sink) {
+                               ResidualGradSinkPtr sink, std::optional<torch::Tensor> sum,
+                               std::optional<torch::Tensor> sqsum) {
     const c10::cuda::CUDAGuard guard(x.device());
     const torch::Tensor residual = residual_arg.value_or(torch::Tensor());
     if (sink && residual.defined()) ctx->saved_data["sink"] = c10::IValue::make_capsule(sink);
@@ -77,15 +79,29 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     auto save_invstd = at::empty({channels}, f32);
     const auto t = tiling_for(rows, channels, {x, residual, y});
     auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
-    check_cuda(kernels::forward_training(kernel_dtype(x), t, x.data_ptr(),
-                                         residual.defined() ? residual.data_ptr() : nullptr,
-                                         y.data_ptr(), weight.data_ptr<float>(),
-                                         bias.data_ptr<float>(), running_mean.data_ptr<float>(),
-                                         running_var.data_ptr<float>(), save_mean.data_ptr<float>(),
-                                         save_invstd.data_ptr<float>(), workspace.data_ptr<float>(),
-                                         rows, channels, static_cast<float>(momentum),
-                                         static_cast<float>(eps), at::cuda::getCurrentCUDAStream()),
-               "forward kernel launch");
+    if (sum && sqsum) {
+      // The statistics came with x (a convolution's epilogue, conv_bn.h): no pass over x.
+      check_cuda(kernels::forward_from_sums(
+                     kernel_dtype(x), t, x.data_ptr(),
+                     residual.defined() ? residual.data_ptr() : nullptr, y.data_ptr(),
+                     weight.data_ptr<float>(), bias.data_ptr<float>(),
+                     running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
+                     sum->data_ptr<float>(), sqsum->data_ptr<float>(), save_mean.data_ptr<float>(),
+                     save_invstd.data_ptr<float>(), workspace.data_ptr<float>(), rows, channels,
+                     static_cast<float>(momentum), static_cast<float>(eps),
+                     at::cuda::getCurrentCUDAStream()),
+                 "forward-from-sums kernel launch");
+    } else {
+      check_cuda(kernels::forward_training(
+                     kernel_dtype(x), t, x.data_ptr(),
+                     residual.defined() ? residual.data_ptr() : nullptr, y.data_ptr(),
+                     weight.data_ptr<float>(), bias.data_ptr<float>(),
+                     running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
+                     save_mean.data_ptr<float>(), save_invstd.data_ptr<float>(),
+                     workspace.data_ptr<float>(), rows, channels, static_cast<float>(momentum),
+                     static_cast<float>(eps), at::cuda::getCurrentCUDAStream()),
+                 "forward kernel launch");
+    }
     ctx->saved_data["has_residual"] = residual.defined();
     ctx->save_for_backward({x, y, weight, save_mean, save_invstd});
     return y;
@@ -120,11 +136,14 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     // fused_residual_grad: conv1's backward adds onto the residual's gradient (residual_grad.h).
     if (auto sink = residual_grad_sink(*ctx)) sink->grad = std::exchange(dres, torch::Tensor());
     // One gradient per forward argument: x, residual, weight, bias, running_mean,
-    // running_var, momentum, eps, sink.
+    // running_var, momentum, eps, sink, sum, sqsum. None for the sums: they are statistics of
+    // x that the batch-norm's backward formula already differentiates through (dx above).
     return {dx,
             dres,
             grad_weight,
             grad_bias,
+            torch::Tensor(),
+            torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
@@ -185,6 +204,10 @@ FusedBnImpl fused_bn_impl_from_string(const std::string& name) {
 
 const char* to_string(FusedBnImpl impl) { return impl == FusedBnImpl::kCudnn ? "cudnn" : "orch"; }
 
+bool bn_trains_running_stats(const torch::nn::BatchNorm2dImpl& bn) {
+  return trains_running_stats(bn);
+}
+
 bool fused_bn_compiled() {
 #ifdef ORCH_FUSED_BN_CUDA
   return true;
@@ -225,7 +248,8 @@ torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor
 #ifdef ORCH_FUSED_BN_CUDA
   return FusedBnReluFunction::apply(
       x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, weight, bias,
-      running_mean, running_var, momentum, eps, sink);
+      running_mean, running_var, momentum, eps, sink, std::optional<torch::Tensor>(),
+      std::optional<torch::Tensor>());
 #else
   (void)momentum;
   (void)eps;
@@ -273,6 +297,40 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
   return out.relu_();
 }
 
+static bool sums_fit(const torch::Tensor& t, const torch::Tensor& x) {
+  return is_f32_vector(t, x, x.size(1));
+}
+
+torch::Tensor fused_bn_relu_from_sums(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
+                                      const torch::Tensor& sum, const torch::Tensor& sqsum,
+                                      const torch::Tensor& residual_in,
+                                      const ResidualGradSinkPtr& sink) {
+  torch::Tensor residual = residual_in;
+  if (residual.defined() && residual.sizes() == x.sizes() &&
+      x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+      !residual.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    residual = residual.contiguous(at::MemoryFormat::ChannelsLast);
+  }
+  if (!trains_running_stats(bn) ||
+      !fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var) ||
+      !sums_fit(sum, x) || !sums_fit(sqsum, x)) {
+    return {};
+  }
+#ifdef ORCH_FUSED_BN_CUDA
+  const auto& o = bn.options;
+  bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
+  ++g_orch;
+  ++g_from_sums;
+  return FusedBnReluFunction::apply(
+      x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, bn.weight,
+      bn.bias, bn.running_mean, bn.running_var, *o.momentum(), o.eps(), sink,
+      std::optional<torch::Tensor>(sum), std::optional<torch::Tensor>(sqsum));
+#else
+  (void)sink;
+  return {};
+#endif
+}
+
 torch::Tensor batch_norm_cudnn(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x) {
   const auto& o = bn.options;
   if (trains_running_stats(bn)) {
@@ -296,6 +354,7 @@ FusedBnCounters fused_bn_counters() {
   c.unfused = g_unfused.load();
   c.plain_cudnn = g_plain_cudnn.load();
   c.plain_module = g_plain_module.load();
+  c.from_sums = g_from_sums.load();
   c.fused = c.orch + c.cudnn;
   return c;
 }

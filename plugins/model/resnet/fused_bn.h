@@ -36,6 +36,18 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
                             FusedBnImpl impl = FusedBnImpl::kOrch,
                             const ResidualGradSinkPtr& sink = {});
 
+/// fused_bn_relu(bn, x, residual, kOrch, sink) for an x whose per-channel sum and sum of
+/// squares are already known (`sum`, `sqsum`: fp32, C values each, on x's device): a
+/// convolution's epilogue computed them (conv_bn.h), so our kernels apply the batch-norm
+/// without their statistics pass. Same outputs, gradients, running statistics and
+/// num_batches_tracked as fused_bn_relu. Returns an undefined tensor, having changed nothing,
+/// where fused_bn_relu would not run our kernels (not training with running statistics, inputs
+/// fused_bn_supported refuses, a build without the kernels) or the sums do not fit x.
+torch::Tensor fused_bn_relu_from_sums(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
+                                      const torch::Tensor& sum, const torch::Tensor& sqsum,
+                                      const torch::Tensor& residual = {},
+                                      const ResidualGradSinkPtr& sink = {});
+
 /// bn(x) for a batch-norm with no activation after it (the downsample branch of a ResNet block,
 /// `downsample_bn_cudnn`): cuDNN's NHWC batch-norm (cudnn_bn_try) for training-mode inputs it
 /// takes, bn.forward(x) otherwise (a refusal, CPU, fp32, eval mode, a build without cuDNN).
@@ -58,6 +70,10 @@ bool fused_bn_supported(const torch::Tensor& x, const torch::Tensor& residual,
                         const torch::Tensor& weight, const torch::Tensor& bias,
                         const torch::Tensor& running_mean, const torch::Tensor& running_var);
 
+/// Whether bn is in training mode and its forward would update running statistics with a
+/// momentum: what the fused paths implement (anything else runs the module's own forward).
+bool bn_trains_running_stats(const torch::nn::BatchNorm2dImpl& bn);
+
 /// Whether this build carries the CUDA kernels (false where nvcc was missing at build time).
 bool fused_bn_compiled();
 
@@ -71,6 +87,7 @@ struct FusedBnCounters {
   std::int64_t cudnn_fallback = 0;  ///< of `orch`: asked for cudnn, which did not take the input
   std::int64_t plain_cudnn = 0;     ///< batch_norm_cudnn calls that ran cuDNN's batch-norm
   std::int64_t plain_module = 0;    ///< batch_norm_cudnn calls that ran the module's forward
+  std::int64_t from_sums = 0;       ///< of `orch`: fused_bn_relu_from_sums calls
 };
 FusedBnCounters fused_bn_counters();
 

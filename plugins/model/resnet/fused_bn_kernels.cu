@@ -19,6 +19,10 @@
 //                for normalisation) and precomputes scale = w*invstd, shift = b - mean*scale.
 //             3. apply_forward: y = relu(x*scale + shift [+ residual]) in fp32, stored in the
 //                input dtype.
+//   forward_from_sums (conv_bn.h: the convolution before produced the per-channel sum and sum
+//             of squares in its epilogue): 1. sums_finalize (one thread per channel, fp64:
+//                mean = sum/n, var = sqsum/n - mean^2, then as stats_finalize), 2. apply_forward;
+//                no pass over x for the statistics.
 //   backward  1. backward_partial: dy' = dy where y > 0 (ReLU's mask, read from the saved
 //                output; NaN outputs pass the gradient like threshold_backward) and per
 //                channel sum(dy'), sum(dy' * (x - mean)) in fp32, partials to the workspace.
@@ -206,6 +210,32 @@ __global__ void __launch_bounds__(kFinC* kFinLanes)
   }
 }
 
+// The statistics from a convolution epilogue's fp32 per-channel sums: n values per channel.
+// var = E[x^2] - E[x]^2 in fp64 from fp32 sums: exact enough when |mean| is not orders of
+// magnitude above the standard deviation (true of convolution outputs feeding a batch-norm;
+// what MLPerf's fused ResNet does); clamped at 0 against rounding.
+__global__ void sums_finalize(const float* __restrict__ sum, const float* __restrict__ sqsum,
+                              int C, double n, const float* __restrict__ weight,
+                              const float* __restrict__ bias, float* running_mean,
+                              float* running_var, float* save_mean, float* save_invstd,
+                              float* coef, float momentum, float eps) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  const double mean = sum[c] / n;
+  const double var = fmax(sqsum[c] / n - mean * mean, 0.0);
+  const double invstd = 1.0 / sqrt(var + static_cast<double>(eps));
+  save_mean[c] = static_cast<float>(mean);
+  save_invstd[c] = static_cast<float>(invstd);
+  const double scale = weight[c] * invstd;
+  coef[c] = static_cast<float>(scale);
+  coef[C + c] = static_cast<float>(bias[c] - mean * scale);
+  if (running_mean != nullptr) {
+    running_mean[c] = momentum * static_cast<float>(mean) + (1.f - momentum) * running_mean[c];
+    running_var[c] =
+        momentum * static_cast<float>(var * n / (n - 1)) + (1.f - momentum) * running_var[c];
+  }
+}
+
 template <typename T, int VEC, bool RES>
 __global__ void __launch_bounds__(kThreads)
     apply_forward(const T* __restrict__ x, const T* __restrict__ res, T* __restrict__ y,
@@ -364,6 +394,22 @@ __global__ void __launch_bounds__(kThreads)
 
 int div_up(std::int64_t a, std::int64_t b) { return static_cast<int>((a + b - 1) / b); }
 
+// The forward's element-wise pass, with or without the residual.
+template <typename T, int VEC>
+void launch_apply_forward(const Tiling& t, const void* x, const void* residual, void* y,
+                          const float* coef, std::int64_t rows, int C, cudaStream_t stream) {
+  const dim3 block(t.threads_c, t.threads_r);
+  const dim3 grid(t.grid_c, t.apply_grid_r);
+  if (residual != nullptr) {
+    apply_forward<T, VEC, true><<<grid, block, 0, stream>>>(static_cast<const T*>(x),
+                                                            static_cast<const T*>(residual),
+                                                            static_cast<T*>(y), coef, rows, C);
+  } else {
+    apply_forward<T, VEC, false><<<grid, block, 0, stream>>>(static_cast<const T*>(x), nullptr,
+                                                             static_cast<T*>(y), coef, rows, C);
+  }
+}
+
 template <typename T, int VEC>
 cudaError_t forward_impl(const Tiling& t, const void* x, const void* residual, void* y,
                          const float* weight, const float* bias, float* running_mean,
@@ -378,15 +424,23 @@ cudaError_t forward_impl(const Tiling& t, const void* x, const void* residual, v
   stats_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(
       partial, t.reduce_grid_r, C, weight, bias, running_mean, running_var, save_mean, save_invstd,
       coef, momentum, eps);
-  const dim3 grid(t.grid_c, t.apply_grid_r);
-  if (residual != nullptr) {
-    apply_forward<T, VEC, true><<<grid, block, 0, stream>>>(static_cast<const T*>(x),
-                                                            static_cast<const T*>(residual),
-                                                            static_cast<T*>(y), coef, rows, C);
-  } else {
-    apply_forward<T, VEC, false><<<grid, block, 0, stream>>>(static_cast<const T*>(x), nullptr,
-                                                             static_cast<T*>(y), coef, rows, C);
-  }
+  launch_apply_forward<T, VEC>(t, x, residual, y, coef, rows, C, stream);
+  return cudaGetLastError();
+}
+
+template <typename T, int VEC>
+cudaError_t forward_from_sums_impl(const Tiling& t, const void* x, const void* residual, void* y,
+                                   const float* weight, const float* bias, float* running_mean,
+                                   float* running_var, const float* sum, const float* sqsum,
+                                   float* save_mean, float* save_invstd, float* workspace,
+                                   std::int64_t rows, int C, float momentum, float eps,
+                                   cudaStream_t stream) {
+  float* coef = workspace;
+  orch::discard_pending_cuda_error();
+  sums_finalize<<<div_up(C, 128), 128, 0, stream>>>(sum, sqsum, C, static_cast<double>(rows),
+                                                    weight, bias, running_mean, running_var,
+                                                    save_mean, save_invstd, coef, momentum, eps);
+  launch_apply_forward<T, VEC>(t, x, residual, y, coef, rows, C, stream);
   return cudaGetLastError();
 }
 
@@ -459,6 +513,22 @@ cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const 
   if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_FWD(__half, 8) : ORCH_FWD(__half, 1);
   return t.vec == 8 ? ORCH_FWD(__nv_bfloat16, 8) : ORCH_FWD(__nv_bfloat16, 1);
 #undef ORCH_FWD
+}
+
+cudaError_t forward_from_sums(Dtype dtype, const Tiling& t, const void* x, const void* residual,
+                              void* y, const float* weight, const float* bias,
+                              float* running_mean, float* running_var, const float* sum,
+                              const float* sqsum, float* save_mean, float* save_invstd,
+                              float* workspace, std::int64_t rows, std::int64_t channels,
+                              float momentum, float eps, cudaStream_t stream) {
+  const int C = static_cast<int>(channels);
+#define ORCH_FWD_SUMS(T, V)                                                                  \
+  forward_from_sums_impl<T, V>(t, x, residual, y, weight, bias, running_mean, running_var, \
+                               sum, sqsum, save_mean, save_invstd, workspace, rows, C,      \
+                               momentum, eps, stream)
+  if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_FWD_SUMS(__half, 8) : ORCH_FWD_SUMS(__half, 1);
+  return t.vec == 8 ? ORCH_FWD_SUMS(__nv_bfloat16, 8) : ORCH_FWD_SUMS(__nv_bfloat16, 1);
+#undef ORCH_FWD_SUMS
 }
 
 cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y, const void* x,

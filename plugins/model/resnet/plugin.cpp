@@ -78,6 +78,13 @@ class ResNetPlugin final : public ModelPlugin {
               // auto runs direct (what ran before) for everything but bf16, where it measured
               // 4.2% faster on the H200 (stem_conv.h), so bf16 results stored before then ran
               // direct.
+              /*hashed_at_default=*/false},
+             {"conv_bn_stats", ParamType::kBool, false, {}, {}, {},
+              "with fused_bn, fp16: each block convolution that a fused batch-norm follows "
+              "computes that batch-norm's statistics in its epilogue (cuDNN's graph API), and "
+              "our kernels apply the batch-norm without a statistics pass; the usual fused path "
+              "elsewhere (bf16, shapes cuDNN refuses), said once on stderr",
+              // Added after resnet results were recorded: off, it leaves their hashes alone.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -95,6 +102,7 @@ class ResNetPlugin final : public ModelPlugin {
     // Absent (hand-built Params): the declared defaults, auto and on.
     o.stem_conv = p.has("stem_conv") ? stem_conv_from_string(p.get_string("stem_conv"))
                                      : StemConv::kAuto;
+    o.conv_bn_stats = p.has("conv_bn_stats") && p.get_bool("conv_bn_stats");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -48,40 +48,45 @@ class Conv1x1ResidualGradFunction : public torch::autograd::Function<Conv1x1Resi
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto& x = saved[0];
-    const auto& w = saved[1];
     const auto weight_dtype =
         static_cast<c10::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
-    const ResidualGradSinkPtr sink = residual_grad_sink(*ctx);
-    const bool channels_last = x.is_contiguous(kCl);
-    auto dy = grads[0].to(x.scalar_type());
-    dy = channels_last ? dy.contiguous(kCl) : dy.contiguous();
-    torch::Tensor waiting;
-    if (sink && sink->grad.defined()) {
-      waiting = std::move(sink->grad);
-      sink->grad = torch::Tensor();
-    }
-    const bool accumulate = waiting.defined() && channels_last && waiting.sizes() == x.sizes() &&
-                            waiting.scalar_type() == x.scalar_type() &&
-                            waiting.is_contiguous(kCl);
-    const std::array<bool, 3> mask = {!accumulate, true, false};
-    auto [dx, dw, db] = at::convolution_backward(dy, x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1},
-                                                 false, {0, 0}, 1, mask);
-    (void)db;
-    if (accumulate) {
-      // waiting += dy @ W, in place: cuBLAS reads the shortcut's gradient as its C (beta = 1).
-      as_pixel_matrix(waiting).addmm_(as_pixel_matrix(dy), w.reshape({w.size(0), w.size(1)}));
-      dx = waiting;
-      ++g_accumulated;
-    } else {
-      if (waiting.defined()) dx = dx + waiting;  // a layout the GEMM does not take: add it
-      ++g_plain;
-    }
+    auto [dx, dw] = conv1x1_backward_with_sink(grads[0], saved[0], saved[1],
+                                               residual_grad_sink(*ctx));
     return {dx, dw.to(weight_dtype), torch::Tensor()};
   }
 };
 
 }  // namespace
+
+std::pair<torch::Tensor, torch::Tensor> conv1x1_backward_with_sink(
+    const torch::Tensor& grad_y, const torch::Tensor& x, const torch::Tensor& w,
+    const ResidualGradSinkPtr& sink) {
+  const bool channels_last = x.is_contiguous(kCl);
+  auto dy = grad_y.to(x.scalar_type());
+  dy = channels_last ? dy.contiguous(kCl) : dy.contiguous();
+  torch::Tensor waiting;
+  if (sink && sink->grad.defined()) {
+    waiting = std::move(sink->grad);
+    sink->grad = torch::Tensor();
+  }
+  const bool accumulate = waiting.defined() && channels_last && waiting.sizes() == x.sizes() &&
+                          waiting.scalar_type() == x.scalar_type() &&
+                          waiting.is_contiguous(kCl);
+  const std::array<bool, 3> mask = {!accumulate, true, false};
+  auto [dx, dw, db] = at::convolution_backward(dy, x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1},
+                                               false, {0, 0}, 1, mask);
+  (void)db;
+  if (accumulate) {
+    // waiting += dy @ W, in place: cuBLAS reads the shortcut's gradient as its C (beta = 1).
+    as_pixel_matrix(waiting).addmm_(as_pixel_matrix(dy), w.reshape({w.size(0), w.size(1)}));
+    dx = waiting;
+    ++g_accumulated;
+  } else {
+    if (waiting.defined()) dx = dx + waiting;  // a layout the GEMM does not take: add it
+    ++g_plain;
+  }
+  return {dx, dw};
+}
 
 torch::Tensor conv1x1_with_residual_grad(const torch::Tensor& x, const torch::Tensor& weight,
                                          const ResidualGradSinkPtr& sink) {

@@ -20,6 +20,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <utility>
 
 namespace orch::resnet {
 
@@ -39,7 +40,18 @@ ResidualGradSinkPtr residual_grad_sink(torch::autograd::AutogradContext& ctx);
 torch::Tensor conv1x1_with_residual_grad(const torch::Tensor& x, const torch::Tensor& weight,
                                          const ResidualGradSinkPtr& sink);
 
-/// Backward calls of conv1x1_with_residual_grad, in this copy of the library.
+/// The backward of y = conv2d(x, w) for a 1x1, stride 1, unpadded, bias-free convolution with w
+/// already in x's dtype: the data gradient added onto the shortcut's gradient waiting in `sink`
+/// (one in-place GEMM, the sink emptied) when one waits there, a plain data gradient otherwise.
+/// Returns {dx, dw}, dw in w's dtype. What conv1x1_with_residual_grad's backward runs, and
+/// conv_bn.h's convolution with statistics in identity blocks; counted below either way.
+std::pair<torch::Tensor, torch::Tensor> conv1x1_backward_with_sink(const torch::Tensor& grad_y,
+                                                                   const torch::Tensor& x,
+                                                                   const torch::Tensor& w,
+                                                                   const ResidualGradSinkPtr& sink);
+
+/// Backward calls of conv1x1_with_residual_grad (and of conv1x1_backward_with_sink), in this
+/// copy of the library.
 struct ResidualGradCounters {
   std::int64_t accumulated = 0;  ///< the data gradient was added onto a waiting shortcut gradient
   std::int64_t plain = 0;        ///< nothing was waiting: a plain data gradient

@@ -1,6 +1,7 @@
 // ResNet blocks and network, following torchvision/models/resnet.py line by line.
 #include "resnet.h"
 
+#include "conv_bn.h"
 #include "fused_bn.h"
 #include "max_pool.h"
 #include "residual_grad.h"
@@ -63,6 +64,14 @@ BasicBlockImpl::BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::
 }
 
 torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
+  if (fused_bn && conv_bn_stats) {
+    const auto a = conv_bn_relu(*conv1, *bn1, x, {}, fused_bn_impl, {}, {},
+                                [&] { return conv1(x); });
+    const auto shortcut =
+        downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x;
+    return conv_bn_relu(*conv2, *bn2, a, shortcut, fused_bn_impl, {}, {},
+                        [&] { return conv2(a); });
+  }
   if (fused_bn) {
     auto out = fused_bn_relu(*bn1, conv1(x), {}, fused_bn_impl);
     out = conv2(out);
@@ -96,9 +105,20 @@ torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
     const bool link = fused_residual_grad && !downsample && is_training() &&
                       torch::GradMode::is_enabled();
     const ResidualGradSinkPtr sink = link ? c10::make_intrusive<ResidualGradSink>() : nullptr;
-    auto out = fused_bn_relu(
-        *bn1, link ? conv1x1_with_residual_grad(x, conv1->weight, sink) : conv1(x), {},
-        fused_bn_impl);
+    const auto conv1_unfused = [&] {
+      return link ? conv1x1_with_residual_grad(x, conv1->weight, sink) : conv1(x);
+    };
+    if (conv_bn_stats) {
+      // Each convolution computes its batch-norm's statistics (conv_bn.h); same sink protocol.
+      const auto a = conv_bn_relu(*conv1, *bn1, x, {}, fused_bn_impl, {}, sink, conv1_unfused);
+      const auto b = conv_bn_relu(*conv2, *bn2, a, {}, fused_bn_impl, {}, {},
+                                  [&] { return conv2(a); });
+      const auto shortcut =
+          downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x;
+      return conv_bn_relu(*conv3, *bn3, b, shortcut, fused_bn_impl, sink, {},
+                          [&] { return conv3(b); });
+    }
+    auto out = fused_bn_relu(*bn1, conv1_unfused(), {}, fused_bn_impl);
     out = fused_bn_relu(*bn2, conv2(out), {}, fused_bn_impl);
     out = conv3(out);
     return fused_bn_relu(*bn3, out,
@@ -118,7 +138,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
       max_pool_impl_(o.max_pool_impl),
       fused_residual_grad_(o.fused_residual_grad),
       downsample_bn_cudnn_(o.downsample_bn_cudnn),
-      stem_conv_(o.stem_conv) {
+      stem_conv_(o.stem_conv),
+      conv_bn_stats_(o.conv_bn_stats) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1", nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
@@ -168,6 +189,7 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
       }
     }();
     b->downsample_bn_cudnn = fused_bn_ && downsample_bn_cudnn_;
+    b->conv_bn_stats = fused_bn_ && conv_bn_stats_;
     return b;
   };
   layer->push_back(block(stride, downsample));

@@ -1,0 +1,182 @@
+// conv_bn_relu (conv_bn.h): the convolution with statistics as a custom autograd function over
+// ConvStatsGraph, one cuDNN graph per convolution shape and thread, then
+// fused_bn_relu_from_sums. Graph-capture safe once every shape has been seen (the first call
+// per shape builds cuDNN's plan, which may compile kernels: the warm-up steps do that).
+#include "conv_bn.h"
+
+#include <torch/autograd.h>
+
+#include <array>
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <variant>
+
+#include "conv_bnstats.h"
+
+namespace orch::resnet {
+namespace {
+
+std::atomic<std::int64_t> g_taken{0};
+std::atomic<std::int64_t> g_fallback{0};
+
+const auto kCl = at::MemoryFormat::ChannelsLast;
+
+/// Says once per distinct reason why a call ran the usual way.
+void note_fallback(const std::string& why) {
+  static std::mutex mu;
+  static std::set<std::string> said;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (said.insert(why).second)
+    std::cerr << "conv_bn_stats: " << why
+              << "; the convolution and its batch-norm run as with fused_bn alone "
+                 "(conv_bn_stats_counters().fallback counts each such call)\n";
+}
+
+/// The convolution, returning {y, sum(y), sum(y^2)} per output channel; the sums are not
+/// differentiable outputs (the batch-norm's backward differentiates through its statistics).
+class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                torch::Tensor x, torch::Tensor weight,
+                                                std::shared_ptr<ConvStatsGraph> graph,
+                                                std::int64_t stride, std::int64_t padding,
+                                                ResidualGradSinkPtr sink) {
+    // autocast would cast the (fp32) weight to x's dtype for the convolution; the same cast,
+    // explicitly (this function is not an autocast-aware op), in the layout the graph wants.
+    const auto w = (weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()))
+                       .contiguous(kCl);
+    ConvStats out = graph->run(0, x, w, std::nullopt);
+    ctx->save_for_backward({x, w});
+    ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
+    ctx->saved_data["stride"] = stride;
+    ctx->saved_data["padding"] = padding;
+    if (sink) ctx->saved_data["sink"] = c10::IValue::make_capsule(sink);
+    ctx->mark_non_differentiable({out.sum, out.sqsum});
+    return {out.y, out.sum, out.sqsum};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& x = saved[0];
+    const auto& w = saved[1];
+    const auto weight_dtype = static_cast<c10::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
+    const std::int64_t stride = ctx->saved_data["stride"].toInt();
+    const std::int64_t padding = ctx->saved_data["padding"].toInt();
+    torch::Tensor dx, dw;
+    if (auto sink = residual_grad_sink(*ctx)) {
+      // Only made for 1x1, stride 1, unpadded convolutions (conv_bn_relu checks).
+      std::tie(dx, dw) = conv1x1_backward_with_sink(grads[0], x, w, sink);
+    } else {
+      const auto dy = grads[0].to(x.scalar_type()).contiguous(kCl);
+      const std::array<bool, 3> mask = {true, true, false};
+      auto [gx, gw, gb] =
+          at::convolution_backward(dy, x, w, std::nullopt, {stride, stride}, {padding, padding},
+                                   {1, 1}, false, {0, 0}, 1, mask);
+      (void)gb;
+      dx = gx;
+      dw = gw;
+    }
+    // One gradient per forward argument: x, weight, graph, stride, padding, sink.
+    return {dx,
+            dw.to(weight_dtype),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor()};
+  }
+};
+
+/// A convolution shape on one device: what a ConvStatsGraph is built for.
+using ShapeKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                            std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+
+/// cuDNN's graph for this shape, or its refusal, asked once per shape on this thread (the
+/// plans hold the building thread's cuDNN handle, so each thread keeps its own).
+std::variant<std::shared_ptr<ConvStatsGraph>, std::string> graph_for(const torch::Tensor& x,
+                                                                     const torch::Tensor& weight,
+                                                                     std::int64_t stride,
+                                                                     std::int64_t padding) {
+  thread_local std::map<ShapeKey, std::variant<std::shared_ptr<ConvStatsGraph>, std::string>>
+      graphs;
+  const ShapeKey key{x.get_device(), x.size(0),      x.size(1),      x.size(2), x.size(3),
+                     weight.size(0), weight.size(2), weight.size(3), stride,    padding};
+  auto it = graphs.find(key);
+  if (it == graphs.end()) {
+    // The weight as the convolution will see it (x's dtype, channels-last): built once.
+    const auto w = weight.to(x.scalar_type()).contiguous(kCl);
+    it = graphs.emplace(key, ConvStatsGraph::make(x, w, stride, padding, std::nullopt, 1)).first;
+  }
+  return it->second;
+}
+
+/// Why conv_bn_relu cannot take these inputs, or "" when it can (up to cuDNN's answer).
+std::string unsupported(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
+                        std::int64_t* stride, std::int64_t* padding) {
+  if (!x.is_cuda() || x.dim() != 4) return "input not a 4-d CUDA tensor";
+  if (x.scalar_type() == torch::kBFloat16)
+    return "bf16 input (cuDNN's conv + statistics engines measured slower than the "
+           "convolution alone for bf16 on the H200)";
+  if (x.scalar_type() != torch::kHalf) return "input not fp16";
+  if (!x.is_contiguous(kCl)) return "input not channels-last";
+  if (!fused_bn_compiled()) return "built without the fused batch-norm kernels";
+  const auto& o = conv.options;
+  const auto* pad = std::get_if<torch::ExpandingArray<2>>(&o.padding());
+  if (o.bias() || o.groups() != 1 || (*o.dilation())[0] != 1 || (*o.dilation())[1] != 1 ||
+      (*o.stride())[0] != (*o.stride())[1] || pad == nullptr || (**pad)[0] != (**pad)[1] ||
+      !std::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()))
+    return "a convolution with bias, groups, dilation, unequal strides or paddings";
+  *stride = (*o.stride())[0];
+  *padding = (**pad)[0];
+  return "";
+}
+
+}  // namespace
+
+torch::Tensor conv_bn_relu(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
+                           const torch::Tensor& x, const torch::Tensor& residual, FusedBnImpl impl,
+                           const ResidualGradSinkPtr& bn_sink, const ResidualGradSinkPtr& conv_sink,
+                           const std::function<torch::Tensor()>& unfused_conv) {
+  auto usual = [&](const std::string& why) {
+    ++g_fallback;
+    if (!why.empty()) note_fallback(why);
+    return fused_bn_relu(bn, unfused_conv(), residual, impl, bn_sink);
+  };
+  std::int64_t stride = 1, padding = 0;
+  if (!bn_trains_running_stats(bn)) return usual("");
+  if (const std::string why = unsupported(conv, x, &stride, &padding); !why.empty())
+    return usual(why);
+  if (conv_sink &&
+      (conv.weight.size(2) != 1 || conv.weight.size(3) != 1 || stride != 1 || padding != 0))
+    return usual("a residual-gradient sink on a convolution that is not 1x1, stride 1");
+  auto graph = graph_for(x, conv.weight, stride, padding);
+  if (auto* refused = std::get_if<std::string>(&graph)) {
+    std::ostringstream what;
+    what << "cuDNN's graph refused the convolution of " << x.sizes() << " by "
+         << conv.weight.sizes() << " (" << *refused << ")";
+    return usual(what.str());
+  }
+  auto outs = ConvStatsFunction::apply(
+      x, conv.weight, std::get<std::shared_ptr<ConvStatsGraph>>(graph), stride, padding, conv_sink);
+  auto y = fused_bn_relu_from_sums(bn, outs[0], outs[1], outs[2], residual, bn_sink);
+  if (y.defined()) {
+    ++g_taken;
+    return y;
+  }
+  // The batch-norm's kernels did not take the convolution's output after all (a residual of
+  // another shape or dtype, parameters that are not fp32): the usual fused_bn_relu on it.
+  ++g_fallback;
+  note_fallback("the fused batch-norm did not take the convolution's output");
+  return fused_bn_relu(bn, outs[0], residual, impl, bn_sink);
+}
+
+ConvBnStatsCounters conv_bn_stats_counters() { return {g_taken.load(), g_fallback.load()}; }
+
+}  // namespace orch::resnet

@@ -1,0 +1,307 @@
+// `conv_bn_stats` (plugins/model/resnet/conv_bn.h) on the GPU: a convolution whose epilogue
+// computes the batch-norm's statistics (cuDNN's graph API) and our kernels applying the
+// batch-norm from them, against an fp32 reference of conv + batch-norm (+ add) + ReLU (outputs,
+// every gradient, running statistics) for ResNet50's kinds of convolution; the inputs it leaves
+// to the usual path (bf16, eval), counted; replay in a CUDA graph; and whole ResNet50s: every
+// block pair taken, gradients like fused_bn alone's in one step (the identity blocks' conv1
+// still adding onto the shortcut's gradient), and a 100-step fp16 loss curve within the noise.
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "conv_bn.h"
+#include "fused_bn.h"
+#include "gpu/gpu_test_support.h"
+#include "integration/test_support.h"
+#include "residual_grad.h"
+#include "resnet.h"
+
+using namespace orch;
+using test::Autocast;
+using test::to_channels_last;
+
+namespace {
+
+const auto kCl = torch::MemoryFormat::ChannelsLast;
+
+/// |a - b| / |b| over whole tensors, in fp32.
+double rel(const torch::Tensor& a, const torch::Tensor& b) {
+  const auto af = a.to(torch::kFloat), bf = b.to(torch::kFloat);
+  return (af - bf).norm().item<double>() / (bf.norm().item<double>() + 1e-12);
+}
+
+struct ConvCase {
+  std::int64_t n, c, h, k, r, stride, pad;
+  bool residual;
+};
+
+std::string describe(const ConvCase& c) {
+  std::ostringstream s;
+  s << "x " << c.n << "x" << c.c << "x" << c.h << "x" << c.h << ", w " << c.k << "x" << c.c << "x"
+    << c.r << "x" << c.r << " stride " << c.stride << " pad " << c.pad
+    << (c.residual ? " + residual" : "");
+  return s.str();
+}
+
+torch::nn::Conv2d cuda_conv(const ConvCase& c) {
+  torch::nn::Conv2d conv(
+      torch::nn::Conv2dOptions(c.c, c.k, c.r).stride(c.stride).padding(c.pad).bias(false));
+  conv->to(torch::kCUDA);
+  to_channels_last(*conv);
+  return conv;
+}
+
+}  // namespace
+
+TEST_CASE("conv_bn_relu: statistics from the convolution give conv + batch-norm (+ add) + ReLU",
+          "[gpu][conv_bn]") {
+  // ResNet50's kinds of convolution (1x1 reduce, 3x3, strided 3x3, 1x1 expand with the
+  // residual, the last stage) at small batches, fp16 channels-last.
+  const std::vector<ConvCase> cases = {
+      {8, 64, 56, 64, 1, 1, 0, false},   {8, 64, 56, 64, 3, 1, 1, false},
+      {8, 128, 56, 128, 3, 2, 1, false}, {8, 64, 56, 256, 1, 1, 0, true},
+      {16, 512, 7, 2048, 1, 1, 0, true}, {32, 256, 14, 256, 3, 1, 1, false}};
+  torch::manual_seed(31);
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  for (const auto& cc : cases) {
+    INFO(describe(cc));
+    auto conv = cuda_conv(cc);
+    auto bn = test::cuda_bn_away_from_identity(cc.k);
+    const auto rm0 = bn->running_mean.clone(), rv0 = bn->running_var.clone();
+    const std::int64_t p = (cc.h + 2 * cc.pad - cc.r) / cc.stride + 1;
+    auto x = (torch::randn({cc.n, cc.c, cc.h, cc.h}, opts) + 0.3).to(torch::kHalf).contiguous(kCl);
+    auto res = cc.residual ? torch::randn({cc.n, cc.k, p, p}, opts).to(torch::kHalf).contiguous(kCl)
+                           : torch::Tensor();
+    const auto dy = torch::randn({cc.n, cc.k, p, p}, opts).to(torch::kHalf).contiguous(kCl);
+    x.requires_grad_(true);
+    if (res.defined()) res.requires_grad_(true);
+
+    const auto before = resnet::conv_bn_stats_counters();
+    const auto fb_before = resnet::fused_bn_counters();
+    bool unfused_called = false;
+    auto y = resnet::conv_bn_relu(*conv, *bn, x, res, resnet::FusedBnImpl::kOrch, {}, {}, [&] {
+      unfused_called = true;
+      return at::conv2d(x, conv->weight.to(torch::kHalf), {}, cc.stride, cc.pad);
+    });
+    const auto after = resnet::conv_bn_stats_counters();
+    REQUIRE(after.taken - before.taken == 1);  // cuDNN took every ResNet50 shape on the H200
+    CHECK(after.fallback == before.fallback);
+    CHECK_FALSE(unfused_called);
+    CHECK(resnet::fused_bn_counters().from_sums - fb_before.from_sums == 1);
+    CHECK(bn->num_batches_tracked.item<std::int64_t>() == 1);
+    REQUIRE(y.scalar_type() == torch::kHalf);
+    REQUIRE(y.is_contiguous(kCl));
+    y.backward(dy);
+
+    // The reference in fp32 from the same rounded inputs and the fp16-rounded weight.
+    auto xr = x.detach().to(torch::kFloat).requires_grad_(true);
+    auto wr = conv->weight.detach().to(torch::kHalf).to(torch::kFloat).requires_grad_(true);
+    auto bw = bn->weight.detach().clone().requires_grad_(true);
+    auto bb = bn->bias.detach().clone().requires_grad_(true);
+    auto rr = res.defined() ? res.detach().to(torch::kFloat).requires_grad_(true) : torch::Tensor();
+    auto rm = rm0.clone(), rv = rv0.clone();
+    auto pre = at::batch_norm(at::conv2d(xr, wr, {}, cc.stride, cc.pad), bw, bb, rm, rv, true, 0.1,
+                              1e-5, false);
+    if (rr.defined()) pre = pre + rr;
+    const auto yr = pre.relu();
+    INFO("rel |y - ref| " << rel(y, yr));
+    CHECK(rel(y, yr) < 5e-3);
+    // ReLU's mask from the fused output, as our backward takes it; it agrees almost everywhere.
+    const auto mask = y.detach().to(torch::kFloat) > 0;
+    CHECK((mask == (yr > 0)).to(torch::kFloat).mean().item<double>() > 0.999);
+    const auto g = dy.to(torch::kFloat) * mask.to(torch::kFloat);
+    pre.backward(g);
+    INFO("rel dx " << rel(x.grad(), xr.grad()) << ", dw " << rel(conv->weight.grad(), wr.grad())
+                   << ", dgamma " << rel(bn->weight.grad(), bw.grad()) << ", dbeta "
+                   << rel(bn->bias.grad(), bb.grad()));
+    CHECK(x.grad().scalar_type() == torch::kHalf);
+    CHECK(conv->weight.grad().scalar_type() == torch::kFloat);  // the parameter's own dtype
+    CHECK(rel(x.grad(), xr.grad()) < 1e-2);
+    CHECK(rel(conv->weight.grad(), wr.grad()) < 1e-2);
+    CHECK(rel(bn->weight.grad(), bw.grad()) < 1e-2);
+    CHECK(rel(bn->bias.grad(), bb.grad()) < 1e-2);
+    if (res.defined()) CHECK(rel(res.grad(), rr.grad()) < 1e-2);
+    // Running statistics: momentum 0.1 and the unbiased variance, like BatchNorm2d's.
+    INFO("rel running_mean " << rel(bn->running_mean, rm) << ", running_var "
+                             << rel(bn->running_var, rv));
+    CHECK(rel(bn->running_mean, rm) < 1e-3);
+    CHECK(rel(bn->running_var, rv) < 1e-3);
+  }
+}
+
+TEST_CASE("conv_bn_relu runs the usual way for bf16 and in eval, counted, with the same results",
+          "[gpu][conv_bn]") {
+  torch::manual_seed(32);
+  const ConvCase cc{4, 64, 28, 128, 3, 1, 1, false};
+  auto conv = cuda_conv(cc);
+  auto bn_a = test::cuda_bn_away_from_identity(cc.k);
+  torch::nn::BatchNorm2d bn_b(cc.k);
+  bn_b->to(torch::kCUDA);
+  test::copy_state(*bn_a, *bn_b);
+  const auto x = torch::randn({cc.n, cc.c, cc.h, cc.h}, torch::kCUDA);
+  for (const bool training : {true, false}) {
+    INFO((training ? "training, bf16" : "eval, fp16"));
+    bn_a->train(training);
+    bn_b->train(training);
+    const auto dtype = training ? torch::kBFloat16 : torch::kHalf;
+    const auto xin = x.to(dtype).contiguous(kCl);
+    const auto w = conv->weight.to(dtype);
+    const auto before = resnet::conv_bn_stats_counters();
+    const auto y = resnet::conv_bn_relu(*conv, *bn_a, xin, {}, resnet::FusedBnImpl::kCudnn, {}, {},
+                                        [&] { return at::conv2d(xin, w, {}, 1, 1); });
+    const auto after = resnet::conv_bn_stats_counters();
+    CHECK(after.fallback - before.fallback == 1);
+    CHECK(after.taken == before.taken);
+    // What the caller would have run without conv_bn_stats.
+    const auto expected =
+        resnet::fused_bn_relu(*bn_b, at::conv2d(xin, w, {}, 1, 1), {}, resnet::FusedBnImpl::kCudnn);
+    CHECK(torch::allclose(y.to(torch::kFloat), expected.to(torch::kFloat), 1e-3, 1e-3));
+    CHECK(torch::allclose(bn_a->running_mean, bn_b->running_mean));
+  }
+}
+
+TEST_CASE("conv_bn_relu forward and backward replay in a CUDA graph", "[gpu][conv_bn]") {
+  torch::manual_seed(33);
+  const ConvCase cc{16, 256, 14, 256, 3, 1, 1, true};
+  auto conv = cuda_conv(cc);
+  auto bn = test::cuda_bn_away_from_identity(cc.k);
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  auto x = torch::randn({cc.n, cc.c, cc.h, cc.h}, opts).to(torch::kHalf).contiguous(kCl);
+  auto res = torch::randn({cc.n, cc.k, cc.h, cc.h}, opts).to(torch::kHalf).contiguous(kCl);
+  const auto dy = torch::randn({cc.n, cc.k, cc.h, cc.h}, opts).to(torch::kHalf).contiguous(kCl);
+  x.requires_grad_(true);
+  res.requires_grad_(true);
+  auto forward = [&] {
+    return resnet::conv_bn_relu(*conv, *bn, x, res, resnet::FusedBnImpl::kOrch, {}, {}, [&] {
+      FAIL("the usual path was taken");
+      return torch::Tensor();
+    });
+  };
+  auto side = c10::cuda::getStreamFromPool();
+  c10::cuda::getCurrentCUDAStream().synchronize();
+  at::cuda::CUDAGraph graph;
+  {
+    const c10::cuda::CUDAStreamGuard guard(side);
+    torch::Tensor y_eager;
+    std::vector<torch::Tensor> eager;
+    for (int i = 0; i < 3; ++i) {  // warm-up on the capture stream (builds cuDNN's plan)
+      y_eager = forward();
+      eager = torch::autograd::grad({y_eager}, {x, res, conv->weight, bn->weight}, {dy});
+    }
+    graph.capture_begin();
+    const auto y = forward();
+    const auto grads = torch::autograd::grad({y}, {x, res, conv->weight, bn->weight}, {dy});
+    graph.capture_end();
+    const auto rm_before = bn->running_mean.clone();
+    graph.replay();
+    side.synchronize();
+    // Same inputs, so the replay gives the eager step's results (the statistics' summation
+    // order may differ between cuDNN's blocks: allclose, not equal).
+    CHECK(torch::allclose(y.to(torch::kFloat), y_eager.to(torch::kFloat), 1e-3, 1e-3));
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      INFO("gradient " << i << ": rel " << rel(grads[i], eager[i]));
+      CHECK(rel(grads[i], eager[i]) < 1e-3);
+    }
+    CHECK_FALSE(torch::equal(bn->running_mean, rm_before));
+  }
+  side.synchronize();
+}
+
+TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, with fused_bn's gradients",
+          "[gpu][conv_bn]") {
+  struct Restore {
+    bool was = at::globalContext().deterministicCuDNN();
+    ~Restore() { at::globalContext().setDeterministicCuDNN(was); }
+  } restore;
+  at::globalContext().setDeterministicCuDNN(true);
+  torch::manual_seed(34);
+  resnet::ResNetOptions o;
+  o.depth = 50;
+  o.num_classes = 10;
+  o.fused_bn = true;
+  o.fused_residual_grad = true;
+  resnet::ResNet plain(o);
+  o.conv_bn_stats = true;
+  resnet::ResNet stats(o);
+  test::copy_state(*plain, *stats);
+  const auto images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
+  const auto labels = torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
+  auto step = [&](resnet::ResNet& net) {
+    net->to(torch::kCUDA);
+    to_channels_last(*net);
+    net->train();
+    torch::Tensor logits;
+    {
+      const Autocast autocast(torch::kHalf);
+      logits = net->forward(images);
+    }
+    torch::nn::functional::cross_entropy(logits, labels).backward();
+    return logits.detach().to(torch::kFloat);
+  };
+  const auto l_plain = step(plain);
+  const auto before = resnet::conv_bn_stats_counters();
+  const auto rg_before = resnet::residual_grad_counters();
+  const auto l_stats = step(stats);
+  const auto after = resnet::conv_bn_stats_counters();
+  const auto rg_after = resnet::residual_grad_counters();
+  CHECK(after.taken - before.taken == 48);  // 16 bottlenecks x 3 convolution + batch-norm pairs
+  CHECK(after.fallback == before.fallback);
+  CHECK(rg_after.accumulated - rg_before.accumulated == 12);  // the identity blocks' conv1
+  INFO("rel logits " << rel(l_stats, l_plain));
+  CHECK(rel(l_stats, l_plain) < 1e-2);
+  auto grads = plain->named_parameters();
+  for (const auto& p : stats->named_parameters()) {
+    INFO(p.key() << ": rel " << rel(p.value().grad(), grads[p.key()].grad()));
+    REQUIRE(p.value().grad().defined());
+    CHECK(rel(p.value().grad(), grads[p.key()].grad()) < 3e-2);
+  }
+  auto buffers = plain->named_buffers();
+  for (const auto& b : stats->named_buffers()) {
+    if (b.key().find("running_") == std::string::npos) continue;
+    INFO(b.key() << ": rel " << rel(b.value(), buffers[b.key()]));
+    CHECK(rel(b.value(), buffers[b.key()]) < 1e-2);
+  }
+}
+
+TEST_CASE("a ResNet50 with conv_bn_stats trains like fused_bn alone for 100 fp16 steps",
+          "[gpu][conv_bn]") {
+  // As "a fused ResNet50 trains like the unfused one for 100 steps" (fused_bn_gpu_test.cpp),
+  // in fp16 (conv_bn_stats' dtype): the conv_bn_stats run must stay as close to fused_bn
+  // alone's as a second fused_bn run from weights nudged by 1e-3 does, within three times.
+  torch::manual_seed(35);
+  resnet::ResNetOptions o;
+  o.depth = 50;
+  o.num_classes = 10;
+  o.fused_bn = true;
+  resnet::ResNet plain(o), nudged(o);
+  o.conv_bn_stats = true;
+  resnet::ResNet stats(o);
+  test::copy_state(*plain, *stats);
+  test::copy_state(*plain, *nudged);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : nudged->parameters()) p.mul_(1 + 1e-3 * torch::randn_like(p));
+  }
+  for (resnet::ResNet* net : {&plain, &nudged, &stats}) {
+    (*net)->to(torch::kCUDA);
+    to_channels_last(**net);
+  }
+  const auto batches = test::small_batches();
+  auto train = [&](resnet::ResNet& net) {
+    return test::train_100_steps(net, batches, torch::kHalf);
+  };
+  const auto l_plain = train(plain);
+  const auto l_nudged = train(nudged);
+  const auto before = resnet::conv_bn_stats_counters();
+  const auto l_stats = train(stats);
+  const auto after = resnet::conv_bn_stats_counters();
+  CHECK(after.taken - before.taken == 48 * 100);
+  test::check_loss_curve_within_noise(l_plain, l_nudged, l_stats);
+  CHECK(stats->named_buffers()["layer4.2.bn3.num_batches_tracked"].item<std::int64_t>() == 100);
+}

@@ -1,0 +1,82 @@
+// The resnet model's `conv_bn_stats` on the CPU: the parameter is declared (off, unhashed off),
+// and a network with it on computes exactly what fused_bn alone computes, every convolution +
+// batch-norm pair counted as a fallback (on the CPU there is no cuDNN graph and no fused
+// kernel), including the identity blocks' conv1 with fused_residual_grad's sink. The GPU path
+// (statistics from the convolution's epilogue) is compared in tests/gpu/conv_bn_gpu_test.cpp.
+#include "conv_bn.h"
+
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include "integration/test_support.h"
+#include "resnet.h"
+
+using namespace orch;
+
+TEST_CASE("resnet declares conv_bn_stats, off by default and unhashed off", "[resnet][conv_bn]") {
+  const PluginInfo* info = test::built_plugins().find(PluginKind::kModel, "resnet");
+  REQUIRE(info != nullptr);
+  const ParamSpec* p = nullptr;
+  for (const auto& s : info->params) {
+    if (s.name == "conv_bn_stats") p = &s;
+  }
+  REQUIRE(p != nullptr);
+  CHECK(p->type == ParamType::kBool);
+  CHECK(std::get<bool>(p->default_value) == false);
+  CHECK_FALSE(p->hashed_at_default);
+  CHECK(p->doc.find("fp16") != std::string::npos);
+}
+
+TEST_CASE("conv_bn_stats on the CPU trains exactly like fused_bn alone, every pair counted",
+          "[resnet][conv_bn]") {
+  for (const int depth : {50, 18}) {
+    INFO("ResNet" << depth);
+    torch::manual_seed(21);
+    resnet::ResNetOptions o;
+    o.depth = depth;
+    o.num_classes = 10;
+    o.fused_bn = true;
+    o.fused_residual_grad = true;  // the plugin's default (the struct's is off)
+    resnet::ResNet plain(o);
+    o.conv_bn_stats = true;
+    resnet::ResNet stats(o);
+    test::copy_state(*plain, *stats);
+    const auto images = torch::randn({2, 3, 32, 32}).contiguous(torch::MemoryFormat::ChannelsLast);
+    const auto labels = torch::tensor({3, 9}, torch::kLong);
+    torch::Tensor logits[2];
+    int i = 0;
+    const auto before = resnet::conv_bn_stats_counters();
+    const auto rg_before = resnet::residual_grad_counters();
+    for (auto* net : {&plain, &stats}) {
+      (*net)->train();
+      logits[i] = (*net)->forward(images);
+      torch::nn::functional::cross_entropy(logits[i], labels).backward();
+      ++i;
+    }
+    const auto after = resnet::conv_bn_stats_counters();
+    const auto rg_after = resnet::residual_grad_counters();
+    // ResNet50: 16 bottlenecks x 3 pairs; ResNet18: 8 basic blocks x 2. None taken on the CPU.
+    CHECK(after.fallback - before.fallback == (depth == 50 ? 48 : 16));
+    CHECK(after.taken == before.taken);
+    // Both networks' identity blocks ran conv1 through the residual-gradient function.
+    CHECK(rg_after.plain - rg_before.plain == (depth == 50 ? 2 * 12 : 0));
+    CHECK(torch::equal(logits[0], logits[1]));
+    auto grads = plain->named_parameters();
+    for (const auto& p : stats->named_parameters()) {
+      INFO(p.key());
+      REQUIRE(p.value().grad().defined());
+      CHECK(torch::equal(p.value().grad(), grads[p.key()].grad()));
+    }
+    auto buffers = plain->named_buffers();
+    for (const auto& b : stats->named_buffers()) {
+      INFO(b.key());
+      CHECK(torch::equal(b.value(), buffers[b.key()]));
+    }
+    // Evaluation: the modules' own forward (conv_bn_relu falls back: no batch statistics).
+    stats->eval();
+    plain->eval();
+    torch::NoGradGuard no_grad;
+    CHECK(torch::equal(stats->forward(images), plain->forward(images)));
+  }
+}
