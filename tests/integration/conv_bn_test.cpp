@@ -1,7 +1,8 @@
 // The resnet model's `conv_bn_stats` on the CPU: the parameter is declared (off, unhashed off),
 // and a network with it on computes exactly what fused_bn alone computes, every convolution +
 // batch-norm pair counted as a fallback (on the CPU there is no cuDNN graph and no fused
-// kernel), including the identity blocks' conv1 with fused_residual_grad's sink. The GPU path
+// kernel), including the identity blocks' conv1 with fused_residual_grad's sink; and a run
+// stores those counts with its counters (model.*). The GPU path
 // (statistics from the convolution's epilogue) is compared in tests/gpu/conv_bn_gpu_test.cpp.
 #include "conv_bn.h"
 
@@ -11,6 +12,7 @@
 
 #include "integration/test_support.h"
 #include "resnet.h"
+#include "runner/runner.h"
 
 using namespace orch;
 
@@ -79,4 +81,30 @@ TEST_CASE("conv_bn_stats on the CPU trains exactly like fused_bn alone, every pa
     torch::NoGradGuard no_grad;
     CHECK(torch::equal(stats->forward(images), plain->forward(images)));
   }
+}
+
+TEST_CASE("a run keeps the resnet's path counts with its counters", "[resnet][conv_bn][runner]") {
+  // ResNet18 on the CPU with fused_bn and conv_bn_stats: every call falls back, and the run's
+  // counters say so (1 warm-up + 2 measured steps, each a forward).
+  RunSpec spec = test::small_cpu_spec();
+  spec.model = test::choice("resnet", {{"depth", std::int64_t{18}},
+                                       {"fused_bn", true},
+                                       {"conv_bn_stats", true}});
+  spec.measure_steps = 2;
+  const auto doc = run_one(spec, test::built_plugins());
+  INFO(doc.dump(2));
+  REQUIRE(doc["status"] == "ok");
+  const auto& c = doc["counters"];
+  // 8 basic blocks x 2 convolution + batch-norm pairs, 3 forwards.
+  REQUIRE(c.contains("model.conv_bn_stats.fallback"));
+  CHECK(c["model.conv_bn_stats.fallback"].get<double>() == 3 * 16);
+  CHECK_FALSE(c.contains("model.conv_bn_stats.taken"));  // zeros are left out
+  // Those 16 and the stem's batch-norm ran unfused (no CUDA here).
+  CHECK(c["model.fused_bn.unfused"].get<double>() == 3 * 17);
+  CHECK_FALSE(c.contains("model.fused_bn.orch"));
+
+  // The counts are the run's own, not the process's so far: a second run counts the same.
+  const auto again = run_one(spec, test::built_plugins());
+  REQUIRE(again["status"] == "ok");
+  CHECK(again["counters"]["model.conv_bn_stats.fallback"].get<double>() == 3 * 16);
 }

@@ -5,7 +5,9 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "orch/torch_sdk.h"
@@ -26,6 +28,10 @@ class BOOST_SYMBOL_VISIBLE Model {
   virtual torch::nn::Module& module() = 0;
   /// images: N x C x H x W; returns logits N x num_classes.
   virtual torch::Tensor forward(const torch::Tensor& images) = 0;
+  /// Counts the model wants kept with the run (stored as "model.<name>"), e.g. how many calls
+  /// took a fast path and how many fell back, so a result says which code produced it. Read
+  /// once, after the measured steps. Default: none.
+  virtual std::map<std::string, double> counters() const { return {}; }
 };
 
 class BOOST_SYMBOL_VISIBLE ModelPlugin : public Plugin {

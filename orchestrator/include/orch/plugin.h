@@ -19,8 +19,9 @@
 #include "orch/params.h"
 
 /// Bumped whenever a change to the SDK headers breaks binary compatibility with built plugins.
+/// 3: Model::counters() (a new virtual function: older models' vtables lack it).
 #ifndef ORCH_SDK_VERSION
-#define ORCH_SDK_VERSION 2
+#define ORCH_SDK_VERSION 3
 #endif
 
 namespace orch {

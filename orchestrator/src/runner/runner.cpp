@@ -201,6 +201,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   add_counters(m.counters, "data", loader->counters());
   add_counters(m.counters, "precision", precision->counters());
   add_counters(m.counters, "stream", strategy->counters());
+  add_counters(m.counters, "model", model->counters());
 
   // Profiled steps come after everything above is read: the profiler costs host time per
   // operator (and CUPTI's kernel tracing costs some on the GPU), so profiling the measured

@@ -1,19 +1,57 @@
 // The `resnet` model plugin: exposes orch::resnet::ResNet through the model SDK.
 #include <orch/model.h>
 
+#include <map>
+#include <string>
+
+#include "conv_bn.h"
 #include "resnet.h"
 
 namespace orch::resnet {
 namespace {
 
+/// Which paths the fused options took, counted in this library: process-wide call counts, so
+/// a model reports what happened since it was made (runs in one process follow each other).
+/// Calls of the C++ code: a CUDA-graph replay makes none, so these count the warm-up and
+/// capture steps there, every step elsewhere; what matters is which path the calls took.
+std::map<std::string, double> path_counts() {
+  const auto f = fused_bn_counters();
+  const auto c = conv_bn_stats_counters();
+  const auto p = max_pool_counters();
+  const auto r = residual_grad_counters();
+  return {{"fused_bn.orch", static_cast<double>(f.orch)},
+          {"fused_bn.cudnn", static_cast<double>(f.cudnn)},
+          {"fused_bn.cudnn_fallback", static_cast<double>(f.cudnn_fallback)},
+          {"fused_bn.unfused", static_cast<double>(f.unfused)},
+          {"fused_bn.from_sums", static_cast<double>(f.from_sums)},
+          {"downsample_bn.cudnn", static_cast<double>(f.plain_cudnn)},
+          {"downsample_bn.module", static_cast<double>(f.plain_module)},
+          {"conv_bn_stats.taken", static_cast<double>(c.taken)},
+          {"conv_bn_stats.fallback", static_cast<double>(c.fallback)},
+          {"max_pool.orch", static_cast<double>(p.orch)},
+          {"max_pool.aten", static_cast<double>(p.aten)},
+          {"residual_grad.accumulated", static_cast<double>(r.accumulated)},
+          {"residual_grad.plain", static_cast<double>(r.plain)}};
+}
+
 class ResNetModel final : public Model {
  public:
-  explicit ResNetModel(const ResNetOptions& o) : net_(o) {}
+  explicit ResNetModel(const ResNetOptions& o) : net_(o), at_start_(path_counts()) {}
   torch::nn::Module& module() override { return *net_; }
   torch::Tensor forward(const torch::Tensor& images) override { return net_->forward(images); }
+  /// The calls since this model was made, of the paths its options involve (zeros left out).
+  std::map<std::string, double> counters() const override {
+    std::map<std::string, double> out;
+    for (const auto& [name, now] : path_counts()) {
+      const double calls = now - at_start_.at(name);
+      if (calls != 0) out[name] = calls;
+    }
+    return out;
+  }
 
  private:
   ResNet net_;
+  std::map<std::string, double> at_start_;
 };
 
 class ResNetPlugin final : public ModelPlugin {
