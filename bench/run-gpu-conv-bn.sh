@@ -7,7 +7,8 @@
 #      [residual_grad] (fused_bn.cpp's function and residual_grad.cpp's backward changed);
 #   2. bench/conv-bn-stats-h200.yaml (fp16 b256 / b768, conv_bn_stats off / on, 2 repeats),
 #      whose ranking orch prints, and the profile of each run (bench/read_profile.py).
-# Results: $OUT/gpu-tests.txt, $OUT/conv-bn.{db,log}, $OUT/conv-bn-profile.txt.
+# Results: $OUT/gpu-tests.txt, $OUT/conv-bn.{db,log}, $OUT/conv-bn-paths.txt (each run's
+# model.* counters: which path its calls took), $OUT/conv-bn-profile.txt.
 # Written 2026-11-30 without a GPU: not yet run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,16 @@ rm -f "$db"*
 timeout "${ORCH_TIMEOUT:-420}" ./build-gpu/orch --db "$db" run bench/conv-bn-stats-h200.yaml \
   > "$OUT/conv-bn.log" 2>&1 || echo "orch exit $?"
 tail -n 40 "$OUT/conv-bn.log"
+# Which path each run's calls took (the resnet's model.* counters): conv_bn_stats.taken must
+# be 48 per forward call with the option on, fallback 0.
+python3 - "$db" <<'PY' | tee "$OUT/conv-bn-paths.txt"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for name, status, doc in db.execute("SELECT name, status, document_json FROM runs ORDER BY id"):
+    counters = json.loads(doc).get("counters", {}) if doc else {}
+    paths = {k[len("model."):]: v for k, v in counters.items() if k.startswith("model.")}
+    print(f"{name:<28} {status:<6} {paths}")
+PY
 python3 bench/read_profile.py "$db" > "$OUT/conv-bn-profile.txt" 2>&1 || true
 rm -rf "$db.runs"  # the traces: too many files to bring back
 echo "== total: $(( $(date +%s) - start )) s"
