@@ -185,6 +185,17 @@ bool trains_running_stats(const torch::nn::BatchNorm2dImpl& bn) {
          bn.num_batches_tracked.defined();
 }
 
+/// A residual in another layout (a downsample branch that came out NCHW) made channels-last
+/// like x rather than giving up the fusion; autograd routes its gradient back.
+torch::Tensor channels_last_residual(const torch::Tensor& x, const torch::Tensor& residual) {
+  if (residual.defined() && residual.sizes() == x.sizes() &&
+      x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+      !residual.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    return residual.contiguous(at::MemoryFormat::ChannelsLast);
+  }
+  return residual;
+}
+
 void note_cudnn_fallback(const torch::Tensor& x, const std::string& why) {
   static std::once_flag once;
   std::call_once(once, [&] {
@@ -262,14 +273,7 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
                             const torch::Tensor& residual_in, FusedBnImpl impl,
                             const ResidualGradSinkPtr& sink) {
   const auto& o = bn.options;
-  // A residual in another layout (a downsample branch that came out NCHW) is made
-  // channels-last rather than giving up the fusion; autograd routes its gradient back.
-  torch::Tensor residual = residual_in;
-  if (residual.defined() && residual.sizes() == x.sizes() &&
-      x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-      !residual.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    residual = residual.contiguous(at::MemoryFormat::ChannelsLast);
-  }
+  const torch::Tensor residual = channels_last_residual(x, residual_in);
   if (trains_running_stats(bn) &&
       fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var)) {
     bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
@@ -305,12 +309,7 @@ torch::Tensor fused_bn_relu_from_sums(torch::nn::BatchNorm2dImpl& bn, const torc
                                       const torch::Tensor& sum, const torch::Tensor& sqsum,
                                       const torch::Tensor& residual_in,
                                       const ResidualGradSinkPtr& sink) {
-  torch::Tensor residual = residual_in;
-  if (residual.defined() && residual.sizes() == x.sizes() &&
-      x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-      !residual.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    residual = residual.contiguous(at::MemoryFormat::ChannelsLast);
-  }
+  const torch::Tensor residual = channels_last_residual(x, residual_in);
   if (!trains_running_stats(bn) ||
       !fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var) ||
       !sums_fit(sum, x) || !sums_fit(sqsum, x)) {

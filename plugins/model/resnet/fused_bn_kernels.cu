@@ -142,6 +142,29 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// One channel's end of a forward's statistics, from its batch mean and biased variance (and
+// the unbiased one for the running estimate): save_mean / save_invstd for the backward, the
+// apply pass's scale and shift, and the running-stat update with BatchNorm2d's meaning
+// (momentum; unbiased variance). Shared by both ways of getting the statistics.
+__device__ __forceinline__ void finish_channel(int c, int C, double mean, double var,
+                                               double unbiased_var, const float* weight,
+                                               const float* bias, float* running_mean,
+                                               float* running_var, float* save_mean,
+                                               float* save_invstd, float* coef, float momentum,
+                                               float eps) {
+  const double invstd = 1.0 / sqrt(var + static_cast<double>(eps));
+  save_mean[c] = static_cast<float>(mean);
+  save_invstd[c] = static_cast<float>(invstd);
+  const double scale = weight[c] * invstd;
+  coef[c] = static_cast<float>(scale);
+  coef[C + c] = static_cast<float>(bias[c] - mean * scale);
+  if (running_mean != nullptr) {
+    running_mean[c] = momentum * static_cast<float>(mean) + (1.f - momentum) * running_mean[c];
+    running_var[c] =
+        momentum * static_cast<float>(unbiased_var) + (1.f - momentum) * running_var[c];
+  }
+}
+
 // The finalize kernels merge the reduction's partials: reduce_grid_r of them per channel, up
 // to a few hundred. A block is kFinC channels (threadIdx.x, so partial reads are coalesced)
 // by kFinLanes lanes (threadIdx.y) that each take every kFinLanes-th partial; the lanes are
@@ -196,18 +219,8 @@ __global__ void __launch_bounds__(kFinC* kFinLanes)
   }
   m2 = lane_sum(m2, s);
   if (!active || threadIdx.y != 0) return;
-  const double var = m2 / n;
-  const double invstd = 1.0 / sqrt(var + static_cast<double>(eps));
-  save_mean[c] = static_cast<float>(mean);
-  save_invstd[c] = static_cast<float>(invstd);
-  const double scale = weight[c] * invstd;
-  coef[c] = static_cast<float>(scale);
-  coef[C + c] = static_cast<float>(bias[c] - mean * scale);
-  if (running_mean != nullptr) {
-    running_mean[c] = momentum * static_cast<float>(mean) + (1.f - momentum) * running_mean[c];
-    running_var[c] =
-        momentum * static_cast<float>(m2 / (n - 1)) + (1.f - momentum) * running_var[c];
-  }
+  finish_channel(c, C, mean, m2 / n, m2 / (n - 1), weight, bias, running_mean, running_var,
+                 save_mean, save_invstd, coef, momentum, eps);
 }
 
 // The statistics from a convolution epilogue's fp32 per-channel sums: n values per channel.
@@ -223,17 +236,8 @@ __global__ void sums_finalize(const float* __restrict__ sum, const float* __rest
   if (c >= C) return;
   const double mean = sum[c] / n;
   const double var = fmax(sqsum[c] / n - mean * mean, 0.0);
-  const double invstd = 1.0 / sqrt(var + static_cast<double>(eps));
-  save_mean[c] = static_cast<float>(mean);
-  save_invstd[c] = static_cast<float>(invstd);
-  const double scale = weight[c] * invstd;
-  coef[c] = static_cast<float>(scale);
-  coef[C + c] = static_cast<float>(bias[c] - mean * scale);
-  if (running_mean != nullptr) {
-    running_mean[c] = momentum * static_cast<float>(mean) + (1.f - momentum) * running_mean[c];
-    running_var[c] =
-        momentum * static_cast<float>(var * n / (n - 1)) + (1.f - momentum) * running_var[c];
-  }
+  finish_channel(c, C, mean, var, var * n / (n - 1), weight, bias, running_mean, running_var,
+                 save_mean, save_invstd, coef, momentum, eps);
 }
 
 template <typename T, int VEC, bool RES>
