@@ -284,10 +284,7 @@ TEST_CASE("a ResNet50 with conv_bn_stats trains like fused_bn alone for 100 fp16
   resnet::ResNet stats(o);
   test::copy_state(*plain, *stats);
   test::copy_state(*plain, *nudged);
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& p : nudged->parameters()) p.mul_(1 + 1e-3 * torch::randn_like(p));
-  }
+  test::nudge_parameters(*nudged);
   for (resnet::ResNet* net : {&plain, &nudged, &stats}) {
     (*net)->to(torch::kCUDA);
     to_channels_last(**net);

@@ -258,10 +258,7 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
   resnet::ResNet fused(o);
   test::copy_state(*plain, *fused);
   test::copy_state(*plain, *nudged);
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& p : nudged->parameters()) p.mul_(1 + 1e-3 * torch::randn_like(p));
-  }
+  test::nudge_parameters(*nudged);
   for (resnet::ResNet* net : {&plain, &nudged, &fused}) {
     (*net)->to(torch::kCUDA);
     to_channels_last(**net);

@@ -95,6 +95,14 @@ std::vector<double> train_100_steps(Net& net, const SmallBatches& b, torch::Scal
   return losses;
 }
 
+/// Scales every parameter by 1 + 1e-3 N(0, 1), below fp16's and bf16's rounding step: a second
+/// run from these weights is as valid as the first, so how far it drifts is the noise a
+/// "trains like" comparison allows (check_loss_curve_within_noise).
+inline void nudge_parameters(torch::nn::Module& net) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : net.parameters()) p.mul_(1 + 1e-3 * torch::randn_like(p));
+}
+
 /// "Trains like": 100-step loss curves of a reference run (`ref`), of the same run from weights
 /// nudged below the dtype's rounding step (`nudged`: how far two equally valid runs drift
 /// apart) and of the run under test (`test`). In every 10-step window the test run must stay

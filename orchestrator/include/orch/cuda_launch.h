@@ -11,8 +11,8 @@ namespace orch {
 // launch's (a library call on this thread whose failure its caller checked by return value
 // only, say; we suspected LibTorch's driver-API lookups of leaving one, not shown). Dropping
 // what is pending before the launch makes the check after it report the launch alone, at the
-// cost of one cheap runtime call per launch. A sticky error (the context itself is broken) is not lost: it stays,
-// and the launch fails with it.
+// cost of one cheap runtime call per launch. A sticky error (the context itself is broken) is
+// not lost: it stays, and the launch fails with it.
 // (This was first suspected behind "the crop/resize kernel did not start: named symbol not
 // found" on the H200; that launch really failed, because the plugin had been unloaded and
 // loaded again: see orchestrator/src/plugins/plugin_library.cpp.)

@@ -29,7 +29,6 @@ namespace {
 // replay is a few hundred kernels, as a ResNet50 step is.
 constexpr std::int64_t kSide = 4096;
 
-
 }  // namespace
 
 BusyGpu::BusyGpu(c10::Device device, double step_ms) {
