@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 start=$(date +%s)
-scripts/gpu-tests-isolated.sh "[conv_bn],[fused_bn],[residual_grad]" "${TEST_LIMIT:-180}" > /dev/null 2>&1
+scripts/gpu-tests-isolated.sh "${TESTS:-[conv_bn],[fused_bn],[residual_grad]}" "${TEST_LIMIT:-180}" > /dev/null 2>&1
 cat "$OUT/gpu-tests.txt"
 echo "== tests: $(( $(date +%s) - start )) s"
 db="$OUT/conv-bn.db"
