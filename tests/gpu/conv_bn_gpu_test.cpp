@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -250,6 +251,30 @@ TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, with fused_bn's
   const auto l_stats = step(stats);
   const auto after = resnet::conv_bn_stats_counters();
   const auto rg_after = resnet::residual_grad_counters();
+  {
+    // The noise floor, printed beside: fused_bn with cuDNN's batch-norm instead of ours (same
+    // weights, same meaning, other kernels) against fused_bn alone.
+    o.conv_bn_stats = false;
+    o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
+    resnet::ResNet other(o);
+    test::copy_state(*plain, *other);
+    const auto l_other = step(other);
+    std::cout << "rel logits: conv_bn_stats " << rel(l_stats, l_plain) << ", cudnn batch-norm "
+              << rel(l_other, l_plain) << "\n";
+    auto ref = plain->named_buffers();
+    auto oth = other->named_buffers();
+    auto grads = plain->named_parameters();
+    auto ograds = other->named_parameters();
+    for (const auto& b : stats->named_buffers()) {
+      if (b.key().find("running_mean") == std::string::npos) continue;
+      std::cout << "  " << b.key() << ": rel " << rel(b.value(), ref[b.key()]) << " (cudnn "
+                << rel(oth[b.key()], ref[b.key()]) << ")\n";
+    }
+    for (const auto& p : stats->named_parameters()) {
+      std::cout << "  grad " << p.key() << ": rel " << rel(p.value().grad(), grads[p.key()].grad())
+                << " (cudnn " << rel(ograds[p.key()].grad(), grads[p.key()].grad()) << ")\n";
+    }
+  }
   CHECK(after.taken - before.taken == 48);  // 16 bottlenecks x 3 convolution + batch-norm pairs
   CHECK(after.fallback == before.fallback);
   CHECK(rg_after.accumulated - rg_before.accumulated == 12);  // the identity blocks' conv1

@@ -175,6 +175,61 @@ TEST_CASE("conv + GEN_STATS statistics are right in reused memory", "[gpu][conv_
   }
 }
 
+namespace {
+
+// Every distinct bottleneck convolution of a ResNet50 (torchvision's v1.5: the stride on the
+// 3x3) for `batch` images of side `image` (the stem and max-pool take it to image / 4).
+std::vector<Shape> resnet50_block_shapes(std::int64_t batch, std::int64_t image) {
+  std::vector<Shape> out;
+  auto add = [&](Shape s) {
+    for (const Shape& o : out)
+      if (o.n == s.n && o.c == s.c && o.h == s.h && o.k == s.k && o.r == s.r &&
+          o.stride == s.stride)
+        return;
+    out.push_back(s);
+  };
+  std::int64_t in = 64, side = image / 4;
+  const std::int64_t planes[] = {64, 128, 256, 512}, blocks[] = {3, 4, 6, 3};
+  for (int stage = 0; stage < 4; ++stage) {
+    const std::int64_t p = planes[stage];
+    for (std::int64_t b = 0; b < blocks[stage]; ++b) {
+      const std::int64_t stride = (b == 0 && stage > 0) ? 2 : 1;
+      add({batch, in, side, p, 1, 1, 0});
+      add({batch, p, side, p, 3, stride, 1});
+      side = (side + 2 - 3) / stride + 1;
+      add({batch, p, side, p * 4, 1, 1, 0});
+      in = p * 4;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// The model takes every bottleneck convolution it meets: each one, at the sizes the GPU tests'
+// ResNet50s see (64x64 images: layer4 at 2x2) and at ImageNet's 224x224, must give ATen's
+// output and that output's statistics.
+TEST_CASE("conv + GEN_STATS right for every ResNet50 bottleneck convolution",
+          "[gpu][conv_bnstats]") {
+  torch::manual_seed(9);
+  for (const auto& [batch, image] : {std::pair<std::int64_t, std::int64_t>{16, 64}, {32, 64},
+                                     {8, 224}}) {
+    for (const Shape& sh : resnet50_block_shapes(batch, image)) {
+      const Problem pb = make_problem(torch::kHalf, sh, false);
+      INFO(pb.label << " (image " << image << ")");
+      const auto got = conv_bnstats_graph(pb.x, pb.w, sh.stride, sh.pad, std::nullopt);
+      if (const auto* why = std::get_if<std::string>(&got)) {
+        std::cout << pb.label << ": refused (" << *why << ")\n";
+        continue;
+      }
+      std::cout << pb.label << " (image " << image << "): "
+                << check_against_aten(pb.x, pb.w, sh.stride, sh.pad, std::nullopt,
+                                      std::get<ConvStats>(got))
+                << "\n";
+    }
+  }
+}
+
 TEST_CASE("conv_bnstats refuses misuse with an exception, not a refusal", "[gpu][conv_bnstats]") {
   // (conv_bnstats_graph shares the checks; both are asked.)
   const auto opts = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kHalf);
