@@ -28,9 +28,20 @@ case $phase in
     LIMIT=${LIMIT:-470} bench/run-gpu-max-autotune-x2.sh "$dtype:256" "$dtype:768" > "$OUT/x2-tail.txt" 2>&1
     wait "$build"
     cat /tmp/orch-build-tail.txt "$OUT/x2-tail.txt"
+    # AFTER_TESTS (optional, Catch test names, ';'-separated): GPU tests run on GPU 0 once the
+    # compilations have stopped (nothing else on the GPUs then), each in its own process
+    # (60 s), their whole output kept in tests.txt - a way to use the compile call's tail.
+    : > "$OUT/tests.txt"
+    if [[ -n ${AFTER_TESTS:-} ]]; then
+      IFS=';' read -ra names <<< "$AFTER_TESTS"
+      for name in "${names[@]}"; do
+        (cd /tmp/snap && CUDA_VISIBLE_DEVICES=0 timeout 60 ./build-gpu/tests/orch_gpu_tests "$name") >> "$OUT/tests.txt" 2>&1
+        echo "== exit $? for: $name" | tee -a "$OUT/tests.txt"
+      done
+    fi
     # Logs in one file: the device returns at most 8, and the packs take six.
-    tar -czf "$OUT/compile-logs.tgz" -C "$OUT" g0.log g1.log g0/max-autotune.jsonl g1/max-autotune.jsonl
-    rm -f "$OUT"/g0.log "$OUT"/g1.log "$OUT"/g0/max-autotune.jsonl "$OUT"/g1/max-autotune.jsonl
+    tar -czf "$OUT/compile-logs.tgz" -C "$OUT" g0.log g1.log g0/max-autotune.jsonl g1/max-autotune.jsonl tests.txt
+    rm -f "$OUT"/g0.log "$OUT"/g1.log "$OUT"/g0/max-autotune.jsonl "$OUT"/g1/max-autotune.jsonl "$OUT"/tests.txt
     ;;
   compare)
     [[ -x /tmp/snap/build-gpu/orch ]] || { echo "no /tmp/snap build: not the machine of call 1?" >&2; exit 2; }

@@ -354,10 +354,9 @@ ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch
   check(cudnnSetStream(im.handle, at::cuda::getCurrentCUDAStream()), "cudnnSetStream");
   ConvStats out;
   out.y = at::empty({sh.n, sh.k, sh.p, sh.q}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
-  // Zeroed, as cuDNN's own conv + genstats sample hands them over: the engines accumulate into
-  // them. Found on the H200: with at::empty, every single-convolution test passed (a fresh
-  // process's fresh memory reads zero) while a whole ResNet50, whose sums reuse blocks the
-  // caching allocator had given to earlier tensors, was 4% off in its logits. One memset.
+  // Zeroed, as cuDNN's own conv + genstats sample hands them over: its documentation does not
+  // say whether an engine overwrites or adds onto them, and a memset is cheap insurance (the
+  // [conv_bnstats] test runs it in reused memory holding 1e4s).
   const at::Tensor sums = at::zeros({2, sh.k}, x.options().dtype(torch::kFloat32));
   out.sum = sums[0];
   out.sqsum = sums[1];
