@@ -15,7 +15,8 @@
 #       DTYPE, batch 256 and 768) and PyTorch, default mode and max-autotune from the cache
 #       (bench/run-gpu-fused-bn.sh). The table is $OUT/cmp/fused-bn-table.txt, all in cmp.tgz.
 # What was done by hand for fp16 on 2026-11-30 (README, "Fused batch-norm against
-# torch.compile": call 1 477 s, call 2 333 s), made one script so bf16 runs the same way.
+# torch.compile": call 1 477 s, call 2 333 s), made one script; it ran bf16 that way the same
+# night (call 1 491 s with AFTER_TESTS, call 2 with LIMIT=200 DEADLINE=290: 312 s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
