@@ -28,6 +28,25 @@ RunSpec gpu_spec(const std::string& strategy, const std::string& location) {
   return spec;
 }
 
+// cuda-graph with one eager step before the capture.
+auto graph_after_one_eager_step() {
+  return test::built_plugins().create_strategy(
+      test::choice("cuda-graph", {{"warmup_steps", std::int64_t{1}}}),
+      {torch::Device(torch::kCUDA, 0)});
+}
+
+// Step functions whose batch is a 2x4 tensor of ones already on the GPU; train_step is the
+// test's.
+StepFunctions ones_batch_functions() {
+  StepFunctions fns;
+  fns.next_batch = [] {
+    return Batch{torch::ones({2, 4}, torch::kCUDA),
+                 torch::zeros({2}, torch::TensorOptions(torch::kCUDA).dtype(torch::kLong))};
+  };
+  fns.to_device = [](const Batch& b, bool) { return b; };
+  return fns;
+}
+
 }  // namespace
 
 TEST_CASE("the synthetic loader's pinned batches are page-locked host memory", "[gpu][stream]") {
@@ -73,16 +92,9 @@ TEST_CASE("copy-overlap and cuda-graph end with default's weights on CUDA", "[gp
 }
 
 TEST_CASE("a step that synchronises with the host fails capture cleanly", "[gpu][stream]") {
-  auto strategy = test::built_plugins().create_strategy(
-      test::choice("cuda-graph", {{"warmup_steps", std::int64_t{1}}}),
-      {torch::Device(torch::kCUDA, 0)});
+  auto strategy = graph_after_one_eager_step();
   auto w = torch::ones({4}, torch::kCUDA);
-  StepFunctions fns;
-  fns.next_batch = [] {
-    return Batch{torch::ones({2, 4}, torch::kCUDA),
-                 torch::zeros({2}, torch::TensorOptions(torch::kCUDA).dtype(torch::kLong))};
-  };
-  fns.to_device = [](const Batch& b, bool) { return b; };
+  StepFunctions fns = ones_batch_functions();
   fns.train_step = [&](const Batch& b) {
     auto loss = (b.images * w).sum();
     if (loss.item<float>() > 1e9) w.add_(1);  // .item() synchronises: illegal while capturing
@@ -109,15 +121,8 @@ TEST_CASE("cuda-graph capture gets the memory earlier steps left in the allocato
   // allocator frees nothing) must still get its 2 GiB: the strategy empties the cache first.
   // Without that, a ResNet50 at batch 768 failed capture on the H200 (75 GiB cached, unused).
   constexpr std::int64_t kStepBytes = std::int64_t{2} << 30;
-  auto strategy = test::built_plugins().create_strategy(
-      test::choice("cuda-graph", {{"warmup_steps", std::int64_t{1}}}),
-      {torch::Device(torch::kCUDA, 0)});
-  StepFunctions fns;
-  fns.next_batch = [] {
-    return Batch{torch::ones({2, 4}, torch::kCUDA),
-                 torch::zeros({2}, torch::TensorOptions(torch::kCUDA).dtype(torch::kLong))};
-  };
-  fns.to_device = [](const Batch& b, bool) { return b; };
+  auto strategy = graph_after_one_eager_step();
+  StepFunctions fns = ones_batch_functions();
   fns.train_step = [&](const Batch& b) {
     const auto temp = torch::full({kStepBytes / 4}, 0.5f, torch::kCUDA);
     return b.images.sum() + temp.mean();
