@@ -225,11 +225,7 @@ TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, within fused_bn
   // 2.7% apart; per-parameter gradients 25-50%, fp16 rounding amplified through 50 layers of
   // batch-norm backward), so absolute tolerances say nothing; conv_bn_stats must stay within
   // twice the floor, per parameter, per running statistic and for the whole gradient.
-  struct Restore {
-    bool was = at::globalContext().deterministicCuDNN();
-    ~Restore() { at::globalContext().setDeterministicCuDNN(was); }
-  } restore;
-  at::globalContext().setDeterministicCuDNN(true);
+  const test::DeterministicCudnn deterministic;
   torch::manual_seed(34);
   resnet::ResNetOptions o;
   o.depth = 50;
@@ -246,18 +242,7 @@ TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, within fused_bn
   test::copy_state(*plain, *other);
   const auto images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
   const auto labels = torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
-  auto step = [&](resnet::ResNet& net) {
-    net->to(torch::kCUDA);
-    to_channels_last(*net);
-    net->train();
-    torch::Tensor logits;
-    {
-      const Autocast autocast(torch::kHalf);
-      logits = net->forward(images);
-    }
-    torch::nn::functional::cross_entropy(logits, labels).backward();
-    return logits.detach().to(torch::kFloat);
-  };
+  auto step = [&](resnet::ResNet& net) { return test::forward_backward(net, images, labels); };
   const auto l_plain = step(plain);
   const auto l_other = step(other);
   const auto before = resnet::conv_bn_stats_counters();

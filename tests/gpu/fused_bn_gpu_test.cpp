@@ -613,12 +613,7 @@ TEST_CASE("a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs
 TEST_CASE("a fused ResNet runs under the cuda-graph stream strategy", "[.][gpu][fused_bn_graph]") {
   // The kernels reduce in a fixed order, so with deterministic cuDNN the captured run ends
   // with the eager run's weights, as the unfused model does in stream_gpu_test.cpp.
-  const bool deterministic = at::globalContext().deterministicCuDNN();
-  at::globalContext().setDeterministicCuDNN(true);
-  struct Restore {
-    bool was;
-    ~Restore() { at::globalContext().setDeterministicCuDNN(was); }
-  } restore{deterministic};
+  const test::DeterministicCudnn deterministic;
   for (const char* dtype : {"bf16", "fp16"}) {
     auto spec = [&](const std::string& strategy) {
       RunSpec s = test::small_cpu_spec();
@@ -655,11 +650,7 @@ TEST_CASE("fused_residual_grad: a fused ResNet50's gradients with conv1's data g
   // with fused_residual_grad the 12 identity blocks hand the shortcut's gradient to conv1's
   // backward (one in-place addmm) instead of autograd adding it; the forward is unchanged
   // and the gradients agree within fp16 rounding (the sum is rounded once instead of twice).
-  struct Restore {
-    bool was = at::globalContext().deterministicCuDNN();
-    ~Restore() { at::globalContext().setDeterministicCuDNN(was); }
-  } restore;
-  at::globalContext().setDeterministicCuDNN(true);
+  const test::DeterministicCudnn deterministic;
   for (const auto impl : {resnet::FusedBnImpl::kCudnn, resnet::FusedBnImpl::kOrch}) {
     INFO("fused_bn_impl " << resnet::to_string(impl));
     torch::manual_seed(4);
@@ -675,18 +666,7 @@ TEST_CASE("fused_residual_grad: a fused ResNet50's gradients with conv1's data g
     const auto images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
     const auto labels =
         torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
-    auto step = [&](resnet::ResNet& net) {
-      net->to(torch::kCUDA);
-      to_channels_last(*net);
-      net->train();
-      torch::Tensor logits;
-      {
-        const Autocast autocast(torch::kHalf);
-        logits = net->forward(images);
-      }
-      torch::nn::functional::cross_entropy(logits, labels).backward();
-      return logits.detach().to(torch::kFloat);
-    };
+    auto step = [&](resnet::ResNet& net) { return test::forward_backward(net, images, labels); };
     const auto l_plain = step(plain);
     const auto before = resnet::residual_grad_counters();
     const auto l_linked = step(linked);

@@ -43,6 +43,40 @@ inline void to_channels_last(torch::nn::Module& m) {
   }
 }
 
+/// Deterministic cuDNN for the scope, the previous setting restored on exit: cuDNN's default
+/// backward kernels accumulate with atomics, so without it two runs of the same network on the
+/// same inputs differ and "the same computation" is not checkable.
+class DeterministicCudnn {
+ public:
+  DeterministicCudnn() : was_(at::globalContext().deterministicCuDNN()) {
+    at::globalContext().setDeterministicCuDNN(true);
+  }
+  ~DeterministicCudnn() { at::globalContext().setDeterministicCuDNN(was_); }
+  DeterministicCudnn(const DeterministicCudnn&) = delete;
+  DeterministicCudnn& operator=(const DeterministicCudnn&) = delete;
+
+ private:
+  bool was_;
+};
+
+/// One training step's forward and backward of a model holder (e.g. resnet::ResNet): moved to
+/// the GPU, channels-last, training mode, forward under autocast(dtype), cross-entropy,
+/// backward (no optimizer step: the gradients stay for the caller). Returns the logits in fp32.
+template <class Net>
+torch::Tensor forward_backward(Net& net, const torch::Tensor& images, const torch::Tensor& labels,
+                               torch::ScalarType dtype = torch::kHalf) {
+  net->to(torch::kCUDA);
+  to_channels_last(*net);
+  net->train();
+  torch::Tensor logits;
+  {
+    const Autocast autocast(dtype);
+    logits = net->forward(images);
+  }
+  torch::nn::functional::cross_entropy(logits, labels).backward();
+  return logits.detach().to(torch::kFloat);
+}
+
 /// A CUDA BatchNorm2d whose affine parameters and running statistics are random, away from
 /// the identity the module starts at, so a wrong scale, shift or update shows.
 inline torch::nn::BatchNorm2d cuda_bn_away_from_identity(std::int64_t C) {

@@ -144,11 +144,7 @@ TEST_CASE("a ResNet50 with max_pool_impl: orch trains exactly like ATen's poolin
           "[gpu][max_pool]") {
   // Same weights, AMP fp16, channels-last, deterministic cuDNN: the pooling is bit-identical,
   // so the logits and every gradient must be too, and the stem pools with our kernels.
-  struct Restore {
-    bool was = at::globalContext().deterministicCuDNN();
-    ~Restore() { at::globalContext().setDeterministicCuDNN(was); }
-  } restore;
-  at::globalContext().setDeterministicCuDNN(true);
+  const test::DeterministicCudnn deterministic;
   torch::manual_seed(3);
   resnet::ResNetOptions o;
   o.depth = 50;
@@ -160,18 +156,7 @@ TEST_CASE("a ResNet50 with max_pool_impl: orch trains exactly like ATen's poolin
   test::copy_state(*aten, *ours);
   const auto images = torch::randn({8, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
   const auto labels = torch::randint(0, 10, {8}, torch::dtype(torch::kLong).device(torch::kCUDA));
-  auto step = [&](resnet::ResNet& net) {
-    net->to(torch::kCUDA);
-    test::to_channels_last(*net);
-    net->train();
-    torch::Tensor logits;
-    {
-      const test::Autocast autocast(torch::kHalf);
-      logits = net->forward(images);
-    }
-    torch::nn::functional::cross_entropy(logits, labels).backward();
-    return logits.detach();
-  };
+  auto step = [&](resnet::ResNet& net) { return test::forward_backward(net, images, labels); };
   const auto before = resnet::max_pool_counters();
   const auto l_aten = step(aten);
   const auto mid = resnet::max_pool_counters();
