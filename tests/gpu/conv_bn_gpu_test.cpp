@@ -60,6 +60,32 @@ torch::nn::Conv2d cuda_conv(const ConvCase& c) {
   return conv;
 }
 
+/// Three ResNet50s (10 classes) with the same weights: fused_bn alone with our batch-norm
+/// kernels (the reference), fused_bn with cuDNN's batch-norm (another correct implementation:
+/// the noise floor) and conv_bn_stats.
+struct ThreeNets {
+  resnet::ResNetOptions options;  // plain's
+  resnet::ResNet plain, other, stats;
+};
+
+ThreeNets three_nets(bool fused_residual_grad) {
+  resnet::ResNetOptions o;
+  o.depth = 50;
+  o.num_classes = 10;
+  o.fused_bn = true;
+  o.fused_residual_grad = fused_residual_grad;
+  const resnet::ResNetOptions plain_options = o;
+  resnet::ResNet plain(o);
+  o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
+  resnet::ResNet other(o);
+  o.fused_bn_impl = resnet::FusedBnImpl::kOrch;
+  o.conv_bn_stats = true;
+  resnet::ResNet stats(o);
+  test::copy_state(*plain, *stats);
+  test::copy_state(*plain, *other);
+  return {plain_options, plain, other, stats};
+}
+
 }  // namespace
 
 TEST_CASE("conv_bn_relu: statistics from the convolution give conv + batch-norm (+ add) + ReLU",
@@ -227,19 +253,8 @@ TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, within fused_bn
   // twice the floor, per parameter, per running statistic and for the whole gradient.
   const test::DeterministicCudnn deterministic;
   torch::manual_seed(34);
-  resnet::ResNetOptions o;
-  o.depth = 50;
-  o.num_classes = 10;
-  o.fused_bn = true;
-  o.fused_residual_grad = true;
-  resnet::ResNet plain(o);
-  o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
-  resnet::ResNet other(o);
-  o.fused_bn_impl = resnet::FusedBnImpl::kOrch;
-  o.conv_bn_stats = true;
-  resnet::ResNet stats(o);
-  test::copy_state(*plain, *stats);
-  test::copy_state(*plain, *other);
+  ThreeNets nets = three_nets(/*fused_residual_grad=*/true);
+  auto &plain = nets.plain, &other = nets.other, &stats = nets.stats;
   const auto images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
   const auto labels = torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
   auto step = [&](resnet::ResNet& net) { return test::forward_backward(net, images, labels); };
@@ -300,19 +315,12 @@ TEST_CASE("a ResNet50 with conv_bn_stats trains like fused_bn alone for 100 fp16
   // conv_bn_stats - other convolution kernels and batch-norm kernels - passed one H200 run and
   // failed the next, training faster; the nudge is a smaller perturbation than other kernels.)
   torch::manual_seed(35);
-  resnet::ResNetOptions o;
-  o.depth = 50;
-  o.num_classes = 10;
-  o.fused_bn = true;
-  resnet::ResNet plain(o), nudged(o);
-  o.fused_bn_impl = resnet::FusedBnImpl::kCudnn;
-  resnet::ResNet other(o);
-  o.fused_bn_impl = resnet::FusedBnImpl::kOrch;
-  o.conv_bn_stats = true;
-  resnet::ResNet stats(o);
-  test::copy_state(*plain, *stats);
+  ThreeNets nets = three_nets(/*fused_residual_grad=*/false);
+  // Made after the other three: nudge_parameters draws from the CPU generator after the same
+  // four initialisations as before, and copy_state overwrites this one's own.
+  auto &plain = nets.plain, &other = nets.other, &stats = nets.stats;
+  resnet::ResNet nudged(nets.options);
   test::copy_state(*plain, *nudged);
-  test::copy_state(*plain, *other);
   test::nudge_parameters(*nudged);
   for (resnet::ResNet* net : {&plain, &nudged, &other, &stats}) {
     (*net)->to(torch::kCUDA);

@@ -1,8 +1,8 @@
 // JPEG encode and decode with libjpeg-turbo's classic API. The decoder reads only what a crop
 // needs: it picks the smallest DCT scale of those libjpeg-turbo runs with SIMD (1/8, 2/8, 4/8,
 // else 8/8) that keeps the crop at least as large as the output, skips the rows above the crop
-// (jpeg_skip_scanlines) and decodes only the columns around it (jpeg_crop_scanline). libjpeg's corrupt-data warnings are errors here: a truncated
-// file fails instead of decoding to grey.
+// (jpeg_skip_scanlines) and decodes only the columns around it (jpeg_crop_scanline). libjpeg's
+// corrupt-data warnings are errors here: a truncated file fails instead of decoding to grey.
 #pragma once
 
 #include <cstddef>
