@@ -15,7 +15,7 @@ namespace orch {
 // not lost: it stays, and the launch fails with it.
 // (This was first suspected behind "the crop/resize kernel did not start: named symbol not
 // found" on the H200; that launch really failed, because the plugin had been unloaded and
-// loaded again: see orchestrator/src/plugins/plugin_library.cpp.)
+// loaded again: see orchestrator/src/plugin_host/plugin_library.cpp.)
 inline void discard_pending_cuda_error() { (void)cudaGetLastError(); }
 
 }  // namespace orch
