@@ -180,3 +180,15 @@ def _has_table(c, name: str) -> bool:
 
 def run_error(run: dict) -> str:
     return f"{run['status']}: {(run.get('error') or '')[:160]}"
+
+
+def one_run(proc: Proc, runs: list[dict]):
+    """(the run, None) when a cell's `orch run` made exactly one successful run, else (None,
+    why not)."""
+    if len(runs) == 1 and runs[0]["status"] == "ok":
+        return runs[0], None
+    if len(runs) == 1:
+        return None, run_error(runs[0])
+    if runs:
+        return None, f"{len(runs)} runs where the cell pins one: " + ", ".join(r["name"] for r in runs)
+    return None, why(proc)

@@ -120,6 +120,11 @@ def fmt(c, digits=1) -> str:
     return text
 
 
+def last(c) -> str:
+    """The latest value of a cell, for progress lines."""
+    return f"{c.values[-1]:,.1f}" if c is not None and c.values else "failed"
+
+
 def ratio(a, b, digits=3) -> str:
     if a is None or b is None or not a.values or not b.values:
         return "-"

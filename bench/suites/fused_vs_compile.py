@@ -9,8 +9,8 @@ minute (max-autotune: many minutes), later ones reuse TorchInductor's cache
 (TORCHINDUCTOR_CACHE_DIR, /tmp/torchinductor_$USER by default): keep that folder to spare the
 compilation in a later invocation."""
 
-from context import run_error, why
-from results import fmt, ratio, table
+from context import one_run, why
+from results import fmt, last, ratio, table
 
 NAME = "fused-vs-compile"
 TITLE = "orch's fused ResNet50 against torch.compile"
@@ -49,11 +49,12 @@ def run(ctx, results):
             if ctx.device == "cpu":
                 pins += CPU_OVERRIDES
             proc, runs = ctx.orch_run("fused-vs-compile.yaml", pins, db, "orch.log")
-            if len(runs) == 1 and runs[0]["status"] == "ok":
-                results.add(case, "orch", runs[0]["images_per_s"], **fields)
+            r, error = one_run(proc, runs)
+            if r:
+                results.add(case, "orch", r["images_per_s"], **fields)
             else:
-                results.fail(case, "orch", run_error(runs[0]) if runs else why(proc), **fields)
-            line = f"repeat {repeat + 1} {case}: orch {_last(results.get(case, 'orch'))}"
+                results.fail(case, "orch", error, **fields)
+            line = f"repeat {repeat + 1} {case}: orch {last(results.get(case, 'orch'))}"
             for mode in modes(ctx):
                 impl = f"torch.compile {mode}"
                 if not ctx.fits(60):
@@ -67,12 +68,8 @@ def run(ctx, results):
                     c.note = f"first step (compilation) {row['first_step_s']:.0f} s"
                 else:
                     results.fail(case, impl, why(proc), **fields)
-                line += f", {impl} {_last(results.get(case, impl))}"
+                line += f", {impl} {last(results.get(case, impl))}"
             ctx.log(line + " img/s")
-
-
-def _last(cell) -> str:
-    return f"{cell.values[-1]:.1f}" if cell and cell.values else "failed"
 
 
 def markdown(ctx, results) -> str:

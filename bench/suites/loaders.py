@@ -15,11 +15,12 @@ each loader against `synthetic` on the device, once a round."""
 import json
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
 from context import run_error, why
-from results import fmt, table
+from results import fmt, last, table
 
 NAME = "loaders"
 TITLE = "orch's loaders against torchvision's DataLoader"
@@ -50,6 +51,7 @@ def dataset(ctx):
     jpeg, cache = base / f"jpeg-{classes}x{per_class}", base / f"cache-{classes}x{per_class}-256.bin"
     base.mkdir(parents=True, exist_ok=True)
     if not (jpeg / ".complete").exists():
+        shutil.rmtree(jpeg, ignore_errors=True)  # a make stopped half-way; make refuses a full DIR
         ctx.log(f"making {jpeg} ({classes} classes x {per_class} images)")
         proc = ctx.run(ctx.orch_cmd("dataset", "make", jpeg, "--classes", classes, "--per-class",
                                     per_class, "--seed", 0), "dataset.log", timeout=3600)
@@ -95,6 +97,14 @@ def e2e_data(ctx, jpeg, cache, workers) -> list[tuple[str, str]]:
     return data
 
 
+def e2e_case(data: dict) -> str:
+    """The case a run's resolved `data` is, to check runs against the pinned list."""
+    p = data["params"]
+    if data["plugin"] == "nvjpeg":
+        return f"e2e-nvjpeg-{p['backend']}"
+    return f"e2e-{data['plugin']}" + (f"-w{p['workers']}" if "workers" in p else "")
+
+
 def bench_args(ctx) -> list[str]:
     if ctx.smoke:
         return ["--device", ctx.device, "--batch-size", "4", "--batches", "3", "--warmup", "1"]
@@ -136,12 +146,11 @@ def run(ctx, results):
                                      "torchvision.jsonl.log")
             t = (results.add(case, "torchvision", row["images_per_s"], **fields) if row else
                  results.fail(case, "torchvision", why(proc), **fields))
-            ctx.log(f"round {rnd + 1} {case}: orch {o.values[-1] if o.n else 'failed'}, "
-                    f"torchvision {t.values[-1] if t.n else 'failed'} img/s")
+            ctx.log(f"round {rnd + 1} {case}: orch {last(o)}, torchvision {last(t)} img/s")
         for case, data in only_rows(ctx, jpeg, cache, workers):
             if ctx.wanted(case) and ctx.fits(20):
                 c = orch_only(ctx, results, case, data, dict(batch=batch, dtype="uint8->fp32"))
-                ctx.log(f"round {rnd + 1} {case}: {c.values[-1] if c.n else 'failed'} img/s")
+                ctx.log(f"round {rnd + 1} {case}: {last(c)} img/s")
     db = ctx.raw / "orch.db"
     data = [(case, d) for case, d in e2e_data(ctx, jpeg, cache, workers) if ctx.wanted(case)]
     for rnd in range(ctx.repeats if data else 0):
@@ -154,13 +163,15 @@ def run(ctx, results):
             results.note(f"end to end, round {rnd + 1}: {len(runs)} of {len(data)} runs: {why(proc)}")
         for (case, _), r in zip(data, runs):
             fields = dict(batch=2 if ctx.smoke else 256, dtype="bf16")
-            if r["status"] == "ok":
+            if e2e_case(r["config"]["data"]) != case:
+                results.fail(case, "orch", f"run {r['name']} is not this loader", **fields)
+            elif r["status"] == "ok":
                 c = results.add(case, "orch", r["images_per_s"], **fields)
                 c.note = r.get("diagnosis") or ""
             else:
                 results.fail(case, "orch", run_error(r), **fields)
         ctx.log(f"round {rnd + 1} end to end: " + ", ".join(
-            f"{case} {r['images_per_s'] or r['status']}" for (case, _), r in zip(data, runs)))
+            f"{case} {last(results.get(case, 'orch'))}" for case, _ in data[:len(runs)]))
 
 
 def markdown(ctx, results) -> str:

@@ -8,6 +8,9 @@ The two sides take turns cell by cell (orch, then PyTorch, then the next cell), 
 one pass over the cells: the two sides of a pair meet the same clocks and temperature, and the
 spread between repeats shows in the ± (95% interval of the mean)."""
 
+from context import one_run, why
+from results import fmt, last, ratio, table
+
 NAME = "orch-vs-pytorch"
 TITLE = "orch against PyTorch eager"
 ORDER = 1
@@ -17,9 +20,6 @@ DURATION = ("Full: 3 repeats, about 20 minutes. --quick: 1 repeat, about 6 minut
             "do not fit the 330 s budget are listed as skipped (pick them with --cases)")
 REPEATS = 3
 QUICK_REPEATS = 1
-
-from context import run_error, why  # noqa: E402 (bench/lib, on the path bench/run sets)
-from results import fmt, ratio, table  # noqa: E402
 
 AMP_BF16 = "precision={plugin: amp, dtype: bf16}"
 
@@ -74,10 +74,11 @@ def run(ctx, results):
                 results.cell(case, "pytorch", **fields)
                 continue
             proc, runs = ctx.orch_run(f"orch-vs-pytorch.{yaml}.yaml", pins, db, "orch.log")
-            if len(runs) == 1 and runs[0]["status"] == "ok":
-                results.add(case, "orch", runs[0]["images_per_s"], **fields)
+            r, error = one_run(proc, runs)
+            if r:
+                results.add(case, "orch", r["images_per_s"], **fields)
             else:
-                results.fail(case, "orch", run_error(runs[0]) if runs else why(proc), **fields)
+                results.fail(case, "orch", error, **fields)
             proc, row = ctx.baseline("pytorch_resnet50.py",
                                      ["--channels-last", *py_args, *ctx.python_overrides()],
                                      "pytorch.jsonl.log")
@@ -85,9 +86,8 @@ def run(ctx, results):
                 results.add(case, "pytorch", row["images_per_s"], **fields)
             else:
                 results.fail(case, "pytorch", why(proc), **fields)
-            o, p = results.get(case, "orch"), results.get(case, "pytorch")
-            ctx.log(f"repeat {repeat + 1} {case}: orch {o.values[-1] if o.n else 'failed'}, "
-                    f"pytorch {p.values[-1] if p.n else 'failed'} img/s")
+            ctx.log(f"repeat {repeat + 1} {case}: orch {last(results.get(case, 'orch'))}, "
+                    f"pytorch {last(results.get(case, 'pytorch'))} img/s")
 
 
 def markdown(ctx, results) -> str:
