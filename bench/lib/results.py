@@ -113,7 +113,7 @@ def fmt(c, digits=1) -> str:
     if c is None:
         return "-"
     if not c.values:
-        return "failed" if c.errors else "-"
+        return "failed" if c.errors else "skipped"
     text = f"{c.mean:,.{digits}f}"
     if c.ci95 is not None:
         text += f" ± {c.ci95:,.{digits}f}"

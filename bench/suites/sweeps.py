@@ -51,8 +51,10 @@ def outcome(run) -> str:
 def sweep(ctx, results, label, gpus, db, faults):
     extra = ["--gpus", gpus] if gpus else []
     pins = CPU_PINS if ctx.device == "cpu" else []
+    # model.* would reach the fault model's runs too, which have no `depth`.
+    overrides = [o for o in ctx.orch_overrides() if not o.startswith("model.")]
     argv = [ctx.orch, "--db", db, "--plugin-path", faults, "sweep",
-            ctx.bench / "suites" / "sweeps.sweep.yaml", *pins, *ctx.orch_overrides(), *extra]
+            ctx.bench / "suites" / "sweeps.sweep.yaml", *pins, *overrides, *extra]
     proc = ctx.run(argv, f"{label}.log")
     runs = runs_after(db, 0)
     if not runs:
@@ -119,6 +121,8 @@ def run(ctx, results):
         if ctx.wanted("sweep-2gpu"):
             if n >= 2:
                 sweep(ctx, results, "sweep-2gpu", "0,1", ctx.raw / f"sweep2{tag}.db", faults)
+            elif ctx.device != "cuda":
+                results.note("sweep-2gpu skipped: it needs two GPUs, not the CPU")
             else:
                 results.note(f"sweep-2gpu skipped: {n} GPU{'s' if n != 1 else ''} visible, "
                              "it needs two")
@@ -143,9 +147,10 @@ def markdown(ctx, results) -> str:
     a = results.get("auto-batch", "orch sweep", "batch")
     if a:
         ips = results.get("auto-batch", "orch sweep")
-        text += ("\n\n`batch_size: auto` (ResNet50, AMP bf16, channels-last): "
+        text += ("\n\n`batch_size: auto` (ResNet50, AMP bf16, channels-last"
+                 + ("; smoke: the batch pinned, no search" if ctx.smoke else "") + "): "
                  + (f"batch {a.mean:.0f}, {fmt(ips)} img/s ({a.note})" if a.values else
                     "failed: " + "; ".join(a.errors)))
-    setting = ("smoke: ResNet18, batch 2, 32x32, 1 + 2 steps on the CPU" if ctx.smoke else
+    setting = ("smoke: batch 2, 32x32, 1 + 2 steps on the CPU" if ctx.smoke else
                "ResNet50, channels-last, synthetic, 10 + 30 steps a run, one process per run")
     return f"{setting}.\n\n{text}"
