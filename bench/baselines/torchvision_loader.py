@@ -4,7 +4,9 @@
 ToTensor, ImageNet Normalize), timed loader-only like `orch dataset bench`: warm-up batches, then
 `--batches` batches, img/s. The anchor row: 14 workers, pinned memory, prefetch_factor 3.
 
-    python3 bench/torchvision_loader.py /tmp/orch-loaders/jpeg --workers 14 --batch 256
+    python3 bench/baselines/torchvision_loader.py DATA/jpeg --workers 14 --batch 256
+
+bench/run's suite `loaders` runs it in turns with `orch dataset bench` at each worker count.
 
 Prints one JSON line: {"loader": "torchvision", "workers": ..., "images_per_s": ..., ...}.
 """

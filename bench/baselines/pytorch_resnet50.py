@@ -2,9 +2,10 @@
 """The Python side of orch's side-by-side benchmarks: torchvision ResNet50 trained on synthetic
 data with PyTorch's own API, configured like the matching orch run (same batch, optimizer,
 warm-up and measured steps), timed the same way: synchronise, run the measured steps, synchronise.
+bench/run's suites `orch-vs-pytorch` and `fused-vs-compile` call it.
 
-    python3 bench/pytorch_resnet50.py --precision amp-bf16 --channels-last --batch 256
-    python3 bench/pytorch_resnet50.py --precision amp-bf16 --channels-last --stream copy-overlap
+    python3 bench/baselines/pytorch_resnet50.py --precision amp-bf16 --channels-last --batch 256
+    python3 bench/baselines/pytorch_resnet50.py --precision amp-bf16 --channels-last --stream copy-overlap
 
 `--stream` mirrors orch's stream strategies in plain PyTorch, over two synthetic batches like
 orch's bench (`data.batches: 2`):
@@ -20,8 +21,11 @@ orch's bench (`data.batches: 2`):
 
 `--compile default|max-autotune|...` wraps the model in torch.compile (with `--stream device`
 only); compilation happens in the warm-up steps and shows in "first_step_s" (the time of
-the first step). max-autotune did not finish compiling ResNet50 training in 10 minutes on the
-H200, so nothing uses it by default.
+the first step). max-autotune compiles ResNet50 training for many minutes per shape, so
+nothing uses it by default.
+
+`--device cpu` with `--model resnet18` and a small `--batch`/`--image-size` runs the same code on
+a CPU (`bench/run --device cpu --smoke`): a check of the plumbing, not a measurement.
 
 Prints one JSON line: {"precision": ..., "stream": ..., "images_per_s": ..., ...}.
 """
@@ -46,11 +50,14 @@ def main() -> None:
                     default="device")
     ap.add_argument("--compile", default="none",
                     help="torch.compile mode (default, reduce-overhead, max-autotune, ...); none = eager")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    ap.add_argument("--model", default="resnet50", help="a torchvision.models constructor")
     args = ap.parse_args()
     if args.compile != "none" and args.stream != "device":
         raise SystemExit("--compile is only combined with --stream device")
 
-    dev = torch.device("cuda")
+    dev = torch.device(args.device)
+    cuda = dev.type == "cuda"
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = True
     # fp32 means fp32: TF32 off for matmul and convolutions (orch's fp32 plugin does the same).
@@ -59,7 +66,7 @@ def main() -> None:
     torch.backends.cudnn.allow_tf32 = tf32 or args.precision.startswith("amp")
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
 
-    model = torchvision.models.resnet50().to(dev).to(memory_format=fmt)
+    model = getattr(torchvision.models, args.model)().to(dev).to(memory_format=fmt)
     if args.compile != "none":
         model = torch.compile(model, mode=args.compile)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4, foreach=True)
@@ -73,7 +80,7 @@ def main() -> None:
         else:
             batches.append((x.to(dev).to(memory_format=fmt), y.to(dev)))
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(args.precision)
-    scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "amp-fp16")
+    scaler = torch.amp.GradScaler(dev.type, enabled=args.precision == "amp-fp16")
     loss_fn = torch.nn.CrossEntropyLoss()
     counter = [0]
 
@@ -87,7 +94,7 @@ def main() -> None:
         return x.to(dev, non_blocking=non_blocking).to(memory_format=fmt), y.to(dev, non_blocking=non_blocking)
 
     def forward_loss(x, y):
-        with torch.autocast("cuda", dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+        with torch.autocast(dev.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
             return loss_fn(model(x), y)
 
     def train_step(x, y) -> torch.Tensor:
@@ -163,19 +170,24 @@ def main() -> None:
             scaler.update()
             return loss.detach()
 
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize()
+
     t_first = time.perf_counter()
     compile_s = None
     for i in range(args.warmup):
         step()
         if i == 0:
-            torch.cuda.synchronize()
+            sync()
             compile_s = time.perf_counter() - t_first
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
+    sync()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
     for _ in range(args.measure):
         step()
-    torch.cuda.synchronize()
+    sync()
     dt = time.perf_counter() - t0
     print(json.dumps({
         "side": "pytorch", "precision": args.precision, "stream": args.stream,
@@ -183,8 +195,8 @@ def main() -> None:
         "first_step_s": compile_s,
         "batch": args.batch, "images_per_s": args.batch * args.measure / dt,
         "step_ms": 1000 * dt / args.measure,
-        "peak_allocated_gib": torch.cuda.max_memory_allocated() / 2**30,
-        "torch": torch.__version__, "gpu": torch.cuda.get_device_name(),
+        "peak_allocated_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
+        "torch": torch.__version__, "gpu": torch.cuda.get_device_name() if cuda else None,
     }))
 
 

@@ -1,0 +1,156 @@
+"""`orch sweep` end to end: sweeps.sweep.yaml (10 ResNet50 configurations, each in its own
+process, plus an injected out-of-memory and an injected crash from the test-only `fault` model
+plugin, built into fault-plugins/ beside orch) on one GPU and, where two GPUs are visible, on two;
+and `batch_size: auto` (sweeps.auto-batch.yaml: the largest batch that fits, probing from 64,
+doubling, then bisecting to a multiple of 8).
+
+With two GPUs the batch search runs on the second while the one-GPU sweep runs on the first, then
+the sweep runs on both (after the one-GPU sweep, so it does not meet the cold page cache). With
+one GPU they run one after the other and the two-GPU sweep is skipped. Measured: each sweep's
+wall time, every run's outcome (the two injected failures must be `oom` and `failed`, the rest
+`ok`) and img/s, and the batch the search chose."""
+import os
+import threading
+from pathlib import Path
+
+import machine
+from context import runs_after, why
+from results import fmt, table
+
+NAME = "sweeps"
+TITLE = "orch sweep on one and two GPUs, and batch_size: auto"
+ORDER = 4
+SUMMARY = ("orch sweep of 12 runs (10 ResNet50 configurations + injected OOM and crash) on 1 "
+           "and 2 GPUs (skipped with one), and the batch_size: auto search")
+DURATION = ("Full = --quick: 1 repeat, about 3-4 minutes (the two-GPU sweep adds ~1 minute "
+            "where it runs)")
+REPEATS = 1
+QUICK_REPEATS = 1
+
+EXPECTED = {"fault-oom": "oom", "fault-segfault": "failed"}
+# On a CPU (smoke): no CUDA graphs, no fp16 autocast; batch pinned by the smoke settings.
+CPU_PINS = ["stream=default", "precision=[tf32, {plugin: amp, dtype: bf16}]"]
+
+
+def visible_gpus(ctx) -> int:
+    if ctx.device != "cuda":
+        return 0
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([v for v in visible.split(",") if v.strip()])
+    return len(machine.gpus())
+
+
+def outcome(run) -> str:
+    for key, status in EXPECTED.items():
+        if key in run["name"]:
+            return "as injected" if run["status"] == status else f"expected {status}"
+    return "ok" if run["status"] == "ok" else "unexpected"
+
+
+def sweep(ctx, results, label, gpus, db, faults):
+    extra = ["--gpus", gpus] if gpus else []
+    pins = CPU_PINS if ctx.device == "cpu" else []
+    # model.* would reach the fault model's runs too, which have no `depth`.
+    overrides = [o for o in ctx.orch_overrides() if not o.startswith("model.")]
+    argv = [ctx.orch, "--db", db, "--plugin-path", faults, "sweep",
+            ctx.bench / "suites" / "sweeps.sweep.yaml", *pins, *overrides, *extra]
+    proc = ctx.run(argv, f"{label}.log")
+    runs = runs_after(db, 0)
+    if not runs:
+        results.fail(label, "orch sweep", why(proc), metric="wall s")
+        return
+    c = results.add(label, "orch sweep", proc.secs, metric="wall s")
+    statuses = [r["status"] for r in runs]
+    bad = [f"{r['name']} {r['status']}" for r in runs if outcome(r) not in ("ok", "as injected")]
+    c.note = (f"{len(runs)} runs: {statuses.count('ok')} ok, {statuses.count('oom')} oom, "
+              f"{statuses.count('failed')} failed; "
+              + ("outcomes as expected" if not bad else "UNEXPECTED: " + ", ".join(bad)))
+    if bad:
+        c.errors.append("unexpected outcomes: " + ", ".join(bad))
+    for r in runs:
+        if r["status"] == "ok":
+            results.add(r["name"], f"orch sweep {label}", r["images_per_s"],
+                        batch=r.get("batch_size") or "", dtype=r.get("precision") or "")
+    ctx.log(f"{label}: {proc.secs:.1f} s, {c.note}")
+
+
+def auto_batch(ctx, results, gpus, db):
+    extra = ["--gpus", gpus] if gpus else []
+    argv = [ctx.orch, "--db", db, "sweep", ctx.bench / "suites" / "sweeps.auto-batch.yaml",
+            *ctx.orch_overrides(), *extra]
+    proc = ctx.run(argv, "auto-batch.log")
+    runs = runs_after(db, 0)
+    if len(runs) == 1 and runs[0]["status"] == "ok":
+        r = runs[0]
+        c = results.add("auto-batch", "orch sweep", r["batch_size"], metric="batch",
+                        dtype=r.get("precision") or "")
+        c.note = f"search and run {proc.secs:.0f} s"
+        results.add("auto-batch", "orch sweep", r["images_per_s"], batch=r["batch_size"],
+                    dtype=r.get("precision") or "")
+        ctx.log(f"auto batch: {r['batch_size']}, {r['images_per_s']:.1f} img/s")
+    else:
+        err = f"{runs[0]['status']}: {runs[0].get('error')}" if runs else why(proc)
+        results.fail("auto-batch", "orch sweep", err, metric="batch")
+
+
+def run(ctx, results):
+    faults = Path(ctx.orch).parent / "fault-plugins"
+    if not faults.is_dir():
+        results.note(f"no {faults}: build the test fixtures (`cmake --build BUILD --target "
+                     "orch_test_plugins`) for the injected failures")
+        return
+    n = visible_gpus(ctx)
+    for rep in range(ctx.repeats):
+        tag = f"-r{rep + 1}" if ctx.repeats > 1 else ""
+        if not ctx.fits(150):
+            results.note(f"skipped (time budget): repeat {rep + 1}")
+            break
+        auto = None
+        if ctx.wanted("auto-batch"):
+            if n >= 2:
+                auto = threading.Thread(target=auto_batch,
+                                        args=(ctx, results, "1", ctx.raw / f"auto{tag}.db"))
+                auto.start()
+        if ctx.wanted("sweep-1gpu"):
+            sweep(ctx, results, "sweep-1gpu", "0" if n else "", ctx.raw / f"sweep1{tag}.db", faults)
+        if auto:
+            auto.join()
+        elif ctx.wanted("auto-batch"):
+            auto_batch(ctx, results, "0" if n else "", ctx.raw / f"auto{tag}.db")
+        if ctx.wanted("sweep-2gpu"):
+            if n >= 2:
+                sweep(ctx, results, "sweep-2gpu", "0,1", ctx.raw / f"sweep2{tag}.db", faults)
+            elif ctx.device != "cuda":
+                results.note("sweep-2gpu skipped: it needs two GPUs, not the CPU")
+            else:
+                results.note(f"sweep-2gpu skipped: {n} GPU{'s' if n != 1 else ''} visible, "
+                             "it needs two")
+
+
+def markdown(ctx, results) -> str:
+    rows = []
+    for label, gpus in (("sweep-1gpu", "1"), ("sweep-2gpu", "2")):
+        c = results.get(label, "orch sweep", "wall s")
+        if c:
+            rows.append([label, gpus if ctx.device == "cuda" else "CPU", fmt(c), c.note or
+                         "; ".join(c.errors)])
+    text = table(["sweep", "GPUs", "wall s", "outcomes"], rows) if rows else "no sweep ran"
+    per_run = sorted({c.case for c in results.cells if c.implementation.startswith("orch sweep ")})
+    if per_run:
+        heads = [label for label in ("sweep-1gpu", "sweep-2gpu")
+                 if any(c.implementation == f"orch sweep {label}" for c in results.cells)]
+        body = [[name] + [fmt(results.get(name, f"orch sweep {h}")) for h in heads]
+                for name in per_run]
+        text += "\n\nImg/s of each run that finished:\n\n" + table(
+            ["run"] + [f"{h} img/s" for h in heads], body)
+    a = results.get("auto-batch", "orch sweep", "batch")
+    if a:
+        ips = results.get("auto-batch", "orch sweep")
+        text += ("\n\n`batch_size: auto` (ResNet50, AMP bf16, channels-last"
+                 + ("; smoke: the batch pinned, no search" if ctx.smoke else "") + "): "
+                 + (f"batch {a.mean:.0f}, {fmt(ips)} img/s ({a.note})" if a.values else
+                    "failed: " + "; ".join(a.errors)))
+    setting = ("smoke: batch 2, 32x32, 1 + 2 steps on the CPU" if ctx.smoke else
+               "ResNet50, channels-last, synthetic, 10 + 30 steps a run, one process per run")
+    return f"{setting}.\n\n{text}"
