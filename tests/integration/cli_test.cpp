@@ -99,11 +99,11 @@ TEST_CASE("orch plan prints the runs and validates without running", "[cli]") {
 
 TEST_CASE("every shipped experiment and benchmark file plans with the built plugins", "[cli]") {
   int files = 0;
-  for (const char* dir : {"/experiments", "/bench"}) {
+  for (const char* dir : {"/experiments", "/bench/suites"}) {
     for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCH_SOURCE_DIR) + dir)) {
       if (entry.path().extension() != ".yaml") continue;
       ++files;
-      // The fault plugin is on the path for bench/sweep-h200.yaml's injected failures.
+      // The fault plugin is on the path for bench/suites/sweeps.sweep.yaml's injected failures.
       auto r = test::run_orch(std::string("--plugin-path '") + ORCH_FAULT_PLUGIN_DIR + "' plan '" +
                               entry.path().string() + "'");
       INFO(entry.path() << "\n" << r.output);
