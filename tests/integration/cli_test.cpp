@@ -103,7 +103,7 @@ TEST_CASE("every shipped experiment and benchmark file plans with the built plug
     for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCH_SOURCE_DIR) + dir)) {
       if (entry.path().extension() != ".yaml") continue;
       ++files;
-      // The fault plugin is on the path for bench/sweep-h200.yaml's injected failures.
+      // The fault plugin is on the path for the benchmark sweeps' injected failures.
       auto r = test::run_orch(std::string("--plugin-path '") + ORCH_FAULT_PLUGIN_DIR + "' plan '" +
                               entry.path().string() + "'");
       INFO(entry.path() << "\n" << r.output);
