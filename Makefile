@@ -8,6 +8,11 @@ JOBS      ?= $(shell nproc)
 DEMO_DB   ?= results/quickstart.db
 ORCH_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/orch
 export ORCH_CACHE
+# CI (CI=true, set by CI services and by .ci/run) builds with warnings as errors.
+CMAKE_FLAGS ?=
+ifeq ($(CI),true)
+CMAKE_FLAGS += -DORCH_WERROR=ON
+endif
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
@@ -24,7 +29,7 @@ configure: setup
 	@prefix=$$(sed -n 's/^TORCH_PREFIX=//p' $(BUILD)/setup.log); \
 	if [ ! -f $(BUILD)/build.ninja ]; then \
 	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-	    -DCMAKE_PREFIX_PATH="$$prefix" --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
+	    -DCMAKE_PREFIX_PATH="$$prefix" $(CMAKE_FLAGS) --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
 	fi
 	@test -f $(BUILD)/build.ninja || { echo "make: CMake configuration failed" >&2; exit 1; }
 
