@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "integration/test_support.h"
-#include "plugins/plugin_error.h"
+#include "plugin_host/plugin_error.h"
 
 using namespace orch;
 using Catch::Matchers::Contains;

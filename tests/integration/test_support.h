@@ -10,7 +10,7 @@
 
 #include "orch/model.h"
 #include "plan/run_spec.h"
-#include "plugins/registry.h"
+#include "plugin_host/registry.h"
 
 namespace orch::test {
 

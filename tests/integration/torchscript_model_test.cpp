@@ -12,7 +12,7 @@
 
 #include "integration/test_support.h"
 #include "integration/torchscript_fixture.h"
-#include "plugins/plugin_error.h"
+#include "plugin_host/plugin_error.h"
 #include "runner/runner.h"
 
 using namespace orch;

@@ -15,7 +15,7 @@ namespace orch {
 // not lost: it stays, and the launch fails with it.
 // ("named symbol not found" from a launch is not such a leftover: that launch really failed,
 // because the plugin had been unloaded and loaded again; see
-// orchestrator/src/plugins/plugin_library.cpp.)
+// orchestrator/src/plugin_host/plugin_library.cpp.)
 inline void discard_pending_cuda_error() { (void)cudaGetLastError(); }
 
 }  // namespace orch

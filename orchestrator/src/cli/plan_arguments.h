@@ -9,7 +9,7 @@
 
 #include "cli/commands.h"
 #include "plan/run_spec.h"
-#include "plugins/registry.h"
+#include "plugin_host/registry.h"
 
 namespace orch::cli {
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "cli/commands.h"
-#include "plugins/registry.h"
+#include "plugin_host/registry.h"
 
 namespace orch::cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "plan/run_spec.h"
-#include "plugins/registry.h"
+#include "plugin_host/registry.h"
 
 namespace orch {
 

@@ -1,5 +1,5 @@
 // ABI compatibility between the host and a plugin library (PostgreSQL's PG_MODULE_MAGIC idea).
-#include "plugins/abi_check.h"
+#include "plugin_host/abi_check.h"
 
 #include <torch/version.h>
 

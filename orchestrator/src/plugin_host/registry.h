@@ -12,7 +12,7 @@
 #include "orch/precision.h"
 #include "orch/stream_strategy.h"
 #include "plan/run_spec.h"
-#include "plugins/plugin_library.h"
+#include "plugin_host/plugin_library.h"
 
 namespace orch {
 

@@ -1,11 +1,11 @@
 // Plugin discovery and object creation.
-#include "plugins/registry.h"
+#include "plugin_host/registry.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
-#include "plugins/plugin_error.h"
+#include "plugin_host/plugin_error.h"
 
 namespace orch {
 namespace {

@@ -1,12 +1,12 @@
 // Loading a plugin library safely: dlopen errors are reported with dlerror()'s text, the ABI
 // stamp is read through a C function before any C++ object is used, and info() is called
 // inside a try block while the library is loaded.
-#include "plugins/plugin_library.h"
+#include "plugin_host/plugin_library.h"
 
 #include <dlfcn.h>
 
-#include "plugins/abi_check.h"
-#include "plugins/plugin_error.h"
+#include "plugin_host/abi_check.h"
+#include "plugin_host/plugin_error.h"
 
 namespace orch {
 namespace {
