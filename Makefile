@@ -1,8 +1,12 @@
 # The two commands a user needs (see README.md):
 #   make demo   install what is missing, build, sweep experiments/quickstart.yaml, print the ranking,
 #               write its HTML report
-#   make test   install what is missing, build, run every test through ctest
+#   make test   install what is missing, build, run every test through ctest, then
+#               `make sanitize`
+#   make sanitize  the LibTorch-free libraries and their unit tests under AddressSanitizer and
+#               UndefinedBehaviorSanitizer, in their own build folder (build-asan)
 BUILD     ?= build
+ASAN_BUILD ?= build-asan
 BUILD_TYPE ?= Release
 JOBS      ?= $(shell nproc)
 DEMO_DB   ?= results/quickstart.db
@@ -16,7 +20,7 @@ endif
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: all setup configure build test demo clean
+.PHONY: all setup configure build test sanitize demo clean
 
 all: build
 
@@ -38,6 +42,19 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory sanitize
+
+# No LibTorch, no CUDA (ORCH_WITH_TORCH=OFF): only what the sanitizers can see whole. ASan and
+# UBSan findings abort the test that made them; ctest prints the report. Warnings are not
+# errors here (cmake/orch_sanitize.cmake says why); the main build checks them.
+sanitize: setup
+	@if [ ! -f $(ASAN_BUILD)/build.ninja ]; then \
+	  cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DORCH_WITH_TORCH=OFF -DORCH_SANITIZE=ON --log-level=WARNING; \
+	fi
+	@test -f $(ASAN_BUILD)/build.ninja || { echo "make: CMake configuration failed" >&2; exit 1; }
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
 demo: build
 	@mkdir -p $(dir $(DEMO_DB))
@@ -49,4 +66,4 @@ demo: build
 	@echo "report: $(abspath $(basename $(DEMO_DB)).html) (open it in a browser)"
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD)
