@@ -1,17 +1,26 @@
 # The two commands a user needs (see README.md):
 #   make demo   install what is missing, build, sweep experiments/quickstart.yaml, print the ranking,
 #               write its HTML report
-#   make test   install what is missing, build, run every test through ctest
+#   make test   install what is missing, build, run every test through ctest, then
+#               `make sanitize`
+#   make sanitize  the LibTorch-free libraries and their unit tests under AddressSanitizer and
+#               UndefinedBehaviorSanitizer, in their own build folder (build-asan)
 BUILD     ?= build
+ASAN_BUILD ?= build-asan
 BUILD_TYPE ?= Release
 JOBS      ?= $(shell nproc)
 DEMO_DB   ?= results/quickstart.db
 ORCH_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/orch
 export ORCH_CACHE
+# CI (CI=true, set by CI services and by .ci/run) builds with warnings as errors.
+CMAKE_FLAGS ?=
+ifeq ($(CI),true)
+CMAKE_FLAGS += -DORCH_WERROR=ON
+endif
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: all setup configure build test demo clean
+.PHONY: all setup configure build test sanitize demo clean
 
 all: build
 
@@ -24,7 +33,7 @@ configure: setup
 	@prefix=$$(sed -n 's/^TORCH_PREFIX=//p' $(BUILD)/setup.log); \
 	if [ ! -f $(BUILD)/build.ninja ]; then \
 	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-	    -DCMAKE_PREFIX_PATH="$$prefix" --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
+	    -DCMAKE_PREFIX_PATH="$$prefix" $(CMAKE_FLAGS) --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
 	fi
 	@test -f $(BUILD)/build.ninja || { echo "make: CMake configuration failed" >&2; exit 1; }
 
@@ -33,6 +42,19 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory sanitize
+
+# No LibTorch, no CUDA (ORCH_WITH_TORCH=OFF): only what the sanitizers can see whole. ASan and
+# UBSan findings abort the test that made them; ctest prints the report. Warnings are not
+# errors here (cmake/orch_sanitize.cmake says why); the main build checks them.
+sanitize: setup
+	@if [ ! -f $(ASAN_BUILD)/build.ninja ]; then \
+	  cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DORCH_WITH_TORCH=OFF -DORCH_SANITIZE=ON --log-level=WARNING; \
+	fi
+	@test -f $(ASAN_BUILD)/build.ninja || { echo "make: CMake configuration failed" >&2; exit 1; }
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
 demo: build
 	@mkdir -p $(dir $(DEMO_DB))
@@ -44,4 +66,4 @@ demo: build
 	@echo "report: $(abspath $(basename $(DEMO_DB)).html) (open it in a browser)"
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine: builds exactly the committed state. The device's copy of the
-# working tree carries a stale .git (the session's first HEAD), so git must not run there;
-# instead the caller makes a snapshot here and carries it with the bundle:
+# working tree carries a stale .git (whatever HEAD was when that copy was first made), so git
+# must not run there; instead the caller makes a snapshot here and carries it with the bundle:
 #   git archive --format=tar HEAD -o third_party/gpu-bundle/snap.tar      (ignored folder)
 #   device: carry [third_party/gpu-bundle]; command: scripts/gpu-snapshot.sh && cd /tmp/snap && ...
 # It unpacks the snapshot into SNAP (default /tmp/snap), puts the bundle's prefix beside it and

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine after a build: each GPU test case matching SPEC in a process of its
-# own, under its own time limit, then one line per case and a summary. Why: on the H200 two
-# runner-level cases hung when other GPU tests had run before them in the same process, and
-# passed on their own (README, Status); one process per case keeps one case's leftovers (CUDA
-# graphs, streams, loader threads) from reaching the next, and a hang costs one case its
-# limit, named, instead of the whole suite.
+# own, under its own time limit, then one line per case and a summary. Why: some cases hang
+# when other GPU tests have run before them in the same process and pass on their own (the
+# hidden [fused_bn_graph] case); one process per case keeps one case's leftovers (CUDA graphs,
+# streams, loader threads) from reaching the next, and a hang costs one case its limit, named,
+# instead of the whole suite. ctest registers every case the same way ("gpu: <case>"); this
+# script also takes hidden cases and any Catch2 test spec, and keeps the failed cases' logs.
 #   usage: scripts/gpu-tests-isolated.sh [SPEC] [per-case seconds]
 #   e.g.   scripts/gpu-tests-isolated.sh "[max_pool],[fused_bn]" 120
 # Needs build-gpu/tests/orch_gpu_tests (scripts/gpu-build.sh or gpu-snapshot.sh). Logs: one

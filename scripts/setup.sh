@@ -18,6 +18,7 @@ DEBIAN_PACKAGES=(
   libfmt-dev libxxhash-dev libjpeg62-turbo-dev python3-venv
   chromium  # headless, for the test that opens `orch report`'s HTML in a real browser
   slurm-wlm munge  # a single-node Slurm on localhost, for the `orch sweep --launcher slurm` test
+  clang-format  # scripts/format.sh and its check in ctest
 )
 
 say() { echo "setup: $*"; }

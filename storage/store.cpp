@@ -132,10 +132,9 @@ std::map<std::pair<std::string, int>, RunState> Store::run_states(std::int64_t s
   st.bind(1, sweep_id);
   std::map<std::pair<std::string, int>, RunState> out;
   while (st.step()) {
-    RunState s{st.column_int(0), st.column_text(1), st.column_text(2), st.column_text(3),
-               st.column_text(4)};
-    s.owner_pid = st.column_int(5);
-    s.attempts = static_cast<int>(st.column_int(6));
+    RunState s{st.column_int(0),  st.column_text(1), st.column_text(2),
+               st.column_text(3), st.column_text(4), st.column_int(5),
+               static_cast<int>(st.column_int(6)), std::nullopt, std::nullopt};
     if (!st.is_null(7)) s.duration_s = st.column_double(7);
     if (!st.is_null(8)) s.batch_size = st.column_int(8);
     out.emplace(std::make_pair(st.column_text(9), static_cast<int>(st.column_int(10))), std::move(s));

@@ -1,7 +1,6 @@
 // The busy-GPU stand-in of `orch dataset bench --busy-gpu-ms` on a real GPU: a replay lasts
 // about the asked length, replays keep coming while it lives, they really occupy the GPU (a
 // product queued behind them on a stream of the same priority waits), and it stops cleanly.
-// Written without a GPU: not yet run.
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>

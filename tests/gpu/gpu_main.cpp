@@ -1,7 +1,8 @@
 // Runner for the GPU suite: without a CUDA device it says so and exits 77, which ctest shows
-// as "Skipped"; with one it runs every test case like any Catch2 suite. Listing the cases
-// (--list-tests, --list-test-names-only, ...) needs no GPU: scripts/gpu-tests-isolated.sh
-// lists them to run each in its own process.
+// as "Skipped"; with one it runs the test cases asked for like any Catch2 suite. Listing the
+// cases (--list-tests, --list-test-names-only, ...) needs no GPU: the build lists them to
+// register one ctest entry per case (tests/CMakeLists.txt), and scripts/gpu-tests-isolated.sh
+// to run each in its own process.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <torch/cuda.h>

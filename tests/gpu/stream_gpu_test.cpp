@@ -105,7 +105,7 @@ TEST_CASE("a step that synchronises with the host fails capture cleanly", "[gpu]
   // The context is still usable: ordinary work runs and synchronises, and so does the CUDA
   // RNG (capture_begin put the default generator in capture mode; without the strategy
   // restoring it, this randn threw "Offset increment outside graph capture encountered
-  // unexpectedly" - seen on the H200 - and so did every later test drawing CUDA random numbers).
+  // unexpectedly", and so did every later test drawing CUDA random numbers).
   auto x = torch::ones({128, 128}, torch::kCUDA);
   CHECK(std::isfinite(x.matmul(x).sum().item<float>()));
   CHECK_NOTHROW(torch::randn({64}, torch::kCUDA).sum().item<float>());
@@ -119,7 +119,7 @@ TEST_CASE("cuda-graph capture gets the memory earlier steps left in the allocato
   // free memory is made and dropped, so the device has less free than the step needs and the
   // rest sits in the caching allocator's cache. The capture (a private pool, during which the
   // allocator frees nothing) must still get its 2 GiB: the strategy empties the cache first.
-  // Without that, a ResNet50 at batch 768 failed capture on the H200 (75 GiB cached, unused).
+  // Without that, a ResNet50 at batch 768 failed capture with most of the memory cached, unused.
   constexpr std::int64_t kStepBytes = std::int64_t{2} << 30;
   auto strategy = graph_after_one_eager_step();
   StepFunctions fns = ones_batch_functions();

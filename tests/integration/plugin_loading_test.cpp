@@ -66,10 +66,10 @@ TEST_CASE("a corrupt library is refused with its path and dlerror's text", "[plu
   }
 }
 
-// The dlopen probe that gets dlerror()'s text used to close its handle before Boost.DLL opened
-// the library again, which unloaded and reloaded it: static constructors ran twice, and a
-// plugin's CUDA kernels were registered, unregistered and registered again (on the H200 the
-// nvjpeg plugin's kernel then failed to launch in `orch dataset bench`).
+// The dlopen probe that gets dlerror()'s text must hold its handle until Boost.DLL has opened
+// the library too: closing it first unloads and reloads the library, so static constructors
+// run twice and a plugin's CUDA kernels are registered, unregistered and registered again
+// (after which they fail to launch: "named symbol not found").
 TEST_CASE("loading a plugin library runs its static constructors once", "[plugins]") {
   test::TempDir tmp;
   const auto log = tmp.path() / "loads.txt";

@@ -236,7 +236,7 @@ TEST_CASE("sweep: batch_size auto treats an error above a batch that fitted as n
           "[sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
-  // Like cuDNN on the H200 near the limit: CUDNN_STATUS_INTERNAL_ERROR instead of OOM.
+  // Like cuDNN near the memory limit: CUDNN_STATUS_INTERNAL_ERROR instead of OOM.
   const auto file = write_experiment(
       tmp, "auto", "  model: {plugin: fault, max_batch: 100, over_max_batch: error}\n",
       "  batch_size: [auto]\n");

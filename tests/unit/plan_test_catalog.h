@@ -23,7 +23,7 @@ inline PluginInfo plugin(std::string name, PluginKind kind, std::vector<ParamSpe
   return PluginInfo{std::move(name), kind, "1.0.0", "", std::move(params)};
 }
 
-/// The schemas of the plugins that ship with orch today.
+/// The schemas of the plugins that ship with orch.
 inline std::vector<PluginInfo> real_plugins() {
   using V = std::vector<Value>;
   return {

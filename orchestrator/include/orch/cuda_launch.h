@@ -13,9 +13,9 @@ namespace orch {
 // what is pending before the launch makes the check after it report the launch alone, at the
 // cost of one cheap runtime call per launch. A sticky error (the context itself is broken) is
 // not lost: it stays, and the launch fails with it.
-// (This was first suspected behind "the crop/resize kernel did not start: named symbol not
-// found" on the H200; that launch really failed, because the plugin had been unloaded and
-// loaded again: see orchestrator/src/plugin_host/plugin_library.cpp.)
+// ("named symbol not found" from a launch is not such a leftover: that launch really failed,
+// because the plugin had been unloaded and loaded again; see
+// orchestrator/src/plugin_host/plugin_library.cpp.)
 inline void discard_pending_cuda_error() { (void)cudaGetLastError(); }
 
 }  // namespace orch

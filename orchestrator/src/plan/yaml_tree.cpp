@@ -72,7 +72,9 @@ class Converter {
       out.kind = YNode::Kind::kMapping;
       std::set<std::string> seen;
       for (auto it = n.begin(); it != n.end(); ++it) {
-        const YAML::Node& k = it->first;
+        // A copy (a Node is a handle): yaml-cpp's `it->` returns a temporary proxy holding the
+        // pair, so a reference to its `first` would dangle after this statement.
+        const YAML::Node k = it->first;
         SourceMark key_at = mark_of(k.Mark());
         if (!k.IsScalar()) {
           throw PlanError(key_at, path, "mapping keys must be plain words, not lists or mappings");

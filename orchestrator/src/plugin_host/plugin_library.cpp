@@ -18,8 +18,8 @@ namespace dll = boost::dll;
 // dlopen directly to get that text, and that handle is held until Boost.DLL has opened the
 // library too: closing it before would unload the library and load it again, running its
 // static constructors and destructors twice. For a plugin with CUDA kernels those register and
-// unregister its device code with the CUDA runtime, and on the H200 the reloaded nvjpeg plugin's
-// crop kernel then failed to launch ("named symbol not found") in `orch dataset bench`.
+// unregister its device code with the CUDA runtime, and a reloaded plugin's kernels then fail
+// to launch ("named symbol not found"; the nvjpeg plugin's crop kernel in `orch dataset bench`).
 class ProbeHandle {
  public:
   explicit ProbeHandle(const std::filesystem::path& path)

@@ -25,8 +25,8 @@ struct BusyGpu::State {
 
 namespace {
 
-// Square bf16 products: large enough to fill an H200's SMs, short enough (~0.2 ms) that a
-// replay is a few hundred kernels, as a ResNet50 step is.
+// Square bf16 products: large enough to fill a large GPU's SMs, short enough (a fraction of a
+// millisecond on a Hopper GPU) that a replay is a few hundred kernels, as a ResNet50 step is.
 constexpr std::int64_t kSide = 4096;
 
 }  // namespace

@@ -1,11 +1,11 @@
 // A stand-in for a graph-captured training step, for loader benchmarks (`orch dataset bench
 // --busy-gpu-ms`). A loader that decodes on the GPU behaves differently while training keeps
-// the GPU full: on the H200 the nvjpeg loader made 17,021 img/s on an idle GPU and ~4,700 under
-// a captured ResNet50 step, and only the second number says whether it keeps up. Training
+// the GPU full: the nvjpeg loader decodes several times faster on an idle GPU than under a
+// captured ResNet50 step, and only the second number says whether it keeps up. Training
 // end to end answers that too, but takes a model, minutes and a sweep per loader setting;
-// this keeps the SMs busy with a CUDA graph of bf16 matrix products (~0.2 ms each on an H200,
-// a few hundred per replay, like a step's kernels) replayed back to back on a stream of
-// normal priority, at most two replays queued, as a training loop keeps them.
+// this keeps the SMs busy with a CUDA graph of bf16 matrix products (a fraction of a
+// millisecond each, a few hundred per replay, like a step's kernels) replayed back to back on
+// a stream of normal priority, at most two replays queued, as a training loop keeps them.
 #pragma once
 
 #include <c10/core/Device.h>

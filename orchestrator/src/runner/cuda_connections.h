@@ -3,10 +3,9 @@
 // (default 8, at most 32), so two streams that share a queue are serialised: work on one
 // waits behind the other's earlier work even without any dependency between them. With a
 // graph-captured training step queued on one stream, a data loader's side streams (nvJPEG
-// works on ~14-40 internal ones) wait behind the whole step; on the H200 32 connections took
-// the nvjpeg loader's event waits from 477 ms to 12 ms per 10 steps and end-to-end graph-mode
-// training from 4,146 to 4,535 img/s (bench/nvjpeg-connections-h200.yaml), and changed
-// nothing with synthetic data.
+// works on ~14-40 internal ones) wait behind the whole step. With 32 connections the nvjpeg
+// loader's event waits under a graph-captured step shrink from hundreds of milliseconds to a
+// few per 10 steps and graph-mode training gets faster; with synthetic data nothing changes.
 //
 // The driver reads the variable when the process's CUDA context is made, so it is set before
 // anything touches CUDA: `orch exec` (each run of `orch sweep`, and Slurm tasks) sets it for

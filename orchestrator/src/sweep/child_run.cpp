@@ -182,8 +182,8 @@ class ChildRun final : public RunHandle {
       return std::nullopt;
     }
     // Near the memory limit, memory exhaustion does not always surface as out-of-memory:
-    // cuDNN reports CUDNN_STATUS_INTERNAL_ERROR when it cannot get its workspace (seen on the
-    // H200 at batch 3328 for ResNet50 bf16, after 3072 fitted and 3584 ran out of memory). A
+    // cuDNN reports CUDNN_STATUS_INTERNAL_ERROR when it cannot get its workspace (a ResNet50 in
+    // bf16 between a batch that fitted and one that ran out of memory, for instance). A
     // probe that fails with an error above a batch that fitted is therefore "does not fit",
     // with the error kept; a crash, a hang or a failure before anything fitted ends the run.
     const json& outcome = doc->value("outcome", json::object());

@@ -81,7 +81,7 @@ class Loop {
  public:
   Loop(const SweepOptions& o, Launcher& l, Recorder& r, SweepClock& c, std::ostream& out)
       : opt_(o), launcher_(l), recorder_(r), clock_(c), out_(out) {
-    for (const auto& g : opt_.gpus) slots_.push_back({g});
+    for (const auto& g : opt_.gpus) slots_.emplace_back().gpu = g;
   }
 
   SweepSummary run(const std::vector<RunSpec>& runs, const std::atomic<bool>& stop) {

@@ -113,9 +113,9 @@ class CudaGraph final : public StreamStrategy {
     side_->synchronize();
     // The capture allocates from a private pool, and while a capture is underway the caching
     // allocator never frees cached blocks to make room (cudaFree is illegal then): memory the
-    // eager steps left cached (cuDNN's autotuning workspaces above all) stays unusable. On the
-    // H200 a ResNet50 at batch 768 failed capture with 75 GiB cached but unallocated. Handing
-    // the cache back to the device first lets the capture have it.
+    // eager steps left cached (cuDNN's autotuning workspaces above all) stays unusable: a
+    // ResNet50 at batch 768 failed capture with most of the GPU's memory cached but unallocated.
+    // Handing the cache back to the device first lets the capture have it.
     c10::cuda::CUDACachingAllocator::emptyCache();
     // capture_begin puts the device's RNG state into capture mode and only capture_end takes
     // it out; a copy of the state from before lets a failed capture restore it (see
@@ -129,7 +129,7 @@ class CudaGraph final : public StreamStrategy {
     try {
       // Thread-local capture mode: only this thread's unsafe CUDA calls break the capture. In
       // the default global mode, a data loader's own threads (nvjpeg's decoders synchronise
-      // and allocate) made the capture fail on the H200.
+      // and allocate) make the capture fail.
       graph_->capture_begin(pool_, cudaStreamCaptureModeThreadLocal);
       static_loss_ = fns.train_step(static_);
       graph_->capture_end();
@@ -144,7 +144,7 @@ class CudaGraph final : public StreamStrategy {
   // clears the sticky capture error. The CUDA generator that capture_begin put in capture mode
   // gets its state from before the capture back: left as it was, every later CUDA random
   // number in the process failed ("Offset increment outside graph capture encountered
-  // unexpectedly", seen on the H200 when a test drew random numbers after this one).
+  // unexpectedly" when a test drew random numbers after this one).
   void abandon_capture() {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(side_->stream(), &status) == cudaSuccess &&

@@ -1,0 +1,21 @@
+# ORCH_SANITIZE=ON: AddressSanitizer + UndefinedBehaviorSanitizer on every target defined after
+# this file is included. Meant for the LibTorch-free build (ORCH_WITH_TORCH=OFF, `make
+# sanitize`): LibTorch and CUDA are not built with the sanitizers, so their allocations and
+# static constructors would drown the report in noise, while the torch-free libraries (plan,
+# store, telemetry, report, sweep, cluster, dataset) and their unit tests are all ours.
+# Undefined behaviour aborts the test (-fno-sanitize-recover) instead of printing and going on.
+# GCC's manual warns that the sanitizers raise false positives of other warnings, most notably
+# -Wmaybe-uninitialized (GCC 12 reports them inside <regex> and <functional>), and advises
+# against -Werror with them: `make sanitize` never passes ORCH_WERROR (the main build checks
+# the warnings), and that one warning is off here.
+option(ORCH_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+if(ORCH_SANITIZE)
+  if(ORCH_WITH_TORCH)
+    message(FATAL_ERROR "ORCH_SANITIZE=ON needs ORCH_WITH_TORCH=OFF (see cmake/orch_sanitize.cmake)")
+  endif()
+  set(ORCH_SANITIZE_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
+      -fno-sanitize-recover=undefined)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${ORCH_SANITIZE_FLAGS}>"
+                      "$<$<COMPILE_LANGUAGE:C,CXX>:-Wno-maybe-uninitialized>")
+  add_link_options(-fsanitize=address,undefined)
+endif()
