@@ -8,7 +8,7 @@
 namespace orch {
 
 enum class RunStatus {
-  running,      ///< begun and not finished (only the store holds it: a document is written at the end)
+  running,      ///< begun, not finished: only in the store (a document is written at the end)
   ok,           ///< measured
   failed,       ///< an error, a crash, or a process that ended without a result
   oom,          ///< out of GPU or host memory: the configuration's own outcome

@@ -22,7 +22,9 @@ std::map<std::pair<std::string, int>, PriorRun> StoreRecorder::prior_runs() {
     out[key] = {st.status, st.duration_s};
     ids_[key] = st.id;
     // Only completed measurements predict how long a run takes (not crashes or timeouts).
-    if (st.status == to_string(RunStatus::ok) && st.duration_s) durations_[key.first].push_back(*st.duration_s);
+    if (parse_run_status(st.status) == RunStatus::ok && st.duration_s) {
+      durations_[key.first].push_back(*st.duration_s);
+    }
   }
   return out;
 }
