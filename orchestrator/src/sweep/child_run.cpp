@@ -180,7 +180,7 @@ class ChildRun final : public RunHandle {
       } else {
         doc->status = RunStatus::oom;
         doc->error = fmt::format("batch_size: auto: even a batch of {} does not fit",
-                                      search_->probes().back().batch);
+                                 search_->probes().back().batch);
         return done_ = complete(std::move(*doc));
       }
       return std::nullopt;
