@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "result/json_fields.h"
+
 namespace orch::storage {
 namespace {
 
@@ -21,12 +23,11 @@ struct ProfileEvidence {
   std::string text;     // "trace: 812 kernels/step, mean kernel 14 us, GPU busy 62% of the ..."
 };
 
-std::optional<ProfileEvidence> profile_evidence(const nlohmann::json& doc) {
-  const auto p = doc.find("profile");
-  if (p == doc.end() || !p->is_object()) return std::nullopt;
-  const auto kernels = number_at(*p, "kernels_per_step");
-  const auto share = number_at(*p, "gpu_busy_share");
-  const auto profiled_step = number_at(*p, "step_ms");
+std::optional<ProfileEvidence> profile_evidence(const nlohmann::json& profile) {
+  if (!profile.is_object()) return std::nullopt;
+  const auto kernels = number_at(profile, "kernels_per_step");
+  const auto share = number_at(profile, "gpu_busy_share");
+  const auto profiled_step = number_at(profile, "step_ms");
   // A CPU profile has no kernels and says nothing about the GPU.
   if (!kernels || *kernels <= 0 || !share || !profiled_step) return std::nullopt;
   ProfileEvidence e;
@@ -34,13 +35,13 @@ std::optional<ProfileEvidence> profile_evidence(const nlohmann::json& doc) {
   e.text = fmt::format("trace: {:.0f} kernels/step", *kernels);
   // The mean kernel against the few microseconds a launch costs the host: kernels shorter
   // than their launch leave the GPU waiting whatever the batch.
-  if (const auto kernel_ms = number_at(*p, "gpu_kernel_ms_per_step")) {
+  if (const auto kernel_ms = number_at(profile, "gpu_kernel_ms_per_step")) {
     e.text += fmt::format(", mean kernel {:.0f} us", 1000 * *kernel_ms / *kernels);
   }
   // The share is of the measured step (profile_summary.h says why); the profiled step's is
   // shown beside it, because the gap between the two is the profiler's own host time.
-  const auto measured_step = number_at(*p, "measured_step_ms");
-  const auto profiled_share = number_at(*p, "gpu_busy_share_profiled");
+  const auto measured_step = number_at(profile, "measured_step_ms");
+  const auto profiled_share = number_at(profile, "gpu_busy_share_profiled");
   if (measured_step && profiled_share) {
     e.text += fmt::format(
         ", GPU busy {:.0f}% of the {:.2f} ms step ({:.0f}% of the {:.2f} ms "
@@ -63,9 +64,12 @@ std::optional<double> pcie_link_bytes_per_s(int generation, int width) {
   return kLaneBytesPerS[generation] * width;
 }
 
-std::optional<double> telemetry_window_mean(const nlohmann::json& doc, const std::string& field) {
-  const auto tel = doc.find("telemetry");
-  if (tel == doc.end() || !tel->is_object()) return std::nullopt;
+namespace {
+
+// telemetry_window_mean over the document's `telemetry` section.
+std::optional<double> window_mean(const nlohmann::json& telemetry, const std::string& field) {
+  if (!telemetry.is_object()) return std::nullopt;
+  const auto tel = &telemetry;
   const auto samples = tel->find("samples");
   if (samples == tel->end() || !samples->is_array()) return std::nullopt;
   double t0 = -1e300, t1 = 1e300;
@@ -95,9 +99,21 @@ std::optional<double> telemetry_window_mean(const nlohmann::json& doc, const std
   return mean_of(false);
 }
 
+}  // namespace
+
+std::optional<double> telemetry_window_mean(const nlohmann::json& doc, const std::string& field) {
+  if (!doc.is_object()) return std::nullopt;
+  const auto tel = doc.find("telemetry");
+  return tel == doc.end() ? std::nullopt : window_mean(*tel, field);
+}
+
 std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
-  if (!doc.is_object() || !doc.contains("status") || doc["status"] != "ok") return std::nullopt;
-  const nlohmann::json metrics = doc.value("metrics", nlohmann::json::object());
+  return diagnose(result_from_json(doc));
+}
+
+std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
+  if (!doc.ok()) return std::nullopt;
+  const nlohmann::json& metrics = doc.metrics;
   const auto step = number_at(metrics, "step_ms_mean");
   if (!step || *step <= 0) return std::nullopt;
   const double wait = number_at(metrics, "data_wait_ms_mean").value_or(0.0);
@@ -111,10 +127,9 @@ std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
   }
 
   // PCIe: host-to-device traffic (NVML's RX, as seen by the GPU) against the link's rate.
-  const nlohmann::json env = doc.value("environment", nlohmann::json::object());
   std::optional<double> rx = number_at(metrics, "pcie_rx_mean_bytes_per_s");
-  if (!rx) rx = telemetry_window_mean(doc, "pcie_rx_bytes_per_s");
-  const nlohmann::json pcie = env.value("pcie", nlohmann::json::object());
+  if (!rx) rx = window_mean(doc.telemetry, "pcie_rx_bytes_per_s");
+  const nlohmann::json pcie = json_object(doc.environment, "pcie");
   const auto gen = number_at(pcie, "gen_current");
   const auto width = number_at(pcie, "width_current");
   std::optional<double> link;
@@ -131,8 +146,8 @@ std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
   }
 
   std::optional<double> util = number_at(metrics, "gpu_util_mean_pct");
-  if (!util) util = telemetry_window_mean(doc, "gpu_util_pct");
-  const auto trace = profile_evidence(doc);
+  if (!util) util = window_mean(doc.telemetry, "gpu_util_pct");
+  const auto trace = profile_evidence(doc.profile);
   if (!util && trace) {
     // No NVML, but a GPU profile: its busy share measures what NVML's utilization estimates
     // (the time a kernel ran), from the profiled steps' kernels against the measured step.
@@ -148,11 +163,10 @@ std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
   }
   if (!util) {
     std::string why = "no GPU utilization recorded";
-    const nlohmann::json tel = doc.value("telemetry", nlohmann::json::object());
+    const nlohmann::json& tel = doc.telemetry;
     if (tel.is_object() && tel.contains("reason") && tel["reason"].is_string()) {
       why += ": " + tel["reason"].get<std::string>();
-    } else if (doc.contains("device") && doc["device"].is_string() &&
-               doc["device"].get<std::string>().rfind("cpu", 0) == 0) {
+    } else if (doc.device && doc.device->rfind("cpu", 0) == 0) {
       why += ": CPU run";
     }
     return Diagnosis{"unknown (no telemetry)", fmt::format("{}; {}", wait_text, why)};

@@ -21,6 +21,8 @@
 #include <optional>
 #include <string>
 
+#include "result/result_document.h"
+
 namespace orch::storage {
 
 /// A data wait above this share of the step time makes a run input-bound. At 10% the loader
@@ -44,6 +46,8 @@ struct Diagnosis {
 };
 
 /// The diagnosis of a finished run; nullopt when it did not succeed or has no step metrics.
+std::optional<Diagnosis> diagnose(const ResultDocument& document);
+/// The same for a document as JSON (a stored one, when the store is migrated).
 std::optional<Diagnosis> diagnose(const nlohmann::json& document);
 
 /// Theoretical one-direction bandwidth of a PCIe link in bytes/s (after line encoding), or

@@ -1,4 +1,4 @@
-// Upsert building and lenient document readers.
+// Upsert building and the columns of a run's identity.
 #include "storage/row_values.h"
 
 #include <algorithm>
@@ -54,38 +54,6 @@ void bind_row(Statement& st, const RowValues& row) {
   }
 }
 
-std::optional<double> json_number(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return std::nullopt;
-  auto it = obj.find(key);
-  if (it == obj.end()) return std::nullopt;
-  if (it->is_boolean()) return it->get<bool>() ? 1.0 : 0.0;
-  if (!it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-std::optional<std::int64_t> json_integer(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return std::nullopt;
-  auto it = obj.find(key);
-  if (it == obj.end()) return std::nullopt;
-  if (it->is_boolean()) return it->get<bool>() ? 1 : 0;
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_number_float()) return static_cast<std::int64_t>(it->get<double>());
-  return std::nullopt;
-}
-
-std::string json_text(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return {};
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-nlohmann::json json_object(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return nlohmann::json::object();
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_object() ? *it : nlohmann::json::object();
-}
-
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -112,19 +80,18 @@ std::int64_t run_id_of(Database& db, std::int64_t sweep_id, const std::string& h
 }
 
 // Columns that identify the run and describe its configuration, from a header or a document.
-RowValues run_identity_values(std::int64_t sweep_id, const nlohmann::json& doc) {
-  const nlohmann::json run = json_object(doc, "run");
-  const nlohmann::json config = json_object(doc, "config");
-  if (json_text(run, "hash").empty()) {
+RowValues run_identity_values(std::int64_t sweep_id, const ResultDocument& doc) {
+  const nlohmann::json config = doc.config.is_object() ? doc.config : nlohmann::json::object();
+  if (!doc.run || doc.run->hash.empty()) {
     throw std::invalid_argument("result document has no run.hash: not an orch result document");
   }
   auto plugin_of = [&](const char* key) { return json_text(json_object(config, key), "plugin"); };
   RowValues row;
   row.set("sweep_id", sweep_id)
-      .set("experiment", json_text(doc, "experiment"))
-      .set("name", json_text(run, "name"))
-      .set("config_hash", json_text(run, "hash"))
-      .set("repeat", json_integer(run, "repeat").value_or(0));
+      .set("experiment", doc.experiment.value_or(""))
+      .set("name", doc.run->name)
+      .set("config_hash", doc.run->hash)
+      .set("repeat", doc.run->repeat);
   row.set_text("model", plugin_of("model"))
       .set_text("data", plugin_of("data"))
       .set_text("precision", plugin_of("precision"))
@@ -133,7 +100,7 @@ RowValues run_identity_values(std::int64_t sweep_id, const nlohmann::json& doc) 
   // `batch_size: auto` resolves to a number only when the run has chosen one: the document's
   // top-level batch_size (or a config rewritten with it), else NULL until then.
   std::optional<std::int64_t> batch = json_integer(config, "batch_size");
-  if (!batch) batch = json_integer(doc, "batch_size");
+  if (!batch) batch = doc.batch_size;
   row.set("batch_size", batch);
   row.set("config_json", config.dump());
   return row;

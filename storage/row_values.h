@@ -1,6 +1,6 @@
 // A row to write as (column, value) pairs, and the upsert statement built from it, so the long
 // column lists of `runs` are written once, in one place, with every value bound (never pasted
-// into SQL text). Also the lenient readers of result-document fields the store uses.
+// into SQL text).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "result/json_fields.h"  // the lenient readers the store uses
+#include "result/result_document.h"
 #include "storage/sqlite.h"
 
 namespace orch::storage {
@@ -49,19 +51,10 @@ std::string upsert_sql(const std::string& table, const RowValues& row, const std
 /// Binds the row's values to ?1..?n in order.
 void bind_row(Statement& st, const RowValues& row);
 
-// Lenient readers: a missing, null or ill-typed field reads as absent, never as an error,
-// since documents come from other programs and other versions.
-std::optional<double> json_number(const nlohmann::json& obj, const char* key);
-std::optional<std::int64_t> json_integer(const nlohmann::json& obj, const char* key);
-/// Strings as they are, other scalars as their JSON text, absent as "".
-std::string json_text(const nlohmann::json& obj, const char* key);
-/// The object at `key`, or an empty object.
-nlohmann::json json_object(const nlohmann::json& obj, const char* key);
-
 /// The columns that identify a run and describe its configuration, from a run header or a
 /// result document ({experiment, run: {name, hash, repeat}, config}). Throws
 /// std::invalid_argument without run.hash.
-RowValues run_identity_values(std::int64_t sweep_id, const nlohmann::json& doc);
+RowValues run_identity_values(std::int64_t sweep_id, const ResultDocument& doc);
 
 /// Deletes a run's metrics, steps, telemetry samples and profile (before a retry or a
 /// re-record).

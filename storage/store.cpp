@@ -145,9 +145,10 @@ std::map<std::pair<std::string, int>, RunState> Store::run_states(std::int64_t s
 std::int64_t Store::begin_run(std::int64_t sweep_id, const nlohmann::json& header,
                               const std::string& owner_host, std::int64_t owner_pid,
                               const std::string& gpu) {
-  RowValues row = run_identity_values(sweep_id, header);
+  const ResultDocument head = result_from_json(header);
+  RowValues row = run_identity_values(sweep_id, head);
   const std::string now = utc_now();
-  row.set("status", std::string("running"))
+  row.set("status", to_string(RunStatus::running))
       .set_text("gpu", gpu)
       .set_text("owner_host", owner_host)
       .set("owner_pid", owner_pid)
@@ -169,8 +170,7 @@ std::int64_t Store::begin_run(std::int64_t sweep_id, const nlohmann::json& heade
                                {"attempts = runs.attempts + 1"}));
   bind_row(up, row);
   up.step();
-  const std::int64_t id = run_id_of(db_, sweep_id, json_text(json_object(header, "run"), "hash"),
-                                    json_integer(json_object(header, "run"), "repeat").value_or(0));
+  const std::int64_t id = run_id_of(db_, sweep_id, head.run->hash, head.run->repeat);
   delete_run_children(db_, id);
   touch_sweep(sweep_id);
   tx.commit();

@@ -1,6 +1,5 @@
 // Store::record: one finished result document -> its run row, metrics, steps, telemetry
 // samples and profile, in one durable transaction, as an upsert so that recording it again changes nothing.
-#include <set>
 #include <stdexcept>
 
 #include "storage/diagnosis.h"
@@ -11,28 +10,26 @@
 namespace orch::storage {
 namespace {
 
-constexpr int kNewestDocumentVersion = 2;
-
 // Invalid UTF-8 (a child's stderr tail) is replaced rather than failing the record.
 std::string dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void check_document(const nlohmann::json& doc) {
-  if (!doc.is_object() || json_text(doc, "format") != "orch.result") {
+void check_document(const ResultDocument& doc) {
+  if (doc.format != kResultFormat) {
     throw std::invalid_argument("not an orch result document (format is not \"orch.result\")");
   }
-  const auto version = json_integer(doc, "version").value_or(0);
-  if (version < 1 || version > kNewestDocumentVersion) {
+  const auto version = doc.version.value_or(0);
+  if (version < kOldestResultVersion || version > kResultVersion) {
     throw std::invalid_argument("result document version " + std::to_string(version) +
-                                " is not one this orch reads (1.." +
-                                std::to_string(kNewestDocumentVersion) + ")");
+                                " is not one this orch reads (" +
+                                std::to_string(kOldestResultVersion) + ".." +
+                                std::to_string(kResultVersion) + ")");
   }
-  static const std::set<std::string> kStatuses = {"running", "ok",          "failed", "oom",
-                                                   "timeout", "interrupted", "skipped"};
-  const std::string status = json_text(doc, "status");
-  if (!kStatuses.count(status)) {
-    throw std::invalid_argument("result document has an unknown status '" + status + "'");
+  // A status this orch does not know stays in `extra`, as it was written.
+  if (!doc.status) {
+    throw std::invalid_argument("result document has an unknown status '" +
+                                json_text(doc.extra, "status") + "'");
   }
 }
 
@@ -47,13 +44,12 @@ void insert_metrics(Database& db, std::int64_t id, const nlohmann::json& metrics
   }
 }
 
-void insert_steps(Database& db, std::int64_t id, const nlohmann::json& doc) {
-  auto it = doc.find("steps");
-  if (it == doc.end() || !it->is_array()) return;
+void insert_steps(Database& db, std::int64_t id, const nlohmann::json& steps) {
+  if (!steps.is_array()) return;
   Statement st(db, R"(INSERT INTO run_steps (run_id, step, step_ms, data_wait_ms, loss)
                       VALUES (?1, ?2, ?3, ?4, ?5))");
   std::int64_t index = 0;
-  for (const auto& s : *it) {
+  for (const auto& s : steps) {
     st.bind(1, id)
         .bind(2, json_integer(s, "step").value_or(index))
         .bind(3, json_number(s, "step_ms"))
@@ -91,27 +87,31 @@ void insert_samples(Database& db, std::int64_t id, const nlohmann::json& telemet
 
 }  // namespace
 
-std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& doc) {
+std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document) {
+  const ResultDocument doc = result_from_json(document);
   check_document(doc);
   RowValues row = run_identity_values(sweep_id, doc);
-  const nlohmann::json metrics = json_object(doc, "metrics");
-  const nlohmann::json env = json_object(doc, "environment");
-  const nlohmann::json outcome = json_object(doc, "outcome");
+  auto object_or_empty = [](const nlohmann::json& j) {
+    return j.is_object() ? j : nlohmann::json::object();
+  };
+  const nlohmann::json metrics = object_or_empty(doc.metrics);
+  const nlohmann::json env = object_or_empty(doc.environment);
+  const ProcessOutcome outcome = doc.outcome.value_or(ProcessOutcome{});
   const auto diagnosis = diagnose(doc);
-  row.set("status", json_text(doc, "status"))
-      .set_text("error", json_text(doc, "error"))
-      .set("batch_auto", std::int64_t{json_integer(doc, "batch_auto").value_or(0) != 0 ? 1 : 0})
-      .set_text("device", json_text(doc, "device"))
-      .set_text("gpu", json_text(doc, "gpu"))
+  row.set("status", to_string(*doc.status))
+      .set_text("error", doc.error.value_or(""))
+      .set("batch_auto", std::int64_t{doc.batch_auto.value_or(false) ? 1 : 0})
+      .set_text("device", doc.device.value_or(""))
+      .set_text("gpu", doc.gpu.value_or(""))
       .set("attempts", std::int64_t{1})
-      .set_text("started_at", json_text(doc, "started_at"))
-      .set_text("finished_at", json_text(doc, "finished_at"))
-      .set("duration_s", json_number(doc, "duration_s"))
-      .set("exit_code", json_integer(outcome, "exit_code"))
-      .set("term_signal", json_integer(outcome, "signal"))
-      .set_text("stderr_tail", json_text(outcome, "stderr_tail"))
-      .set("images_per_s", json_number(metrics, "images_per_s"))
-      .set("step_ms_mean", json_number(metrics, "step_ms_mean"))
+      .set_text("started_at", doc.started_at.value_or(""))
+      .set_text("finished_at", doc.finished_at.value_or(""))
+      .set("duration_s", doc.duration_s)
+      .set("exit_code", outcome.exit_code)
+      .set("term_signal", outcome.signal)
+      .set_text("stderr_tail", outcome.stderr_tail)
+      .set("images_per_s", doc.metric("images_per_s"))
+      .set("step_ms_mean", doc.metric("step_ms_mean"))
       .set_text("diagnosis", diagnosis ? diagnosis->label : "")
       .set_text("diagnosis_detail", diagnosis ? diagnosis->detail : "")
       .set_text("gpu_name", json_text(env, "gpu_name"))
@@ -120,14 +120,13 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& doc) {
       .set_text("cudnn_version", json_text(env, "cudnn_version"))
       .set_text("torch_version", json_text(env, "torch_version"))
       .set_text("hostname", json_text(env, "hostname"));
-  const auto tel = doc.find("telemetry");
-  const bool has_tel = tel != doc.end() && tel->is_object();
-  const nlohmann::json telemetry = has_tel ? *tel : nlohmann::json::object();
+  const bool has_tel = doc.telemetry.is_object();
+  const nlohmann::json telemetry = object_or_empty(doc.telemetry);
   row.set("telemetry_available", has_tel ? json_integer(telemetry, "available") : std::nullopt)
       .set_text("telemetry_reason", json_text(telemetry, "reason"))
       .set("gpu_lost", has_tel ? json_integer(telemetry, "gpu_lost") : std::nullopt)
       .set("environment_json", dump(env))
-      .set("document_json", dump(doc));
+      .set("document_json", dump(document));
 
   Transaction tx(db_);
   Statement up(db_, upsert_sql("runs", row, "sweep_id, config_hash, repeat",
@@ -136,14 +135,12 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& doc) {
                                 "started_at = COALESCE(excluded.started_at, runs.started_at)"}));
   bind_row(up, row);
   up.step();
-  const nlohmann::json run = json_object(doc, "run");
-  const std::int64_t id = run_id_of(db_, sweep_id, json_text(run, "hash"),
-                                    json_integer(run, "repeat").value_or(0));
+  const std::int64_t id = run_id_of(db_, sweep_id, doc.run->hash, doc.run->repeat);
   delete_run_children(db_, id);
   insert_metrics(db_, id, metrics);
-  insert_steps(db_, id, doc);
+  insert_steps(db_, id, doc.steps);
   insert_samples(db_, id, telemetry);
-  insert_profile(db_, id, doc);
+  insert_profile(db_, id, document);
   touch_sweep(sweep_id);
   tx.commit();
   return id;

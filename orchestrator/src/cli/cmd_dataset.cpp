@@ -113,8 +113,7 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
     PluginChoice choice;
     try {
       const YNode node = parse_yaml(o->data, std::make_shared<const std::string>("--data"));
-      const DraftChoice d = parse_plugin_choice(node, PluginKind::kDataLoader, "synthetic", "data", registry);
-      choice = {d.plugin, resolve_params(*d.info, d.explicit_params)};
+      choice = resolve_choice(parse_plugin_choice(node, PluginKind::kDataLoader, "data", registry));
     } catch (const PlanError& e) {
       std::cerr << "orch: dataset bench: " << e.what() << "\n";
       exit_code = kExitBadInput;

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/plugin_loading.h"
 #include "plan/run_spec_json.h"
+#include "result/result_document.h"
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
 #include "sweep/child_run.h"
@@ -50,12 +51,16 @@ nlohmann::json supervise(const RunSpec& spec, const GlobalOptions& g, const Exec
   }
 }
 
+std::string status_text(const ResultDocument& doc) {
+  return doc.status ? to_string(*doc.status) : "?";
+}
+
 // Written to a temporary name and renamed: the parent never reads half a document.
-void write_atomically(const std::string& path, const nlohmann::json& doc) {
+void write_atomically(const std::string& path, const ResultDocument& doc) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
-    out << doc.dump(1) << "\n";
+    out << to_json(doc).dump(1) << "\n";
     out.flush();
     if (!out) throw std::runtime_error("cannot write " + tmp);
   }
@@ -115,23 +120,23 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     if (!o->write_outcome.empty()) {
       // No plugin is loaded and nothing runs: the header of the specification, and the outcome.
-      nlohmann::json doc = run_spec_json(spec);
-      doc["format"] = "orch.result";
-      doc["version"] = 2;
-      doc["status"] = o->write_outcome;
-      doc["error"] = o->reason.empty() ? "recorded by orch exec --write-outcome" : o->reason;
-      doc["device"] = spec.device;
+      ResultDocument doc = result_from_json(run_spec_json(spec));
+      doc.format = kResultFormat;
+      doc.version = kResultVersion;
+      doc.status = parse_run_status(o->write_outcome);  // one of two, checked by the option
+      doc.error = o->reason.empty() ? "recorded by orch exec --write-outcome" : o->reason;
+      doc.device = spec.device;
       write_atomically(o->out, doc);
       std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
-                << "): recorded " << o->write_outcome << ": " << doc["error"].get<std::string>() << "\n";
+                << "): recorded " << o->write_outcome << ": " << *doc.error << "\n";
       return;
     }
     if (o->supervise) {
       // The child `orch exec` sets cuda_connections for itself.
-      const nlohmann::json doc = supervise(spec, g, *o);
+      const ResultDocument doc = result_from_json(supervise(spec, g, *o));
       write_atomically(o->out, doc);
       std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
-                << "): " << doc.value("status", "?") << " (supervised)\n";
+                << "): " << status_text(doc) << " (supervised)\n";
       return;
     }
     if (o->batch_size > 0) spec.batch_size = o->batch_size;
@@ -151,12 +156,12 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     apply_cuda_connections(spec);
     PluginRegistry registry;
     load_registry(registry, g, /*warn=*/false);
-    nlohmann::json doc = run_one(spec, registry, outputs);
-    if (o->batch_size > 0) doc["batch_size"] = o->batch_size;
-    if (o->probe) doc["probe"] = true;
+    ResultDocument doc = run_document(spec, registry, outputs);
+    if (o->batch_size > 0) doc.batch_size = o->batch_size;
+    if (o->probe) doc.probe = true;
     write_atomically(o->out, doc);
     std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
-              << "): " << doc.value("status", "?") << "\n";
+              << "): " << status_text(doc) << "\n";
   });
 }
 

@@ -13,6 +13,7 @@
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
 #include "report/rank_table.h"
+#include "result/result_document.h"
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
 #include "storage/store.h"
@@ -21,15 +22,16 @@
 namespace orch::cli {
 namespace {
 
-std::string summary(const nlohmann::json& doc) {
-  if (doc.value("status", "") != "ok") {
-    return fmt::format("{}: {}", doc.value("status", "?"), doc.value("error", ""));
+std::string summary(const ResultDocument& doc) {
+  if (!doc.ok()) {
+    return fmt::format("{}: {}", doc.status ? to_string(*doc.status) : "?",
+                       doc.error.value_or(""));
   }
-  const auto& m = doc["metrics"];
+  // A run that succeeded has every one of these (runner.cpp).
+  auto m = [&](const char* name) { return doc.metric(name).value_or(0.0); };
   return fmt::format("{:.1f} img/s, step {:.2f} ms (p90 {:.2f}), loss {:.3f} -> {:.3f}, on {}",
-                     m["images_per_s"].get<double>(), m["step_ms_mean"].get<double>(),
-                     m["step_ms_p90"].get<double>(), m["loss_first"].get<double>(),
-                     m["loss_last"].get<double>(), doc.value("device", "?"));
+                     m("images_per_s"), m("step_ms_mean"), m("step_ms_p90"), m("loss_first"),
+                     m("loss_last"), doc.device.value_or("?"));
 }
 
 }  // namespace
@@ -96,9 +98,9 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                               sweep::run_dir_name(spec) / sweep::kTraceFileName)
                                  .string();
       }
-      const nlohmann::json doc = run_one(spec, registry, outputs);
-      store.record(sweep_id, doc);
-      if (doc.value("status", "") != "ok") ++failed;
+      const ResultDocument doc = run_document(spec, registry, outputs);
+      store.record(sweep_id, to_json(doc));
+      if (!doc.ok()) ++failed;
       std::cout << summary(doc) << std::endl;
     }
     std::cout << "\n" << format_sweep_ranking(store, sweep_id);

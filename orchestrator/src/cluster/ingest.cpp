@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cluster/submission.h"
+#include "result/result_document.h"
 
 namespace orch::cluster {
 namespace {
@@ -11,10 +12,11 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// What Store::record would refuse, said per file before anything is written.
-std::string what_is_wrong(const json& doc) {
+// What Store::record would refuse, said per file before anything is written: which key of the
+// file is missing or of the wrong type, where the typed document would only leave it unset.
+std::string what_is_wrong(const json& doc, const ResultDocument& typed) {
   if (!doc.is_object()) return "not a JSON object";
-  if (doc.value("format", "") != "orch.result")
+  if (typed.format != kResultFormat)
     return "not an orch result document (format is not \"orch.result\")";
   if (!doc.contains("status") || !doc["status"].is_string()) return "no status";
   const auto run = doc.find("run");
@@ -25,7 +27,8 @@ std::string what_is_wrong(const json& doc) {
   }
   if (!run->contains("repeat") || !(*run)["repeat"].is_number_integer())
     return "no integer run.repeat";
-  if (!doc.contains("experiment") || !doc["experiment"].is_string()) return "no experiment name";
+  if (!typed.run) return "run is not {name, hash, repeat}";
+  if (!typed.experiment) return "no experiment name";
   return {};
 }
 
@@ -65,11 +68,12 @@ void Ingester::ingest_file(const fs::path& file, IngestReport& report) {
     report.malformed.push_back(file.string() + ": not valid JSON: " + e.what());
     return;
   }
-  if (auto why = what_is_wrong(doc); !why.empty()) {
+  const ResultDocument typed = result_from_json(doc);
+  if (auto why = what_is_wrong(doc, typed); !why.empty()) {
     report.malformed.push_back(file.string() + ": " + why);
     return;
   }
-  const std::string experiment = doc["experiment"];
+  const std::string experiment = *typed.experiment;
   std::string name = sweep_override_;
   if (name.empty() && index_.is_object()) name = index_.value("sweep", "");
   if (name.empty()) name = experiment;
@@ -82,11 +86,12 @@ void Ingester::ingest_file(const fs::path& file, IngestReport& report) {
   }
   try {
     const std::int64_t id = sweep_for(name, experiment);
-    const std::pair<std::string, int> key{doc["run"]["hash"], doc["run"]["repeat"].get<int>()};
-    const std::string status = doc["status"];
+    const std::pair<std::string, int> key{typed.run->hash, static_cast<int>(typed.run->repeat)};
+    // An unknown status is left to Store::record, which refuses it with its text.
+    const std::string status = typed.status ? to_string(*typed.status) : std::string();
     auto& known = statuses_[id];
-    if (auto it = known.find(key);
-        it != known.end() && it->second == status && status != "running") {
+    if (auto it = known.find(key); it != known.end() && typed.status &&
+                                   it->second == status && *typed.status != RunStatus::running) {
       ++report.unchanged;
       return;
     }

@@ -9,6 +9,7 @@
 
 #include "cluster/shell.h"
 #include "cluster/submission.h"
+#include "result/run_status.h"
 
 namespace orch::cluster {
 namespace {
@@ -28,7 +29,7 @@ FollowResult tally_runs(storage::Store& store, std::int64_t sweep_id,
     auto it = states.find(key);
     if (it == states.end() || !is_finished(it->second.status, false)) {
       ++r.unfinished;
-    } else if (it->second.status == "ok") {
+    } else if (parse_run_status(it->second.status) == RunStatus::ok) {
       ++r.ok;
     } else {
       ++r.not_ok;

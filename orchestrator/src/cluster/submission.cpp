@@ -7,6 +7,7 @@
 #include <set>
 
 #include "plan/run_spec_json.h"
+#include "result/run_status.h"
 
 namespace orch::cluster {
 namespace {
@@ -27,8 +28,8 @@ void write_file(const fs::path& path, const std::string& text) {
 }  // namespace
 
 bool is_finished(const std::string& status, bool retry_failed) {
-  static const std::set<std::string> kFinalFailures = {"failed", "oom", "timeout", "skipped"};
-  return status == "ok" || (!retry_failed && kFinalFailures.count(status) > 0);
+  const std::optional<RunStatus> s = parse_run_status(status);
+  return s == RunStatus::ok || (!retry_failed && s && is_final_failure(*s));
 }
 
 std::string result_name(const RunSpec& spec) {

@@ -35,18 +35,12 @@ json parse_group(const KeySpec& key, const YNode& node, const std::string& key_p
   return out;
 }
 
-json group_defaults(const KeySpec& key) {
-  json out = json::object();
-  for (const FieldSpec& f : key.fields) out[f.name] = f.default_value;
-  return out;
-}
-
 const PluginInfo& current_plugin(const Draft& draft, const KeySpec& key,
                                  const SchemaCatalog& catalog, const SourceMark& at,
                                  const std::string& key_path) {
   auto it = draft.choices.find(key.name);
   if (it != draft.choices.end()) return *it->second.info;
-  return require_plugin(catalog, key.role, key.default_plugin, at, key_path, true);
+  return *default_choice(catalog, key.role, at, key_path).info;
 }
 
 std::string render_json(const json& j) {
@@ -75,8 +69,7 @@ void apply_setting(Draft& draft, const SettingPath& path, const YNode& value,
   switch (key.kind) {
     case KeyKind::kPlugin:
       if (path.sub.empty()) {
-        draft.choices[key.name] =
-            parse_plugin_choice(value, key.role, key.default_plugin, key_path, catalog);
+        draft.choices[key.name] = parse_plugin_choice(value, key.role, key_path, catalog);
       } else {
         const PluginInfo& info = current_plugin(draft, key, catalog, value.mark, key_path);
         const ParamSpec& spec = require_param(info, path.sub, value.mark, key_path);
@@ -123,15 +116,16 @@ json canonical_setting(const SettingPath& path, const YNode& value, const std::s
   switch (key.kind) {
     case KeyKind::kPlugin: {
       if (!path.sub.empty()) return generic_json(value);
-      DraftChoice c = parse_plugin_choice(value, key.role, key.default_plugin, key_path, catalog);
-      return choice_json(c.plugin, resolve_params(*c.info, c.explicit_params));
+      const PluginChoice c =
+          resolve_choice(parse_plugin_choice(value, key.role, key_path, catalog));
+      return choice_json(c.plugin, c.params);
     }
     case KeyKind::kScalar:
       return key.scalar.normalise(value, key_path);
     case KeyKind::kGroup:
       if (!path.sub.empty()) return key.find_field(path.sub)->normalise(value, key_path);
       {
-        json g = group_defaults(key);
+        json g = key.field_defaults();
         g.update(parse_group(key, value, key_path));
         return g;
       }
@@ -146,19 +140,12 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
   for (const KeySpec& key : experiment_keys()) {
     switch (key.kind) {
       case KeyKind::kPlugin: {
-        PluginChoice choice;
-        const PluginInfo* info = nullptr;
         auto it = draft.choices.find(key.name);
-        if (it != draft.choices.end()) {
-          info = it->second.info;
-          choice.params = resolve_params(*info, it->second.explicit_params);
-        } else {
-          info = &require_plugin(catalog, key.role, key.default_plugin, where,
-                                 "base." + key.name, true);
-          choice.params = resolve_params(*info, {});
-        }
-        choice.plugin = info->name;
-        for (const ParamSpec& p : info->params) {
+        const DraftChoice drafted =
+            it != draft.choices.end() ? it->second
+                                      : default_choice(catalog, key.role, where, "base." + key.name);
+        const PluginChoice choice = resolve_choice(drafted);
+        for (const ParamSpec& p : drafted.info->params) {
           if (!p.hashed_at_default && choice.params.at(p.name) == p.default_value)
             unhashed.emplace_back("/" + key.name + "/params/" + p.name);
         }
@@ -170,7 +157,7 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
             draft.values.contains(key.name) ? draft.values.at(key.name) : key.scalar.default_value;
         break;
       case KeyKind::kGroup: {
-        json g = group_defaults(key);
+        json g = key.field_defaults();
         if (draft.values.contains(key.name)) g.update(draft.values.at(key.name));
         config[key.name] = g;
         break;

@@ -10,13 +10,6 @@ namespace orch {
 
 namespace {
 
-/// A group key with every field at its default.
-nlohmann::json group_default(const char* key) {
-  nlohmann::json d = nlohmann::json::object();
-  for (const FieldSpec& f : find_experiment_key(key)->fields) d[f.name] = f.default_value;
-  return d;
-}
-
 /// Leaves `key` out of the hash input while it has its default value.
 void erase_if_default(nlohmann::json& in, const char* key, const nlohmann::json& default_value) {
   if (auto it = in.find(key); it != in.end() && *it == default_value) in.erase(it);
@@ -39,13 +32,14 @@ nlohmann::json hash_input(const nlohmann::json& config,
   // principle slow a run down, and a user comparing sampler on/off (or two intervals) needs
   // two configurations, so a non-default `telemetry` is hashed. At its default it is left out,
   // so every configuration hashed before the key existed keeps its hash.
-  static const nlohmann::json kDefaultTelemetry = group_default("telemetry");
+  static const nlohmann::json kDefaultTelemetry =
+      find_experiment_key("telemetry")->field_defaults();
   erase_if_default(in, "telemetry", kDefaultTelemetry);
   // Profiling runs extra steps after the measured ones, so it does not change what is
   // measured; it is hashed when on all the same, so that a profiled configuration is a
   // configuration of its own (its row in the store holds a trace; `profile.steps: [0, 10]`
   // gives two), and left out when off, so every hash from before the key existed still holds.
-  static const nlohmann::json kDefaultProfile = group_default("profile");
+  static const nlohmann::json kDefaultProfile = find_experiment_key("profile")->field_defaults();
   erase_if_default(in, "profile", kDefaultProfile);
   // Added after results were recorded: at its default (the driver's setting) it is left out.
   erase_if_default(in, "cuda_connections", "driver");

@@ -239,6 +239,12 @@ std::vector<std::string> KeySpec::field_names() const {
   return names;
 }
 
+json KeySpec::field_defaults() const {
+  json out = json::object();
+  for (const FieldSpec& f : fields) out[f.name] = f.default_value;
+  return out;
+}
+
 const std::vector<KeySpec>& experiment_keys() {
   static const std::vector<KeySpec> kKeys = make_keys();
   return kKeys;

@@ -48,6 +48,8 @@ struct KeySpec {
 
   const FieldSpec* find_field(std::string_view field) const;
   std::vector<std::string> field_names() const;
+  /// kGroup: every field at its default, what an unwritten field resolves to.
+  nlohmann::json field_defaults() const;
 };
 
 /// The keys of `base`, in the order the docs list them.

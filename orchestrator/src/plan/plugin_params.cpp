@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "plan/did_you_mean.h"
+#include "plan/experiment_schema.h"
 #include "plan/plan_error.h"
 #include "plan/scalars.h"
 
@@ -149,8 +150,17 @@ Value parse_param_value(const ParamSpec& spec, const YNode& node, const std::str
   return v;
 }
 
-DraftChoice parse_plugin_choice(const YNode& node, PluginKind kind,
-                                const std::string& default_plugin, const std::string& key_path,
+DraftChoice default_choice(const SchemaCatalog& catalog, PluginKind kind, const SourceMark& at,
+                           const std::string& key_path) {
+  for (const KeySpec& key : experiment_keys()) {
+    if (key.kind != KeyKind::kPlugin || key.role != kind) continue;
+    const PluginInfo& info = require_plugin(catalog, kind, key.default_plugin, at, key_path, true);
+    return DraftChoice{key.default_plugin, &info, {}};
+  }
+  throw std::logic_error("no experiment key for the plugin role " + std::string(to_string(kind)));
+}
+
+DraftChoice parse_plugin_choice(const YNode& node, PluginKind kind, const std::string& key_path,
                                 const SchemaCatalog& catalog) {
   DraftChoice out;
   if (node.is_scalar()) {
@@ -173,8 +183,7 @@ DraftChoice parse_plugin_choice(const YNode& node, PluginKind kind,
     out.plugin = p->text;
     out.info = &require_plugin(catalog, kind, out.plugin, p->mark, key_path + ".plugin");
   } else {
-    out.plugin = default_plugin;
-    out.info = &require_plugin(catalog, kind, out.plugin, node.mark, key_path, true);
+    out = default_choice(catalog, kind, node.mark, key_path);
   }
   for (const YEntry& e : node.entries) {
     if (e.key == "plugin") continue;
@@ -196,6 +205,10 @@ Params resolve_params(const PluginInfo& info, const std::map<std::string, Value>
     params.set(spec.name, std::move(v));
   }
   return params;
+}
+
+PluginChoice resolve_choice(const DraftChoice& choice) {
+  return PluginChoice{choice.info->name, resolve_params(*choice.info, choice.explicit_params)};
 }
 
 nlohmann::json value_json(const Value& v) {

@@ -38,12 +38,21 @@ Value parse_param_value(const ParamSpec& spec, const YNode& node, const std::str
 
 /// `name` or `{plugin: name, param: value, ...}`; a mapping without `plugin` means the role's
 /// default plugin.
-DraftChoice parse_plugin_choice(const YNode& node, PluginKind kind,
-                                const std::string& default_plugin, const std::string& key_path,
+DraftChoice parse_plugin_choice(const YNode& node, PluginKind kind, const std::string& key_path,
                                 const SchemaCatalog& catalog);
+
+/// The one place a role's default plugin is chosen (what the experiment schema names for the
+/// role): what a role the experiment leaves out, or a mapping without `plugin`, stands for,
+/// with no parameter set. A PlanError at `at` when it is not installed.
+DraftChoice default_choice(const SchemaCatalog& catalog, PluginKind kind, const SourceMark& at,
+                           const std::string& key_path);
 
 /// Every declared parameter: the explicit value where set, else the default.
 Params resolve_params(const PluginInfo& info, const std::map<std::string, Value>& explicit_params);
+
+/// The choice as a run gets it, every declared default filled in (resolve_params): what the
+/// planner, the matrix comparison and `orch dataset` all resolve a choice with.
+PluginChoice resolve_choice(const DraftChoice& choice);
 
 nlohmann::json value_json(const Value& v);
 /// {"plugin": name, "params": {...}}: how a resolved choice appears in RunSpec::config.

@@ -226,15 +226,13 @@ bool cudnn_benchmark_enabled(const std::string& setting, std::int64_t batch,
   return std::all_of(shape.begin(), shape.end(), [](std::int64_t d) { return d % 8 == 0; });
 }
 
-nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
-                       const RunOutputs& outputs) {
-  nlohmann::json doc;
-  doc["format"] = "orch.result";
-  doc["version"] = 2;  // 2: `telemetry`, telemetry summaries and host_peak_rss_bytes in metrics
-  doc["experiment"] = spec.experiment;
-  doc["run"] = {{"name", spec.name}, {"hash", spec.hash}, {"repeat", spec.repeat}};
-  doc["config"] = spec.config;
-  doc["started_at"] = storage::utc_now();
+ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
+                            const RunOutputs& outputs) {
+  ResultDocument doc;  // of the newest version (result_document.h)
+  doc.experiment = spec.experiment;
+  doc.run = RunIdentity{spec.name, spec.hash, spec.repeat};
+  doc.config = spec.config;
+  doc.started_at = storage::utc_now();
   const auto t0 = Clock::now();
   // Telemetry outlives the try: a failed run still reports what was sampled (a lost GPU
   // above all), and the sampling thread is always joined before the document is returned.
@@ -250,8 +248,8 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
     // Refused rather than run with the driver's setting and stored as if it had been applied.
     if (auto why = cuda_connections_mismatch(spec)) throw std::runtime_error(*why);
     const c10::Device device = resolve_device(spec.device);
-    doc["device"] = device.str();
-    doc["environment"] = collect_environment(device);
+    doc.device = device.str();
+    doc.environment = collect_environment(device);
     reset_peak_memory(device);
     std::string why_not;
     sampler = start_sampler(spec, device, why_not);
@@ -284,8 +282,8 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
     if (m.peak_reserved >= 0) metrics["peak_reserved_bytes"] = m.peak_reserved;
     metrics["host_peak_rss_bytes"] = m.host_peak_rss;
     metrics.update(telemetry_metrics(*telemetry));
-    doc["metrics"] = metrics;
-    doc["counters"] = m.counters;
+    doc.metrics = metrics;
+    doc.counters = m.counters;
     nlohmann::json steps = nlohmann::json::array();
     for (std::size_t i = 0; i < m.step_ms.size(); ++i) {
       steps.push_back({{"step", i},
@@ -293,31 +291,36 @@ nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
                        {"data_wait_ms", m.data_wait_ms[i]},
                        {"loss", m.loss[i]}});
     }
-    doc["steps"] = steps;
-    if (!m.profile.is_null()) doc["profile"] = m.profile;
-    doc["status"] = "ok";
+    doc.steps = steps;
+    doc.profile = m.profile;  // null (left out) when not profiled
+    doc.status = RunStatus::ok;
   } catch (const c10::OutOfMemoryError& e) {
-    doc["status"] = "oom";
-    doc["error"] = std::string("out of memory at batch size ") +
+    doc.status = RunStatus::oom;
+    doc.error = std::string("out of memory at batch size ") +
                    std::to_string(spec.batch_size.value_or(0)) + ": " + e.what_without_backtrace();
   } catch (const c10::Error& e) {
     // LibTorch's CPU allocator reports an allocation failure as a plain c10::Error; it is out
     // of memory all the same (the configuration's outcome, not a crash).
     const std::string what = e.what_without_backtrace();
     const bool host_oom = what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos;
-    doc["status"] = host_oom ? "oom" : "failed";
-    doc["error"] = host_oom ? "out of host memory at batch size " +
+    doc.status = host_oom ? RunStatus::oom : RunStatus::failed;
+    doc.error = host_oom ? "out of host memory at batch size " +
                                   std::to_string(spec.batch_size.value_or(0)) + ": " + what
                             : what;
   } catch (const std::exception& e) {
-    doc["status"] = "failed";
-    doc["error"] = e.what();
+    doc.status = RunStatus::failed;
+    doc.error = e.what();
   }
   finish_telemetry();
-  if (telemetry) doc["telemetry"] = telemetry_json(*telemetry);
-  doc["duration_s"] = seconds_since(t0);
-  doc["finished_at"] = storage::utc_now();
+  if (telemetry) doc.telemetry = telemetry_json(*telemetry);
+  doc.duration_s = seconds_since(t0);
+  doc.finished_at = storage::utc_now();
   return doc;
+}
+
+nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
+                       const RunOutputs& outputs) {
+  return to_json(run_document(spec, registry, outputs));
 }
 
 }  // namespace orch

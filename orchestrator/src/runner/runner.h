@@ -9,6 +9,7 @@
 
 #include "plan/run_spec.h"
 #include "plugin_host/registry.h"
+#include "result/result_document.h"
 
 namespace orch {
 
@@ -19,6 +20,9 @@ struct RunOutputs {
   std::string trace_path;
 };
 
+ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
+                            const RunOutputs& outputs = {});
+/// run_document's result as JSON.
 nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
                        const RunOutputs& outputs = {});
 

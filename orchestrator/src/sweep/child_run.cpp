@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "plan/run_spec_json.h"
+#include "result/result_document.h"
 #include "sweep/batch_search.h"
 #include "sweep/child_process.h"
 
@@ -21,13 +22,14 @@ namespace fs = std::filesystem;
 using Steady = std::chrono::steady_clock;
 using json = nlohmann::json;
 
-std::optional<json> read_document(const fs::path& path) {
+std::optional<ResultDocument> read_document(const fs::path& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   try {
-    json doc = json::parse(in);
-    if (doc.is_object() && doc.value("format", "") == "orch.result" && doc.contains("status")) {
-      return doc;
+    const json j = json::parse(in);
+    if (j.is_object() && j.contains("status")) {
+      ResultDocument doc = result_from_json(j);
+      if (doc.format == kResultFormat) return doc;
     }
   } catch (const json::exception&) {
   }
@@ -76,7 +78,7 @@ class Attempt {
   }
 
   /// The attempt's document once the child has ended.
-  std::optional<json> poll() {
+  std::optional<ResultDocument> poll() {
     auto st = child_->poll();
     if (!st) {
       enforce_timeout();
@@ -107,29 +109,31 @@ class Attempt {
     }
   }
 
-  json finish(const ExitStatus& st) {
+  ResultDocument finish(const ExitStatus& st) {
     const std::string tail = file_tail((dir_ / "stderr.log").string());
-    std::optional<json> written = read_document(dir_ / "result.json");
-    json doc = written ? *written : json::object();
+    std::optional<ResultDocument> written = read_document(dir_ / "result.json");
+    ResultDocument doc = written ? *written : ResultDocument{};
     if (stop_reason_ == "timeout") {
-      doc["status"] = "timeout";
-      doc["error"] = fmt::format(
+      doc.status = RunStatus::timeout;
+      doc.error = fmt::format(
           "no result within the timeout of {:.0f} s: sent SIGTERM{}", timeout_,
           killed_ ? fmt::format(", then SIGKILL after {:.0f} s", grace_) : std::string());
     } else if (stop_reason_ == "interrupted") {
-      doc["status"] = "interrupted";
-      doc["error"] = "the sweep was stopped (SIGINT/SIGTERM) while this run was in progress";
+      doc.status = RunStatus::interrupted;
+      doc.error = "the sweep was stopped (SIGINT/SIGTERM) while this run was in progress";
     } else if (!written) {
-      doc["status"] = "failed";
+      doc.status = RunStatus::failed;
       std::string last_line = tail;
       while (!last_line.empty() && last_line.back() == '\n') last_line.pop_back();
       if (auto nl = last_line.rfind('\n'); nl != std::string::npos) last_line.erase(0, nl + 1);
-      doc["error"] = "the run's process ended without a result (" + st.describe() + ")" +
-                     (last_line.empty() ? "" : ": " + last_line);
+      doc.error = "the run's process ended without a result (" + st.describe() + ")" +
+                  (last_line.empty() ? "" : ": " + last_line);
     }
-    doc["outcome"] = {{"exit_code", st.signal ? json(nullptr) : json(st.exit_code)},
-                      {"signal", st.signal ? json(st.signal) : json(nullptr)},
-                      {"stderr_tail", tail}};
+    ProcessOutcome outcome;
+    if (st.signal) outcome.signal = st.signal;
+    else outcome.exit_code = st.exit_code;
+    outcome.stderr_tail = tail;
+    doc.outcome = std::move(outcome);
     return doc;
   }
 
@@ -165,18 +169,18 @@ class ChildRun final : public RunHandle {
     auto doc = attempt_->poll();
     if (!doc) return std::nullopt;
     if (!probing_) return done_ = complete(std::move(*doc));
-    const std::string status = doc->value("status", "failed");
-    if (status == "ok" || status == "oom") {
-      search_->report(status == "ok");
+    const RunStatus status = doc->status.value_or(RunStatus::failed);
+    if (status == RunStatus::ok || status == RunStatus::oom) {
+      search_->report(status == RunStatus::ok);
       if (search_->next()) {
         start_probe();
       } else if (auto b = search_->result()) {
         chosen_[spec_.hash] = *b;
         start_run(*b);
       } else {
-        (*doc)["status"] = "oom";
-        (*doc)["error"] = fmt::format("batch_size: auto: even a batch of {} does not fit",
-                                      search_->probes().back().batch);
+        doc->status = RunStatus::oom;
+        doc->error = fmt::format("batch_size: auto: even a batch of {} does not fit",
+                                 search_->probes().back().batch);
         return done_ = complete(std::move(*doc));
       }
       return std::nullopt;
@@ -186,11 +190,10 @@ class ChildRun final : public RunHandle {
     // bf16 between a batch that fitted and one that ran out of memory, for instance). A
     // probe that fails with an error above a batch that fitted is therefore "does not fit",
     // with the error kept; a crash, a hang or a failure before anything fitted ends the run.
-    const json& outcome = doc->value("outcome", json::object());
-    const bool exception = outcome.contains("exit_code") && outcome["exit_code"].is_number() &&
-                           outcome["exit_code"].get<int>() == 0;  // the child wrote the failure
-    if (status == "failed" && exception && search_->result()) {
-      search_->report(false, doc->value("error", ""));
+    // Exit code 0: the child wrote the failure itself (an exception, not a crash).
+    const bool exception = doc->outcome && doc->outcome->exit_code == 0;
+    if (status == RunStatus::failed && exception && search_->result()) {
+      search_->report(false, doc->error.value_or(""));
       if (search_->next()) {
         start_probe();
       } else {
@@ -199,8 +202,8 @@ class ChildRun final : public RunHandle {
       }
       return std::nullopt;
     }
-    (*doc)["error"] = fmt::format("batch_size: auto: the probe at batch {} ended with {}: {}",
-                                  *search_->next(), status, doc->value("error", ""));
+    doc->error = fmt::format("batch_size: auto: the probe at batch {} ended with {}: {}",
+                             *search_->next(), to_string(status), doc->error.value_or(""));
     return done_ = complete(std::move(*doc));
   }
 
@@ -220,16 +223,17 @@ class ChildRun final : public RunHandle {
     attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_, dir_, batch, /*probe=*/false);
   }
 
-  json complete(json doc) {
+  json complete(ResultDocument doc) {
     // The header is the parent's: a child that crashed wrote none.
-    const json header = run_spec_json(spec_);
-    for (const auto& [k, v] : header.items()) {
-      if (!doc.contains(k)) doc[k] = v;
-    }
-    doc["format"] = "orch.result";
-    if (!doc.contains("version")) doc["version"] = 2;
-    doc["batch_auto"] = auto_;
-    if (batch_) doc["batch_size"] = *batch_;
+    const ResultDocument header = result_from_json(run_spec_json(spec_));
+    if (!doc.experiment) doc.experiment = header.experiment;
+    if (!doc.run) doc.run = header.run;
+    if (doc.config.is_null()) doc.config = header.config;
+    if (doc.swept.is_null()) doc.swept = header.swept;
+    doc.format = kResultFormat;
+    if (!doc.version) doc.version = kResultVersion;
+    doc.batch_auto = auto_;
+    if (batch_) doc.batch_size = *batch_;
     if (search_) {
       json probes = json::array();
       for (const auto& p : search_->probes()) {
@@ -237,11 +241,11 @@ class ChildRun final : public RunHandle {
         if (!p.note.empty()) probe["note"] = p.note;
         probes.push_back(probe);
       }
-      doc["batch_search"] = {{"probes", probes}};
-      if (auto b = search_->result()) doc["batch_search"]["chosen"] = *b;
+      doc.batch_search = {{"probes", probes}};
+      if (auto b = search_->result()) doc.batch_search["chosen"] = *b;
     }
-    doc["work_dir"] = dir_.string();
-    return doc;
+    doc.work_dir = dir_.string();
+    return to_json(doc);
   }
 
   const ChildLaunchOptions& o_;

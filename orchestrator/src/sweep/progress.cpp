@@ -14,13 +14,12 @@ std::string format_duration(double seconds) {
 }
 
 std::string format_progress(const ProgressState& p, const std::string& name, int repeat,
-                            const std::string& where, const nlohmann::json& doc) {
-  const std::string status = doc.value("status", "?");
-  std::string outcome = status;
-  if (status == "ok" && doc.contains("metrics")) {
-    outcome += fmt::format(", {:.1f} img/s", doc["metrics"].value("images_per_s", 0.0));
-  } else if (doc.contains("error") && doc["error"].is_string()) {
-    std::string err = doc["error"].get<std::string>();
+                            const std::string& where, const ResultDocument& doc) {
+  std::string outcome = doc.status ? to_string(*doc.status) : "?";
+  if (doc.ok() && !doc.metrics.is_null()) {
+    outcome += fmt::format(", {:.1f} img/s", doc.metric("images_per_s").value_or(0.0));
+  } else if (doc.error) {
+    std::string err = *doc.error;
     if (auto nl = err.find('\n'); nl != std::string::npos) err.resize(nl);
     if (err.size() > 120) err = err.substr(0, 117) + "...";
     outcome += ": " + err;

@@ -2,10 +2,11 @@
 // the sweep is, failures, elapsed time, an ETA and the best configuration so far.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
+
+#include "result/result_document.h"
 
 namespace orch::sweep {
 
@@ -24,6 +25,6 @@ std::string format_duration(double seconds);
 /// "[5/12] amp-bf16/b256 (repeat 0) on gpu 0: ok, 4706.7 img/s | failures 1 | elapsed 5:12,
 ///  ETA 14:00 | best amp-fp16/b256 5861.2 img/s"
 std::string format_progress(const ProgressState& p, const std::string& name, int repeat,
-                            const std::string& where, const nlohmann::json& document);
+                            const std::string& where, const ResultDocument& document);
 
 }  // namespace orch::sweep

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "plan/run_spec_json.h"
+#include "result/result_document.h"
 #include "sweep/progress.h"
 
 namespace orch::sweep {
@@ -40,20 +41,10 @@ namespace {
 
 using Key = std::pair<std::string, int>;
 
-bool is_final_failure(const std::string& status) {
-  return status == "failed" || status == "oom" || status == "timeout" || status == "skipped";
-}
-
 // A failure that says something about the GPU rather than the configuration: crashes and hangs
 // count towards retiring a slot; out of memory is the configuration's own outcome.
-bool counts_against_slot(const nlohmann::json& doc) {
-  const std::string s = doc.value("status", "");
-  return s == "failed" || s == "timeout";
-}
-
-bool gpu_lost(const nlohmann::json& doc) {
-  auto t = doc.find("telemetry");
-  return t != doc.end() && t->is_object() && t->value("gpu_lost", false);
+bool counts_against_slot(const ResultDocument& doc) {
+  return doc.status == RunStatus::failed || doc.status == RunStatus::timeout;
 }
 
 struct Slot {
@@ -68,12 +59,13 @@ struct Slot {
 
 std::string slot_label(const std::string& gpu) { return gpu.empty() ? "cpu" : "gpu " + gpu; }
 
-nlohmann::json skipped_document(const RunSpec& spec, const std::string& reason) {
-  nlohmann::json doc = run_spec_json(spec);
-  doc["format"] = "orch.result";
-  doc["version"] = 2;
-  doc["status"] = "skipped";
-  doc["error"] = reason;
+// A document the sweep writes itself, for a run that did not write one.
+ResultDocument sweep_document(const RunSpec& spec, RunStatus status, const std::string& error) {
+  ResultDocument doc = result_from_json(run_spec_json(spec));
+  doc.format = kResultFormat;
+  doc.version = kResultVersion;
+  doc.status = status;
+  doc.error = error;
   return doc;
 }
 
@@ -120,12 +112,12 @@ class Loop {
     for (const RunSpec& spec : runs) {
       auto it = prior.find(Key{spec.hash, spec.repeat});
       if (it != prior.end()) {
-        const std::string& st = it->second.status;
-        if (st == "ok" || (is_final_failure(st) && !opt_.retry_failed)) {
+        const std::optional<RunStatus> st = parse_run_status(it->second.status);
+        if (st == RunStatus::ok || (st && is_final_failure(*st) && !opt_.retry_failed)) {
           ++summary_.already_done;
           continue;
         }
-        if (st == "running") {
+        if (st == RunStatus::running) {
           recorder_.mark_stale(spec, "left running by an orch process that is gone");
         }
       }
@@ -194,12 +186,8 @@ class Loop {
     try {
       slot.handle = launcher_.launch(spec, slot.gpu);
     } catch (const std::exception& e) {
-      nlohmann::json doc = run_spec_json(spec);
-      doc["format"] = "orch.result";
-      doc["version"] = 2;
-      doc["status"] = "failed";
-      doc["error"] = std::string("could not start the run: ") + e.what();
-      finish(slot, doc);
+      finish(slot, sweep_document(spec, RunStatus::failed,
+                                  std::string("could not start the run: ") + e.what()));
     }
   }
 
@@ -209,27 +197,27 @@ class Loop {
       auto doc = slot.handle->poll();
       if (!doc) continue;
       slot.handle.reset();
-      finish(slot, *doc);
+      finish(slot, result_from_json(*doc));
     }
   }
 
-  void finish(Slot& slot, nlohmann::json doc) {
+  void finish(Slot& slot, ResultDocument doc) {
     const RunSpec& spec = *slot.spec;
     const double elapsed =
         std::chrono::duration<double>(clock_.now() - slot.started).count();
-    if (!doc.contains("duration_s")) doc["duration_s"] = elapsed;
-    doc["gpu"] = slot.gpu;
-    recorder_.finish(slot.id, doc);
-    const std::string status = doc.value("status", "failed");
-    if (status == "interrupted") {
+    if (!doc.duration_s) doc.duration_s = elapsed;
+    doc.gpu = slot.gpu;
+    recorder_.finish(slot.id, to_json(doc));
+    const RunStatus status = doc.status.value_or(RunStatus::failed);
+    if (status == RunStatus::interrupted) {
       out_ << fmt::format("  interrupted {} (repeat {})\n", spec.name, spec.repeat);
       return;
     }
     durations_.push_back(elapsed);
-    if (status == "ok") {
+    if (status == RunStatus::ok) {
       ++summary_.ok;
       slot.consecutive_failures = 0;
-      const double ips = doc["metrics"].value("images_per_s", 0.0);
+      const double ips = doc.metric("images_per_s").value_or(0.0);
       if (!best_ || ips > best_->second) best_ = {spec.name, ips};
     } else {
       ++summary_.failed;
@@ -247,7 +235,7 @@ class Loop {
     if (best_) p.best = *best_;
     out_ << format_progress(p, spec.name, spec.repeat, slot_label(slot.gpu), doc) << std::endl;
 
-    if (gpu_lost(doc)) retire(slot, "the GPU was lost (NVML: GPU_IS_LOST)");
+    if (doc.gpu_lost()) retire(slot, "the GPU was lost (NVML: GPU_IS_LOST)");
     else if (slot.consecutive_failures >= opt_.max_consecutive_failures) {
       retire(slot, fmt::format("{} consecutive runs failed on it", slot.consecutive_failures));
     }
@@ -267,7 +255,7 @@ class Loop {
     why += ")";
     for (const RunSpec* spec : pending_) {
       const std::int64_t id = recorder_.begin(*spec, "");
-      recorder_.finish(id, skipped_document(*spec, why));
+      recorder_.finish(id, to_json(sweep_document(*spec, RunStatus::skipped, why)));
       ++summary_.skipped;
     }
     out_ << fmt::format("sweep: {} runs recorded as skipped: {}\n", pending_.size(), why);

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "plan/run_spec_json.h"
+#include "result/result_document.h"
 
 namespace orch::sweep {
 
@@ -21,7 +22,9 @@ std::map<std::pair<std::string, int>, PriorRun> StoreRecorder::prior_runs() {
     out[key] = {st.status, st.duration_s};
     ids_[key] = st.id;
     // Only completed measurements predict how long a run takes (not crashes or timeouts).
-    if (st.status == "ok" && st.duration_s) durations_[key.first].push_back(*st.duration_s);
+    if (parse_run_status(st.status) == RunStatus::ok && st.duration_s) {
+      durations_[key.first].push_back(*st.duration_s);
+    }
   }
   return out;
 }
@@ -41,11 +44,10 @@ std::int64_t StoreRecorder::begin(const RunSpec& spec, const std::string& gpu) {
 
 void StoreRecorder::heartbeat(std::int64_t id) { store_.heartbeat(id); }
 
-void StoreRecorder::finish(std::int64_t, const nlohmann::json& doc) {
-  store_.record(sweep_id_, doc);
-  if (doc.value("status", "") == "ok" && doc.contains("duration_s") && doc.contains("run")) {
-    durations_[doc["run"].value("hash", "")].push_back(doc["duration_s"].get<double>());
-  }
+void StoreRecorder::finish(std::int64_t, const nlohmann::json& document) {
+  store_.record(sweep_id_, document);
+  const ResultDocument doc = result_from_json(document);
+  if (doc.ok() && doc.duration_s && doc.run) durations_[doc.run->hash].push_back(*doc.duration_s);
 }
 
 void StoreRecorder::mark_stale(const RunSpec& spec, const std::string& reason) {

@@ -1,0 +1,30 @@
+// The status of a run, as the result document and the store's `runs.status` spell it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace orch {
+
+enum class RunStatus {
+  running,      ///< begun, not finished: only in the store (a document is written at the end)
+  ok,           ///< measured
+  failed,       ///< an error, a crash, or a process that ended without a result
+  oom,          ///< out of GPU or host memory: the configuration's own outcome
+  timeout,      ///< stopped at the run's timeout
+  interrupted,  ///< stopped because the sweep was stopped
+  skipped,      ///< not run (its GPU slots were retired)
+};
+
+/// "ok", "failed", ...: the spelling in documents, the store and the commands' output.
+std::string to_string(RunStatus status);
+
+/// The status spelled `text`; nullopt for any other text.
+std::optional<RunStatus> parse_run_status(std::string_view text);
+
+/// A finished run that a resumed sweep does not run again (unless told to retry failures):
+/// failed, oom, timeout or skipped.
+bool is_final_failure(RunStatus status);
+
+}  // namespace orch
