@@ -1,14 +1,12 @@
-// Probe for issue #10's next step: does this GPU's cuDNN run the legacy fused op
-// CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS (conv_bnstats.h), and the same fusion through
-// its graph API (conv_bnstats_graph), for ResNet50's convolution shapes in fp16 and bf16, and
-// does it compute what ATen does? On the H200 (2026-11-30) the legacy op refused all 20 cases;
-// the graph API took 15 (fp16 with and without the prologue, bf16 without).
+// cuDNN's graph API convolution + GEN_STATS (conv_bnstats.h) against ATen: for ResNet50's
+// convolution shapes in fp16 and bf16, with and without the scale, bias and ReLU prologue, each
+// case prints whether cuDNN took it; where it did, the output must equal ATen's convolution
+// within the dtype's rounding and the statistics must be the output's per-channel sums. A
+// refusal is cuDNN's documented answer (not supported); any other failure of cuDNN throws and
+// fails the test. Then the statistics in reused memory, every ResNet50 bottleneck convolution
+// the model meets, and misuse refused with an exception.
 // The hidden case [conv_bnstats_timing] (bench/run-gpu-conv-bnstats.sh) times the first three
 // plans the graph API offers at ResNet50's full sizes against ATen's convolution + statistics.
-// Each case prints whether cuDNN took it; where it did, the output must equal ATen's
-// convolution within the dtype's rounding and the statistics must be the output's per-channel
-// sums. A refusal is cuDNN's documented
-// answer (not supported); any other failure of cuDNN throws and fails the test.
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
@@ -21,7 +19,6 @@
 #include "conv_bnstats.h"
 #include "runner/gpu_time.h"
 
-using orch::resnet::conv_bnstats;
 using orch::resnet::conv_bnstats_graph;
 using orch::resnet::ConvStats;
 using orch::resnet::ScaleBiasRelu;
@@ -131,14 +128,8 @@ int probe(const char* api, ConvStatsFn fn) {
 
 }  // namespace
 
-TEST_CASE("cuDNN's fused conv + batch statistics: taken or refused, and right where taken",
-          "[gpu][conv_bnstats]") {
-  probe("conv_bnstats (legacy fused ops)", &conv_bnstats);
-}
-
-// The graph API's runtime fusion engine documents this pattern (conv_bnstats_graph.cpp), so
-// unlike the legacy op it is expected to take at least the fp16 cases without a prologue;
-// on the H200 (2026-11-30) it took 15 of the 20.
+// The graph API's runtime fusion engine documents this pattern (conv_bnstats_graph.cpp), so it
+// is expected to take at least the fp16 cases without a prologue.
 TEST_CASE("cuDNN's graph API: conv + GEN_STATS taken or refused, and right where taken",
           "[gpu][conv_bnstats]") {
   const int taken = probe("conv_bnstats_graph", &conv_bnstats_graph);
@@ -231,15 +222,13 @@ TEST_CASE("conv + GEN_STATS right for every ResNet50 bottleneck convolution",
 }
 
 TEST_CASE("conv_bnstats refuses misuse with an exception, not a refusal", "[gpu][conv_bnstats]") {
-  // (conv_bnstats_graph shares the checks; both are asked.)
   const auto opts = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kHalf);
   const auto x = torch::randn({2, 8, 8, 8}, opts);  // contiguous (NCHW), not channels-last
   const auto w = torch::randn({8, 8, 1, 1}, opts).contiguous(at::MemoryFormat::ChannelsLast);
-  CHECK_THROWS_WITH(conv_bnstats(x, w, 1, 0), Catch::Contains("channels-last"));
   CHECK_THROWS_WITH(conv_bnstats_graph(x, w, 1, 0), Catch::Contains("channels-last"));
-  CHECK_THROWS_WITH(conv_bnstats(x.to(torch::kFloat32).contiguous(at::MemoryFormat::ChannelsLast),
-                                 w, 1, 0),
-                    Catch::Contains("fp16 or both bf16"));
+  CHECK_THROWS_WITH(
+      conv_bnstats_graph(x.to(torch::kFloat32).contiguous(at::MemoryFormat::ChannelsLast), w, 1, 0),
+      Catch::Contains("fp16 or both bf16"));
 }
 
 namespace {

@@ -1,14 +1,7 @@
-// A first step towards MLPerf's ResNet fusion (issue #10): a convolution that also emits the
-// per-channel sum and sum of squares of its output (what the next batch-norm needs for its
-// batch statistics), optionally applying the previous batch-norm's equivalent scale and bias
-// and a ReLU to its input on the way in, so neither the batch-norm's statistics pass nor its
-// element-wise pass reads or writes the activation separately. cuDNN offers it through its
-// legacy fused-ops API (CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS, cudnn_cnn.h: deprecated
-// in cuDNN 9 but present; what MXNet's and Paddle's fused ResNet units call), NHWC only.
-// Whether this cuDNN runs it on a given GPU, dtype and shape is what conv_bnstats() finds out:
-// it returns cuDNN's refusal instead of throwing, so a probe (tests/gpu) can report it.
-// conv_bnstats_graph() asks the same of cuDNN's graph API, where cuDNN 9 documents the pattern
-// for its runtime fusion engine. Neither is used by the model yet.
+// A convolution that also emits the per-channel sum and sum of squares of its output (what the
+// next batch-norm needs for its batch statistics), optionally applying the previous
+// batch-norm's equivalent scale and bias and a ReLU to its input on the way in, through
+// cuDNN's graph API, where cuDNN 9 documents the pattern for its runtime fusion engine.
 #pragma once
 
 #include <torch/torch.h>
@@ -38,25 +31,20 @@ struct ConvShape {
   std::int64_t n, c, h, w, k, r, s, p, q;
 };
 
-/// The argument checks both functions below make, throwing std::invalid_argument that starts
-/// with `who`; returns the sizes.
+/// The argument checks conv_bnstats_graph and ConvStatsGraph make, throwing
+/// std::invalid_argument that starts with `who`; returns the sizes.
 ConvShape check_conv_bnstats_args(const char* who, const torch::Tensor& x, const torch::Tensor& w,
                                   std::int64_t stride, std::int64_t padding,
                                   const std::optional<ScaleBiasRelu>& prologue);
 
 /// conv2d(x, w, stride, padding) (no bias, no dilation, no groups) with its output's
-/// per-channel statistics, by cuDNN's fused op. x: N x C x H x W channels-last fp16 or bf16 on
-/// CUDA; w: K x C x R x S channels-last, same dtype. Returns the result, or cuDNN's reason when
-/// it does not take these inputs (not supported, or built without cuDNN's headers); throws on
-/// misuse (wrong devices, dtypes or layouts) and on cuDNN errors other than a refusal.
-std::variant<ConvStats, std::string> conv_bnstats(const torch::Tensor& x, const torch::Tensor& w,
-                                                  std::int64_t stride, std::int64_t padding,
-                                                  const std::optional<ScaleBiasRelu>& prologue = {});
-
-/// The same through cuDNN's graph API (conv_bnstats_graph.cpp): a convolution node with a
-/// GEN_STATS node on its output and, with `prologue`, MUL, ADD and RELU_FWD nodes on its input,
-/// run by the first engine configuration that finalizes a plan (cuDNN's heuristics first, then
-/// every engine it has for the graph). Same inputs, results and refusals as conv_bnstats;
+/// per-channel statistics, through cuDNN's graph API (conv_bnstats_graph.cpp): a convolution
+/// node with a GEN_STATS node on its output and, with `prologue`, MUL, ADD and RELU_FWD nodes on
+/// its input, run by the first engine configuration that finalizes a plan (cuDNN's heuristics
+/// first, then every engine it has for the graph). x: N x C x H x W channels-last fp16 or bf16
+/// on CUDA; w: K x C x R x S channels-last, same dtype. Returns the result, or cuDNN's reason
+/// when it does not take these inputs (not supported, or built without cuDNN's headers); throws
+/// on misuse (wrong devices, dtypes or layouts) and on cuDNN errors other than a refusal.
 /// ConvStats::engine names the configuration that ran.
 std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x,
                                                         const torch::Tensor& w, std::int64_t stride,

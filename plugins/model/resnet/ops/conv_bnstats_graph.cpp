@@ -33,6 +33,32 @@
 
 namespace orch::resnet {
 
+ConvShape check_conv_bnstats_args(const char* who, const torch::Tensor& x, const torch::Tensor& w,
+                                  std::int64_t stride, std::int64_t padding,
+                                  const std::optional<ScaleBiasRelu>& prologue) {
+  const auto require = [who](bool ok, const char* what) {
+    if (!ok) throw std::invalid_argument(std::string(who) + ": " + what);
+  };
+  require(x.is_cuda() && w.device() == x.device(), "x and w must be on the same CUDA device");
+  require(x.dim() == 4 && w.dim() == 4 && w.size(1) == x.size(1), "x is NCHW, w is KCRS");
+  require(x.scalar_type() == w.scalar_type() &&
+              (x.scalar_type() == torch::kHalf || x.scalar_type() == torch::kBFloat16),
+          "x and w must both be fp16 or both bf16");
+  require(x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+              w.is_contiguous(at::MemoryFormat::ChannelsLast),
+          "x and w must be channels-last");
+  if (prologue) {
+    for (const auto* t : {&prologue->scale, &prologue->bias})
+      require(t->device() == x.device() && t->scalar_type() == x.scalar_type() &&
+                  t->numel() == x.size(1) && t->is_contiguous(),
+              "scale and bias: C contiguous values of x's dtype on its device");
+  }
+  ConvShape sh{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3), 0, 0};
+  sh.p = (sh.h + 2 * padding - sh.r) / stride + 1;
+  sh.q = (sh.w + 2 * padding - sh.s) / stride + 1;
+  return sh;
+}
+
 #ifndef ORCH_FUSED_BN_CUDNN
 
 namespace {
