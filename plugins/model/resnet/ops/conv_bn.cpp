@@ -52,7 +52,7 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
     // explicitly (this function is not an autocast-aware op), in the layout the graph wants.
     const auto w = (weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()))
                        .contiguous(kCl);
-    ConvStats out = graph->run(0, x, w, std::nullopt);
+    ConvStats out = graph->run(x, w, std::nullopt);
     ctx->save_for_backward({x, w});
     ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
     ctx->saved_data["stride"] = stride;
@@ -112,7 +112,7 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> graph_for(const torch
   if (it == graphs.end()) {
     // The weight as the convolution will see it (x's dtype, channels-last): built once.
     const auto w = weight.to(x.scalar_type()).contiguous(kCl);
-    it = graphs.emplace(key, ConvStatsGraph::make(x, w, stride, padding, std::nullopt, 1)).first;
+    it = graphs.emplace(key, ConvStatsGraph::make(x, w, stride, padding, std::nullopt)).first;
   }
   return it->second;
 }

@@ -51,29 +51,26 @@ std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x,
                                                         std::int64_t padding,
                                                         const std::optional<ScaleBiasRelu>& prologue = {});
 
-/// conv_bnstats_graph's cuDNN plans for one problem (sizes, dtype, with or without the
-/// prologue), built once and run many times, as a benchmark or a model needs them (building
-/// asks cuDNN's heuristics and finalizes plans, which takes milliseconds to seconds). Run it on
-/// the thread that built it: the plans hold that thread's cuDNN handle.
+/// conv_bnstats_graph's cuDNN plan for one problem (sizes, dtype, with or without the
+/// prologue), built once and run many times, as a model needs it (building asks cuDNN's
+/// heuristics and finalizes a plan, which takes milliseconds to seconds: a runtime-fusion
+/// engine compiles kernels then). Run it on the thread that built it: the plan holds that
+/// thread's cuDNN handle.
 class ConvStatsGraph {
  public:
-  /// Builds the graph for these inputs' sizes and dtype, with plans for the first `max_plans`
-  /// engine configurations that take it (cuDNN's heuristics' order first; conv_bnstats_graph
-  /// uses 1; a benchmark more, to time them: each plan of a runtime-fusion engine compiles
-  /// kernels when it is finalized, up to seconds). Returns cuDNN's refusal as
+  /// Builds the graph for these inputs' sizes and dtype, with a plan of the first engine
+  /// configuration that takes it (cuDNN's heuristics' order first). Returns cuDNN's refusal as
   /// conv_bnstats_graph does; throws on misuse and other cuDNN errors.
   static std::variant<std::shared_ptr<ConvStatsGraph>, std::string> make(
       const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
-      const std::optional<ScaleBiasRelu>& prologue, std::size_t max_plans);
+      const std::optional<ScaleBiasRelu>& prologue);
   ~ConvStatsGraph();
   ConvStatsGraph(const ConvStatsGraph&) = delete;
   ConvStatsGraph& operator=(const ConvStatsGraph&) = delete;
 
-  std::size_t plans() const;
-  const std::string& plan_name(std::size_t i) const;
-  /// Runs plan i on the current stream into new output tensors. x, w and prologue must have
+  /// Runs the plan on the current stream into new output tensors. x, w and prologue must have
   /// the sizes, dtype and layout the graph was built for (checked; std::invalid_argument).
-  ConvStats run(std::size_t i, const torch::Tensor& x, const torch::Tensor& w,
+  ConvStats run(const torch::Tensor& x, const torch::Tensor& w,
                 const std::optional<ScaleBiasRelu>& prologue) const;
 
  private:

@@ -8,7 +8,7 @@
 // kernel builds the same graph with cudnn-frontend. Backend descriptors are used directly
 // here (cudnn-frontend is not a dependency): tensors, the convolution, the operations, the
 // graph, the heuristics' engine configurations (mode A), else every engine cuDNN knows for
-// the graph, the first execution plan that finalizes (or all of them, to time them), a variant
+// the graph, the first execution plan that finalizes, a variant
 // pack, execute. On the H200 (2026-11-30) cuDNN took the graph for ResNet50's shapes in fp16
 // and bf16, with the prologue in fp16 only (orch_gpu_tests "[conv_bnstats]").
 #include "conv_bnstats.h"
@@ -71,16 +71,12 @@ ConvStatsGraph::~ConvStatsGraph() = default;
 
 std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     const torch::Tensor&, const torch::Tensor&, std::int64_t, std::int64_t,
-    const std::optional<ScaleBiasRelu>&, std::size_t) {
+    const std::optional<ScaleBiasRelu>&) {
   return std::string(kNoCudnn);
 }
-std::size_t ConvStatsGraph::plans() const { return 0; }
-const std::string& ConvStatsGraph::plan_name(std::size_t) const {
-  throw std::logic_error("ConvStatsGraph: no plans without cuDNN");
-}
-ConvStats ConvStatsGraph::run(std::size_t, const torch::Tensor&, const torch::Tensor&,
+ConvStats ConvStatsGraph::run(const torch::Tensor&, const torch::Tensor&,
                               const std::optional<ScaleBiasRelu>&) const {
-  throw std::logic_error("ConvStatsGraph: no plans without cuDNN");
+  throw std::logic_error("ConvStatsGraph: no plan without cuDNN");
 }
 
 std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor&, const torch::Tensor&,
@@ -191,21 +187,19 @@ struct ConvStatsGraph::Impl {
   torch::ScalarType dtype{};
   std::int64_t stride = 1, padding = 0;
   bool prologue = false;
-  cudnnHandle_t handle = nullptr;  // the building thread's (PyTorch keeps one per thread); the plans name it
+  cudnnHandle_t handle = nullptr;  // the building thread's (PyTorch keeps one per thread); the plan names it
   std::vector<std::unique_ptr<Desc>> keep;  // tensors, operations, graph, engines, configurations
-  std::vector<std::unique_ptr<Desc>> plans;
-  std::vector<std::string> names;
-  std::vector<std::int64_t> workspace_bytes;
+  std::unique_ptr<Desc> plan;
+  std::string name;  // the engine configuration that finalized the plan
+  std::int64_t workspace_bytes = 0;
 };
 
 ConvStatsGraph::ConvStatsGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ConvStatsGraph::~ConvStatsGraph() = default;
-std::size_t ConvStatsGraph::plans() const { return impl_->plans.size(); }
-const std::string& ConvStatsGraph::plan_name(std::size_t i) const { return impl_->names.at(i); }
 
 std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
-    const std::optional<ScaleBiasRelu>& prologue, std::size_t max_plans) {
+    const std::optional<ScaleBiasRelu>& prologue) {
   const ConvShape sh = check_conv_bnstats_args("conv_bnstats_graph", x, w, stride, padding, prologue);
   const auto n = sh.n, c = sh.c, h = sh.h, wd = sh.w, k = sh.k, r = sh.r, s = sh.s, p = sh.p, q = sh.q;
   c10::cuda::CUDAGuard guard(x.device());
@@ -333,9 +327,9 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
       configs.push_back(std::move(config));
     }
 
-    // Plans: the first max_plans configurations that finalize one.
+    // The plan: the first configuration that finalizes one.
     std::string refusals;
-    for (std::size_t i = 0; i < configs.size() && impl->plans.size() < max_plans; ++i) {
+    for (std::size_t i = 0; i < configs.size() && !impl->plan; ++i) {
       auto candidate = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       candidate->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
           .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
@@ -345,14 +339,14 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
         check(cudnnBackendGetAttribute(candidate->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                        CUDNN_TYPE_INT64, 1, &got, &bytes),
               "reading a plan's workspace size");
-        impl->plans.push_back(std::move(candidate));
-        impl->names.push_back(config_names[i]);
-        impl->workspace_bytes.push_back(bytes);
+        impl->plan = std::move(candidate);
+        impl->name = config_names[i];
+        impl->workspace_bytes = bytes;
       } else if (refusals.size() < 400) {
         refusals += "; " + config_names[i] + ": " + cudnnGetErrorString(st);
       }
     }
-    if (impl->plans.empty())
+    if (!impl->plan)
       throw Refusal{"no engine finalized a plan (" + std::to_string(configs.size()) +
                     " configurations, " + std::to_string(engines) + " engines" + refusals + ")"};
     for (auto& cfg : configs) keep.push_back(std::move(cfg));
@@ -366,7 +360,7 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
   }
 }
 
-ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch::Tensor& w,
+ConvStats ConvStatsGraph::run(const torch::Tensor& x, const torch::Tensor& w,
                               const std::optional<ScaleBiasRelu>& prologue) const {
   const Impl& im = *impl_;
   const ConvShape sh = check_conv_bnstats_args("ConvStatsGraph::run", x, w, im.stride, im.padding, prologue);
@@ -375,7 +369,6 @@ ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch
       x.scalar_type() != im.dtype || prologue.has_value() != im.prologue)
     throw std::invalid_argument(
         "ConvStatsGraph::run: inputs of other sizes, dtype or prologue than the graph was built for");
-  const Desc& plan = *im.plans.at(i);
   c10::cuda::CUDAGuard guard(x.device());
   check(cudnnSetStream(im.handle, at::cuda::getCurrentCUDAStream()), "cudnnSetStream");
   ConvStats out;
@@ -386,8 +379,8 @@ ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch
   const at::Tensor sums = at::zeros({2, sh.k}, x.options().dtype(torch::kFloat32));
   out.sum = sums[0];
   out.sqsum = sums[1];
-  out.engine = im.names[i];
-  at::Tensor workspace = at::empty({std::max<std::int64_t>(im.workspace_bytes[i], 1)},
+  out.engine = im.name;
+  at::Tensor workspace = at::empty({std::max<std::int64_t>(im.workspace_bytes, 1)},
                                    x.options().dtype(torch::kByte));
   std::vector<std::int64_t> uids = {kX, kW, kY, kSum, kSqsum};
   std::vector<void*> ptrs = {x.data_ptr(), w.data_ptr(), out.y.data_ptr(), out.sum.data_ptr(),
@@ -404,16 +397,16 @@ ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch
            static_cast<std::int64_t>(ptrs.size()), ptrs.data())
       .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr);
   pack.finalize("finalizing the variant pack");
-  check(cudnnBackendExecute(im.handle, plan.get(), pack.get()), "cudnnBackendExecute");
+  check(cudnnBackendExecute(im.handle, im.plan->get(), pack.get()), "cudnnBackendExecute");
   return out;
 }
 
 std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, const torch::Tensor& w,
                                                         std::int64_t stride, std::int64_t padding,
                                                         const std::optional<ScaleBiasRelu>& prologue) {
-  auto made = ConvStatsGraph::make(x, w, stride, padding, prologue, /*max_plans=*/1);
+  auto made = ConvStatsGraph::make(x, w, stride, padding, prologue);
   if (auto* why = std::get_if<std::string>(&made)) return *why;
-  return std::get<std::shared_ptr<ConvStatsGraph>>(made)->run(0, x, w, prologue);
+  return std::get<std::shared_ptr<ConvStatsGraph>>(made)->run(x, w, prologue);
 }
 
 #endif
