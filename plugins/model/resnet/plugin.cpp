@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "conv_bn.h"
+#include "conv_bn_from_stats.h"
 #include "resnet.h"
 
 namespace orch::resnet {
@@ -16,7 +16,7 @@ namespace {
 /// capture steps there, every step elsewhere; what matters is which path the calls took.
 std::map<std::string, double> path_counts() {
   const auto f = fused_bn_counters();
-  const auto c = conv_bn_stats_counters();
+  const auto c = conv_bn_from_stats_counters();
   const auto p = max_pool_counters();
   const auto r = residual_grad_counters();
   return {{"fused_bn.orch", static_cast<double>(f.orch)},

@@ -35,7 +35,7 @@ struct BasicBlockImpl : torch::nn::Module {
   bool fused_bn = false;  ///< batch-norm + ReLU (+ add) through fused_bn_relu
   FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< which fused implementation
   bool downsample_bn_cudnn = false;  ///< with fused_bn: the shortcut's batch-norm, see downsample()
-  bool conv_bn_stats = false;  ///< with fused_bn: statistics from the convolutions; conv_bn.h
+  bool conv_bn_stats = false;  ///< with fused_bn: statistics from the convolutions; conv_bn_from_stats.h
 };
 TORCH_MODULE(BasicBlock);
 
@@ -57,7 +57,7 @@ struct BottleneckImpl : torch::nn::Module {
   /// GEMM (residual_grad.h) instead of autograd's separate add.
   bool fused_residual_grad = false;
   bool downsample_bn_cudnn = false;  ///< with fused_bn: the shortcut's batch-norm, see downsample()
-  bool conv_bn_stats = false;  ///< with fused_bn: statistics from the convolutions; conv_bn.h
+  bool conv_bn_stats = false;  ///< with fused_bn: statistics from the convolutions; conv_bn_from_stats.h
 };
 TORCH_MODULE(Bottleneck);
 
@@ -74,7 +74,7 @@ struct ResNetOptions {
   bool downsample_bn_cudnn = false;
   StemConv stem_conv = StemConv::kDirect;  ///< how the stem convolution runs; stem_conv.h
   /// With fused_bn: each block convolution that a fused batch-norm follows computes that
-  /// batch-norm's statistics in its epilogue (fp16; conv_bn.h).
+  /// batch-norm's statistics in its epilogue (fp16; conv_bn_from_stats.h).
   bool conv_bn_stats = false;
 };
 

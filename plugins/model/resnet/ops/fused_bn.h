@@ -38,7 +38,7 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
 
 /// fused_bn_relu(bn, x, residual, kOrch, sink) for an x whose per-channel sum and sum of
 /// squares are already known (`sum`, `sqsum`: fp32, C values each, on x's device): a
-/// convolution's epilogue computed them (conv_bn.h), so our kernels apply the batch-norm
+/// convolution's epilogue computed them (conv_bn_from_stats.h), so our kernels apply the batch-norm
 /// without their statistics pass. Same outputs, gradients, running statistics and
 /// num_batches_tracked as fused_bn_relu. Returns an undefined tensor, having changed nothing,
 /// where fused_bn_relu would not run our kernels (not training with running statistics, inputs

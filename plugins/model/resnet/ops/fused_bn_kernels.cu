@@ -19,7 +19,7 @@
 //                for normalisation) and precomputes scale = w*invstd, shift = b - mean*scale.
 //             3. apply_forward: y = relu(x*scale + shift [+ residual]) in fp32, stored in the
 //                input dtype.
-//   forward_from_sums (conv_bn.h: the convolution before produced the per-channel sum and sum
+//   forward_from_sums (conv_bn_from_stats.h: the convolution before produced the per-channel sum and sum
 //             of squares in its epilogue): 1. sums_finalize (one thread per channel, fp64:
 //                mean = sum/n, var = sqsum/n - mean^2, then as stats_finalize), 2. apply_forward;
 //                no pass over x for the statistics.

@@ -44,7 +44,7 @@ torch::Tensor conv1x1_with_residual_grad(const torch::Tensor& x, const torch::Te
 /// already in x's dtype: the data gradient added onto the shortcut's gradient waiting in `sink`
 /// (one in-place GEMM, the sink emptied) when one waits there, a plain data gradient otherwise.
 /// Returns {dx, dw}, dw in w's dtype. What conv1x1_with_residual_grad's backward runs, and
-/// conv_bn.h's convolution with statistics in identity blocks; counted below either way.
+/// conv_bn_from_stats.h's convolution with statistics in identity blocks; counted below either way.
 std::pair<torch::Tensor, torch::Tensor> conv1x1_backward_with_sink(const torch::Tensor& grad_y,
                                                                    const torch::Tensor& x,
                                                                    const torch::Tensor& w,

@@ -1,4 +1,4 @@
-// conv_bnstats_graph(): the convolution + batch statistics of conv_bnstats.h through cuDNN's
+// conv_with_stats(): the convolution + batch statistics of conv_stats_graph.h through cuDNN's
 // graph API, the route left after the legacy fused op was refused on the H200 for every
 // ResNet50 shape. cuDNN 9's documentation ("runtime fusion engine") lists exactly this
 // pattern: a ConvolutionFwd whose epilogue may hold GEN_STATS nodes, and whose input may go
@@ -10,8 +10,8 @@
 // graph, the heuristics' engine configurations (mode A), else every engine cuDNN knows for
 // the graph, the first execution plan that finalizes, a variant
 // pack, execute. On the H200 (2026-11-30) cuDNN took the graph for ResNet50's shapes in fp16
-// and bf16, with the prologue in fp16 only (orch_gpu_tests "[conv_bnstats]").
-#include "conv_bnstats.h"
+// and bf16, with the prologue in fp16 only (orch_gpu_tests "[conv_stats_graph]").
+#include "conv_stats_graph.h"
 
 #include <stdexcept>
 
@@ -33,9 +33,9 @@
 
 namespace orch::resnet {
 
-ConvShape check_conv_bnstats_args(const char* who, const torch::Tensor& x, const torch::Tensor& w,
-                                  std::int64_t stride, std::int64_t padding,
-                                  const std::optional<ScaleBiasRelu>& prologue) {
+ConvShape check_conv_stats_args(const char* who, const torch::Tensor& x, const torch::Tensor& w,
+                                std::int64_t stride, std::int64_t padding,
+                                const std::optional<ScaleBiasRelu>& prologue) {
   const auto require = [who](bool ok, const char* what) {
     if (!ok) throw std::invalid_argument(std::string(who) + ": " + what);
   };
@@ -62,7 +62,8 @@ ConvShape check_conv_bnstats_args(const char* who, const torch::Tensor& x, const
 #ifndef ORCH_FUSED_BN_CUDNN
 
 namespace {
-const char* const kNoCudnn = "built without cuDNN's headers (see plugins/model/resnet/CMakeLists.txt)";
+const char* const kNoCudnn =
+    "built without cuDNN's headers (see plugins/model/resnet/ops/CMakeLists.txt)";
 }
 
 struct ConvStatsGraph::Impl {};
@@ -79,9 +80,9 @@ ConvStats ConvStatsGraph::run(const torch::Tensor&, const torch::Tensor&,
   throw std::logic_error("ConvStatsGraph: no plan without cuDNN");
 }
 
-std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor&, const torch::Tensor&,
-                                                        std::int64_t, std::int64_t,
-                                                        const std::optional<ScaleBiasRelu>&) {
+std::variant<ConvStats, std::string> conv_with_stats(const torch::Tensor&, const torch::Tensor&,
+                                                     std::int64_t, std::int64_t,
+                                                     const std::optional<ScaleBiasRelu>&) {
   return std::string(kNoCudnn);
 }
 
@@ -107,7 +108,7 @@ void check(cudnnStatus_t st, const char* what) {
   const std::string detail = std::string(what) + ": " + cudnnGetErrorString(st) +
                              (last_error().empty() ? "" : " (" + last_error() + ")");
   if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) throw Refusal{detail};
-  throw std::runtime_error("conv_bnstats_graph: " + detail);
+  throw std::runtime_error("conv_with_stats: " + detail);
 }
 
 /// One backend descriptor, destroyed with this object.
@@ -187,7 +188,8 @@ struct ConvStatsGraph::Impl {
   torch::ScalarType dtype{};
   std::int64_t stride = 1, padding = 0;
   bool prologue = false;
-  cudnnHandle_t handle = nullptr;  // the building thread's (PyTorch keeps one per thread); the plan names it
+  // The building thread's handle (PyTorch keeps one per thread); the plan names it.
+  cudnnHandle_t handle = nullptr;
   std::vector<std::unique_ptr<Desc>> keep;  // tensors, operations, graph, engines, configurations
   std::unique_ptr<Desc> plan;
   std::string name;  // the engine configuration that finalized the plan
@@ -200,7 +202,7 @@ ConvStatsGraph::~ConvStatsGraph() = default;
 std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
     const std::optional<ScaleBiasRelu>& prologue) {
-  const ConvShape sh = check_conv_bnstats_args("conv_bnstats_graph", x, w, stride, padding, prologue);
+  const ConvShape sh = check_conv_stats_args("conv_with_stats", x, w, stride, padding, prologue);
   const auto n = sh.n, c = sh.c, h = sh.h, wd = sh.w, k = sh.k, r = sh.r, s = sh.s, p = sh.p, q = sh.q;
   c10::cuda::CUDAGuard guard(x.device());
   const cudnnDataType_t dtype =
@@ -363,7 +365,8 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
 ConvStats ConvStatsGraph::run(const torch::Tensor& x, const torch::Tensor& w,
                               const std::optional<ScaleBiasRelu>& prologue) const {
   const Impl& im = *impl_;
-  const ConvShape sh = check_conv_bnstats_args("ConvStatsGraph::run", x, w, im.stride, im.padding, prologue);
+  const ConvShape sh =
+      check_conv_stats_args("ConvStatsGraph::run", x, w, im.stride, im.padding, prologue);
   if (sh.n != im.shape.n || sh.c != im.shape.c || sh.h != im.shape.h || sh.w != im.shape.w ||
       sh.k != im.shape.k || sh.r != im.shape.r || sh.s != im.shape.s ||
       x.scalar_type() != im.dtype || prologue.has_value() != im.prologue)
@@ -375,7 +378,7 @@ ConvStats ConvStatsGraph::run(const torch::Tensor& x, const torch::Tensor& w,
   out.y = at::empty({sh.n, sh.k, sh.p, sh.q}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
   // Zeroed, as cuDNN's own conv + genstats sample hands them over: its documentation does not
   // say whether an engine overwrites or adds onto them, and a memset is cheap insurance (the
-  // [conv_bnstats] test runs it in reused memory holding 1e4s).
+  // [conv_stats_graph] test runs it in reused memory holding 1e4s).
   const at::Tensor sums = at::zeros({2, sh.k}, x.options().dtype(torch::kFloat32));
   out.sum = sums[0];
   out.sqsum = sums[1];
@@ -401,9 +404,9 @@ ConvStats ConvStatsGraph::run(const torch::Tensor& x, const torch::Tensor& w,
   return out;
 }
 
-std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, const torch::Tensor& w,
-                                                        std::int64_t stride, std::int64_t padding,
-                                                        const std::optional<ScaleBiasRelu>& prologue) {
+std::variant<ConvStats, std::string> conv_with_stats(const torch::Tensor& x, const torch::Tensor& w,
+                                                     std::int64_t stride, std::int64_t padding,
+                                                     const std::optional<ScaleBiasRelu>& prologue) {
   auto made = ConvStatsGraph::make(x, w, stride, padding, prologue);
   if (auto* why = std::get_if<std::string>(&made)) return *why;
   return std::get<std::shared_ptr<ConvStatsGraph>>(made)->run(x, w, prologue);

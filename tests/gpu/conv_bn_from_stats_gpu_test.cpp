@@ -1,4 +1,4 @@
-// `conv_bn_stats` (plugins/model/resnet/conv_bn.h) on the GPU: a convolution whose epilogue
+// `conv_bn_stats` (plugins/model/resnet/conv_bn_from_stats.h) on the GPU: a convolution whose epilogue
 // computes the batch-norm's statistics (cuDNN's graph API) and our kernels applying the
 // batch-norm from them, against an fp32 reference of conv + batch-norm (+ add) + ReLU (outputs,
 // every gradient, running statistics) for ResNet50's kinds of convolution; the inputs it leaves
@@ -18,7 +18,7 @@
 #include <sstream>
 #include <vector>
 
-#include "conv_bn.h"
+#include "conv_bn_from_stats.h"
 #include "fused_bn.h"
 #include "gpu/gpu_test_support.h"
 #include "integration/test_support.h"
@@ -88,8 +88,8 @@ ThreeNets three_nets(bool fused_residual_grad) {
 
 }  // namespace
 
-TEST_CASE("conv_bn_relu: statistics from the convolution give conv + batch-norm (+ add) + ReLU",
-          "[gpu][conv_bn]") {
+TEST_CASE("conv_bn_relu_from_stats: conv + batch-norm (+ add) + ReLU from the convolution's statistics",
+          "[gpu][conv_bn_from_stats]") {
   // ResNet50's kinds of convolution (1x1 reduce, 3x3, strided 3x3, 1x1 expand with the
   // residual, the last stage) at small batches, fp16 channels-last.
   const std::vector<ConvCase> cases = {
@@ -111,14 +111,15 @@ TEST_CASE("conv_bn_relu: statistics from the convolution give conv + batch-norm 
     x.requires_grad_(true);
     if (res.defined()) res.requires_grad_(true);
 
-    const auto before = resnet::conv_bn_stats_counters();
+    const auto before = resnet::conv_bn_from_stats_counters();
     const auto fb_before = resnet::fused_bn_counters();
     bool unfused_called = false;
-    auto y = resnet::conv_bn_relu(*conv, *bn, x, res, resnet::FusedBnImpl::kOrch, {}, {}, [&] {
-      unfused_called = true;
-      return at::conv2d(x, conv->weight.to(torch::kHalf), {}, cc.stride, cc.pad);
-    });
-    const auto after = resnet::conv_bn_stats_counters();
+    auto y = resnet::conv_bn_relu_from_stats(
+        *conv, *bn, x, res, resnet::FusedBnImpl::kOrch, {}, {}, [&] {
+          unfused_called = true;
+          return at::conv2d(x, conv->weight.to(torch::kHalf), {}, cc.stride, cc.pad);
+        });
+    const auto after = resnet::conv_bn_from_stats_counters();
     REQUIRE(after.taken - before.taken == 1);  // cuDNN took every ResNet50 shape on the H200
     CHECK(after.fallback == before.fallback);
     CHECK_FALSE(unfused_called);
@@ -164,8 +165,8 @@ TEST_CASE("conv_bn_relu: statistics from the convolution give conv + batch-norm 
   }
 }
 
-TEST_CASE("conv_bn_relu runs the usual way for bf16 and in eval, counted, with the same results",
-          "[gpu][conv_bn]") {
+TEST_CASE("conv_bn_relu_from_stats runs the usual way for bf16 and in eval, counted, same results",
+          "[gpu][conv_bn_from_stats]") {
   torch::manual_seed(32);
   const ConvCase cc{4, 64, 28, 128, 3, 1, 1, false};
   auto conv = cuda_conv(cc);
@@ -181,10 +182,11 @@ TEST_CASE("conv_bn_relu runs the usual way for bf16 and in eval, counted, with t
     const auto dtype = training ? torch::kBFloat16 : torch::kHalf;
     const auto xin = x.to(dtype).contiguous(kCl);
     const auto w = conv->weight.to(dtype);
-    const auto before = resnet::conv_bn_stats_counters();
-    const auto y = resnet::conv_bn_relu(*conv, *bn_a, xin, {}, resnet::FusedBnImpl::kCudnn, {}, {},
+    const auto before = resnet::conv_bn_from_stats_counters();
+    const auto y =
+        resnet::conv_bn_relu_from_stats(*conv, *bn_a, xin, {}, resnet::FusedBnImpl::kCudnn, {}, {},
                                         [&] { return at::conv2d(xin, w, {}, 1, 1); });
-    const auto after = resnet::conv_bn_stats_counters();
+    const auto after = resnet::conv_bn_from_stats_counters();
     CHECK(after.fallback - before.fallback == 1);
     CHECK(after.taken == before.taken);
     // What the caller would have run without conv_bn_stats.
@@ -195,7 +197,8 @@ TEST_CASE("conv_bn_relu runs the usual way for bf16 and in eval, counted, with t
   }
 }
 
-TEST_CASE("conv_bn_relu forward and backward replay in a CUDA graph", "[gpu][conv_bn]") {
+TEST_CASE("conv_bn_relu_from_stats forward and backward replay in a CUDA graph",
+          "[gpu][conv_bn_from_stats]") {
   torch::manual_seed(33);
   const ConvCase cc{16, 256, 14, 256, 3, 1, 1, true};
   auto conv = cuda_conv(cc);
@@ -207,10 +210,11 @@ TEST_CASE("conv_bn_relu forward and backward replay in a CUDA graph", "[gpu][con
   x.requires_grad_(true);
   res.requires_grad_(true);
   auto forward = [&] {
-    return resnet::conv_bn_relu(*conv, *bn, x, res, resnet::FusedBnImpl::kOrch, {}, {}, [&] {
-      FAIL("the usual path was taken");
-      return torch::Tensor();
-    });
+    return resnet::conv_bn_relu_from_stats(*conv, *bn, x, res, resnet::FusedBnImpl::kOrch, {}, {},
+                                           [&] {
+                                             FAIL("the usual path was taken");
+                                             return torch::Tensor();
+                                           });
   };
   auto side = c10::cuda::getStreamFromPool();
   c10::cuda::getCurrentCUDAStream().synchronize();
@@ -243,7 +247,7 @@ TEST_CASE("conv_bn_relu forward and backward replay in a CUDA graph", "[gpu][con
 }
 
 TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, within fused_bn's noise",
-          "[gpu][conv_bn]") {
+          "[gpu][conv_bn_from_stats]") {
   // One fp16 training step of three ResNet50s with the same weights: fused_bn alone (our
   // batch-norm kernels: the reference), fused_bn with cuDNN's batch-norm (another correct
   // implementation: how far two valid fp16 runs of this network differ, the noise floor), and
@@ -260,10 +264,10 @@ TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, within fused_bn
   auto step = [&](resnet::ResNet& net) { return test::forward_backward(net, images, labels); };
   const auto l_plain = step(plain);
   const auto l_other = step(other);
-  const auto before = resnet::conv_bn_stats_counters();
+  const auto before = resnet::conv_bn_from_stats_counters();
   const auto rg_before = resnet::residual_grad_counters();
   const auto l_stats = step(stats);
-  const auto after = resnet::conv_bn_stats_counters();
+  const auto after = resnet::conv_bn_from_stats_counters();
   const auto rg_after = resnet::residual_grad_counters();
   CHECK(after.taken - before.taken == 48);  // 16 bottlenecks x 3 convolution + batch-norm pairs
   CHECK(after.fallback == before.fallback);
@@ -307,7 +311,7 @@ TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, within fused_bn
 }
 
 TEST_CASE("a ResNet50 with conv_bn_stats trains like fused_bn alone for 100 fp16 steps",
-          "[gpu][conv_bn]") {
+          "[gpu][conv_bn_from_stats]") {
   // As "a fused ResNet50 trains like the unfused one for 100 steps" (fused_bn_gpu_test.cpp),
   // in fp16 (conv_bn_stats' dtype): the conv_bn_stats run must stay as close to fused_bn
   // alone's, within three times, as the farther of two equally valid runs: fused_bn from
@@ -333,9 +337,9 @@ TEST_CASE("a ResNet50 with conv_bn_stats trains like fused_bn alone for 100 fp16
   const auto l_plain = train(plain);
   const auto l_nudged = train(nudged);
   const auto l_other = train(other);
-  const auto before = resnet::conv_bn_stats_counters();
+  const auto before = resnet::conv_bn_from_stats_counters();
   const auto l_stats = train(stats);
-  const auto after = resnet::conv_bn_stats_counters();
+  const auto after = resnet::conv_bn_from_stats_counters();
   CHECK(after.taken - before.taken == 48 * 100);
   test::check_loss_curve_within_noise(l_plain, l_nudged, l_stats, l_other);
   CHECK(stats->named_buffers()["layer4.2.bn3.num_batches_tracked"].item<std::int64_t>() == 100);

@@ -1,4 +1,4 @@
-// cuDNN's graph API convolution + GEN_STATS (conv_bnstats.h) against ATen: for ResNet50's
+// cuDNN's graph API convolution + GEN_STATS (conv_stats_graph.h) against ATen: for ResNet50's
 // convolution shapes in fp16 and bf16, with and without the scale, bias and ReLU prologue, each
 // case prints whether cuDNN took it; where it did, the output must equal ATen's convolution
 // within the dtype's rounding and the statistics must be the output's per-channel sums. A
@@ -13,9 +13,9 @@
 #include <sstream>
 #include <vector>
 
-#include "conv_bnstats.h"
+#include "conv_stats_graph.h"
 
-using orch::resnet::conv_bnstats_graph;
+using orch::resnet::conv_with_stats;
 using orch::resnet::ConvStats;
 using orch::resnet::ScaleBiasRelu;
 
@@ -124,11 +124,11 @@ int probe(const char* api, ConvStatsFn fn) {
 
 }  // namespace
 
-// The graph API's runtime fusion engine documents this pattern (conv_bnstats_graph.cpp), so it
+// The graph API's runtime fusion engine documents this pattern (conv_stats_graph.cpp), so it
 // is expected to take at least the fp16 cases without a prologue.
 TEST_CASE("cuDNN's graph API: conv + GEN_STATS taken or refused, and right where taken",
-          "[gpu][conv_bnstats]") {
-  const int taken = probe("conv_bnstats_graph", &conv_bnstats_graph);
+          "[gpu][conv_stats_graph]") {
+  const int taken = probe("conv_with_stats", &conv_with_stats);
   CHECK(taken > 0);
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("cuDNN's graph API: conv + GEN_STATS taken or refused, and right where
 // allocator hands a run blocks that earlier tensors used. Each round first allocates and
 // frees tensors of the statistics' size filled with 1e4 (the next allocations of that size
 // get those blocks back), then runs the convolution and checks its sums against ATen's.
-TEST_CASE("conv + GEN_STATS statistics are right in reused memory", "[gpu][conv_bnstats]") {
+TEST_CASE("conv + GEN_STATS statistics are right in reused memory", "[gpu][conv_stats_graph]") {
   torch::manual_seed(8);
   const Shape sh{16, 64, 56, 256, 1, 1, 0};
   const Problem pb = make_problem(torch::kHalf, sh, false);
@@ -197,14 +197,14 @@ std::vector<Shape> resnet50_block_shapes(std::int64_t batch, std::int64_t image)
 // ResNet50s see (64x64 images: layer4 at 2x2) and at ImageNet's 224x224, must give ATen's
 // output and that output's statistics.
 TEST_CASE("conv + GEN_STATS right for every ResNet50 bottleneck convolution",
-          "[gpu][conv_bnstats]") {
+          "[gpu][conv_stats_graph]") {
   torch::manual_seed(9);
   for (const auto& [batch, image] : {std::pair<std::int64_t, std::int64_t>{16, 64}, {32, 64},
                                      {8, 224}}) {
     for (const Shape& sh : resnet50_block_shapes(batch, image)) {
       const Problem pb = make_problem(torch::kHalf, sh, false);
       INFO(pb.label << " (image " << image << ")");
-      const auto got = conv_bnstats_graph(pb.x, pb.w, sh.stride, sh.pad, std::nullopt);
+      const auto got = conv_with_stats(pb.x, pb.w, sh.stride, sh.pad, std::nullopt);
       if (const auto* why = std::get_if<std::string>(&got)) {
         std::cout << pb.label << ": refused (" << *why << ")\n";
         continue;
@@ -217,12 +217,13 @@ TEST_CASE("conv + GEN_STATS right for every ResNet50 bottleneck convolution",
   }
 }
 
-TEST_CASE("conv_bnstats refuses misuse with an exception, not a refusal", "[gpu][conv_bnstats]") {
+TEST_CASE("conv_with_stats refuses misuse with an exception, not a refusal",
+          "[gpu][conv_stats_graph]") {
   const auto opts = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kHalf);
   const auto x = torch::randn({2, 8, 8, 8}, opts);  // contiguous (NCHW), not channels-last
   const auto w = torch::randn({8, 8, 1, 1}, opts).contiguous(at::MemoryFormat::ChannelsLast);
-  CHECK_THROWS_WITH(conv_bnstats_graph(x, w, 1, 0), Catch::Contains("channels-last"));
+  CHECK_THROWS_WITH(conv_with_stats(x, w, 1, 0), Catch::Contains("channels-last"));
   CHECK_THROWS_WITH(
-      conv_bnstats_graph(x.to(torch::kFloat32).contiguous(at::MemoryFormat::ChannelsLast), w, 1, 0),
+      conv_with_stats(x.to(torch::kFloat32).contiguous(at::MemoryFormat::ChannelsLast), w, 1, 0),
       Catch::Contains("fp16 or both bf16"));
 }

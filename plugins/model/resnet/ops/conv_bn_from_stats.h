@@ -1,5 +1,5 @@
 // `conv_bn_stats` (issue 10): a convolution whose epilogue also computes the per-channel sum
-// and sum of squares of its output (cuDNN's graph API, ConvStatsGraph in conv_bnstats.h), and
+// and sum of squares of its output (cuDNN's graph API, ConvStatsGraph in conv_stats_graph.h), and
 // the fused batch-norm + ReLU (+ add) after it taking those statistics instead of reading the
 // convolution's output once more to compute them (fused_bn_relu_from_sums, our kernels).
 //
@@ -35,16 +35,17 @@ namespace orch::resnet {
 /// what the caller would have run, and says why once on stderr. `bn_sink`: as fused_bn_relu's
 /// (bn3 in an identity block); `conv_sink`: conv1 of an identity block (1x1, stride 1), whose
 /// backward adds its data gradient onto the shortcut's waiting in the sink.
-torch::Tensor conv_bn_relu(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
-                           const torch::Tensor& x, const torch::Tensor& residual, FusedBnImpl impl,
-                           const ResidualGradSinkPtr& bn_sink, const ResidualGradSinkPtr& conv_sink,
-                           const std::function<torch::Tensor()>& unfused_conv);
+torch::Tensor conv_bn_relu_from_stats(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
+                                      const torch::Tensor& x, const torch::Tensor& residual,
+                                      FusedBnImpl impl, const ResidualGradSinkPtr& bn_sink,
+                                      const ResidualGradSinkPtr& conv_sink,
+                                      const std::function<torch::Tensor()>& unfused_conv);
 
-/// Calls of conv_bn_relu, in this copy of the library.
-struct ConvBnStatsCounters {
+/// Calls of conv_bn_relu_from_stats, in this copy of the library.
+struct ConvBnFromStatsCounters {
   std::int64_t taken = 0;     ///< statistics from the convolution's epilogue
   std::int64_t fallback = 0;  ///< the convolution, then fused_bn_relu, as without conv_bn_stats
 };
-ConvBnStatsCounters conv_bn_stats_counters();
+ConvBnFromStatsCounters conv_bn_from_stats_counters();
 
 }  // namespace orch::resnet
