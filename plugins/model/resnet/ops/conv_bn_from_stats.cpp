@@ -117,13 +117,14 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> graph_for(const torch
   return it->second;
 }
 
-/// Why conv_bn_relu_from_stats cannot take these inputs, or "" when it can (up to cuDNN's answer).
+/// Why conv_bn_relu_from_stats cannot take these inputs, or "" when it can (up to cuDNN's
+/// answer).
 std::string unsupported(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
                         std::int64_t* stride, std::int64_t* padding) {
   if (!x.is_cuda() || x.dim() != 4) return "input not a 4-d CUDA tensor";
   if (x.scalar_type() == torch::kBFloat16)
     return "bf16 input (cuDNN's conv + statistics engines measured slower than the "
-           "convolution alone for bf16 on the H200)";
+           "convolution alone for bf16)";
   if (x.scalar_type() != torch::kHalf) return "input not fp16";
   if (!x.is_contiguous(kCl)) return "input not channels-last";
   if (!fused_bn_compiled()) return "built without the fused batch-norm kernels";

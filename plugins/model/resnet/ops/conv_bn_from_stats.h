@@ -1,15 +1,15 @@
-// `conv_bn_stats` (issue 10): a convolution whose epilogue also computes the per-channel sum
-// and sum of squares of its output (cuDNN's graph API, ConvStatsGraph in conv_stats_graph.h), and
-// the fused batch-norm + ReLU (+ add) after it taking those statistics instead of reading the
-// convolution's output once more to compute them (fused_bn_relu_from_sums, our kernels).
+// What the resnet option `conv_bn_stats` runs: a convolution whose epilogue also computes the
+// per-channel sum and sum of squares of its output (cuDNN's graph API, ConvStatsGraph in
+// conv_stats_graph.h), then the fused batch-norm + ReLU (+ add) taking those statistics
+// instead of reading the convolution's output once more to compute them
+// (fused_bn_relu_from_sums, our kernels): an autograd function over the pair.
 //
-// Why: batch-norm is ~40% of a fused ResNet50 fp16 step's kernel time on the H200 (2026-11-30,
-// bench/run-gpu-fused-bn.sh profile), and its forward reads every activation twice (statistics,
-// then apply). Timed alone (bench/run-gpu-conv-bnstats.sh, ResNet50's ten conv shapes at batch
-// 256), cuDNN's fp16 conv + GEN_STATS took about what the convolution alone takes (e.g. 0.159
-// against 0.155 ms), so the statistics come nearly free. Not for bf16: there cuDNN's engines
-// for the graph were slower than ATen's convolution alone for several shapes (0.192 against
-// 0.060 ms), so bf16 inputs run the usual way, noted once.
+// Why: batch-norm takes a large share of a fused ResNet50 fp16 step's kernel time, and its
+// forward reads every activation twice (statistics, then apply). Timed alone at ResNet50's
+// convolution shapes, cuDNN's fp16 conv + GEN_STATS took about what the convolution alone
+// takes, so the statistics come nearly free. Not for bf16: there cuDNN's engines for the graph
+// were several times slower than ATen's convolution alone for some shapes, so bf16 inputs run
+// the usual way, noted once.
 //
 // The backward is unchanged in meaning: the batch-norm's backward (our kernels) differentiates
 // through its statistics as always, and the convolution's gradients are ATen's

@@ -1,16 +1,17 @@
-// conv_with_stats(): the convolution + batch statistics of conv_stats_graph.h through cuDNN's
-// graph API, the route left after the legacy fused op was refused on the H200 for every
-// ResNet50 shape. cuDNN 9's documentation ("runtime fusion engine") lists exactly this
-// pattern: a ConvolutionFwd whose epilogue may hold GEN_STATS nodes, and whose input may go
-// through a chain of three pointwise nodes in this order, MUL, ADD, RELU_FWD, with [1, C, 1, 1]
-// operands, "added to realize convolution batch norm fusion use cases" (prologue tensors
-// HALF only, everything fully packed NHWC). PaddlePaddle's fused_scale_bias_relu_conv_bn
-// kernel builds the same graph with cudnn-frontend. Backend descriptors are used directly
-// here (cudnn-frontend is not a dependency): tensors, the convolution, the operations, the
-// graph, the heuristics' engine configurations (mode A), else every engine cuDNN knows for
-// the graph, the first execution plan that finalizes, a variant
-// pack, execute. On the H200 (2026-11-30) cuDNN took the graph for ResNet50's shapes in fp16
-// and bf16, with the prologue in fp16 only (orch_gpu_tests "[conv_stats_graph]").
+// ConvStatsGraph (conv_stats_graph.h): a convolution + its output's batch statistics through
+// cuDNN's graph API. cuDNN's legacy fused-ops API for the same fusion
+// (CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS) refused every ResNet50 shape; cuDNN 9's
+// documentation ("runtime fusion engine") lists exactly this pattern for the graph API: a
+// ConvolutionFwd whose epilogue may hold GEN_STATS nodes, and whose input may go through a
+// chain of three pointwise nodes in this order, MUL, ADD, RELU_FWD, with [1, C, 1, 1] operands,
+// "added to realize convolution batch norm fusion use cases" (prologue tensors HALF only,
+// everything fully packed NHWC). PaddlePaddle's fused_scale_bias_relu_conv_bn kernel builds the
+// same graph with cudnn-frontend. Backend descriptors are used directly here (cudnn-frontend is
+// not a dependency): tensors, the convolution, the operations, the graph, the heuristics'
+// engine configurations (mode A), else every engine cuDNN knows for the graph, the first
+// execution plan that finalizes, a variant pack, execute. Which cases cuDNN takes (fp16 and
+// bf16, the prologue in fp16 only, where it was tried) orch_gpu_tests "[conv_stats_graph]"
+// prints.
 #include "conv_stats_graph.h"
 
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // Fused batch-norm + ReLU and batch-norm + residual add + ReLU for the resnet model's
-// `fused_bn: true` (issue 10). Training-mode fp16/bf16 channels-last CUDA inputs run fused,
+// `fused_bn: true`. Training-mode fp16/bf16 channels-last CUDA inputs run fused,
 // through a custom autograd function: by default (`fused_bn_impl: orch`) the kernels in
 // fused_bn_kernels.cu, or (`fused_bn_impl: cudnn`) cuDNN's NHWC batch-norm with fused ReLU and
 // add (fused_bn_cudnn.h), which falls back to our kernels where cuDNN does not take the input.
