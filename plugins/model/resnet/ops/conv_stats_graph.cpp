@@ -183,7 +183,7 @@ enum Uid : std::int64_t { kX = 1, kW, kY, kSum, kSqsum, kScale, kBias, kScaled, 
 
 }  // namespace
 
-// Everything a plan refers to lives here, so the plans stay valid while the object does.
+// Everything the plan refers to lives here, so the plan stays valid while the object does.
 struct ConvStatsGraph::Impl {
   ConvShape shape{};
   torch::ScalarType dtype{};
