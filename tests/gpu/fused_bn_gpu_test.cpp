@@ -1,4 +1,4 @@
-// The fused channels-last batch-norm (+ add) + ReLU kernels (plugins/model/resnet/fused_bn*)
+// The fused channels-last batch-norm (+ add) + ReLU kernels (plugins/model/resnet/ops/fused_bn*)
 // against the unfused ops: outputs, input / weight / bias / residual gradients and running
 // statistics for fp16 and bf16 over odd and large shapes; the module wrapper's choice of path;
 // capture in a CUDA graph; a fused ResNet50's 100-step loss curve against the unfused one; and
@@ -604,11 +604,10 @@ TEST_CASE("a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs
   at::globalContext().setAllowTF32CuDNN(tf32);
 }
 
-// Hidden ([.]: run it by name or with "[fused_bn_graph]") until understood: on the H200 it
-// hung (killed after 140 s) and once crashed with SIGSEGV when it ran after the
-// other fused_bn cases in one process, and passed on its own (2026-11-30, 10 assertions), as
-// the same configuration trains through `orch run`. Left in the default run, it could stall the
-// whole GPU suite; run it in a process of its own:
+// Hidden ([.]: run it by name or with "[fused_bn_graph]") until understood: it has hung
+// (killed after 140 s) and once crashed with SIGSEGV when it ran after the other fused_bn cases
+// in one process, and passes on its own, as the same configuration trains through `orch run`.
+// Left in the default run, it could stall the whole GPU suite; run it in a process of its own:
 //   scripts/gpu-tests-isolated.sh "[fused_bn_graph]"
 TEST_CASE("a fused ResNet runs under the cuda-graph stream strategy", "[.][gpu][fused_bn_graph]") {
   // The kernels reduce in a fixed order, so with deterministic cuDNN the captured run ends

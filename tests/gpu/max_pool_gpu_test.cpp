@@ -1,4 +1,4 @@
-// The resnet stem's max pooling on our channels-last kernels (plugins/model/resnet/max_pool*)
+// The resnet stem's max pooling on our channels-last kernels (plugins/model/resnet/ops/max_pool*)
 // against ATen's at::max_pool2d: outputs and input gradients bit for bit (same winner on ties,
 // NaN wins, same fp32 summation order where windows overlap), for float, fp16 and bf16, odd
 // sizes and several windows; the fallback to ATen, counted; replay in a CUDA graph; and a

@@ -103,7 +103,7 @@ TEST_CASE("resnet declares fused_bn_impl: orch or cudnn, cudnn by default, unhas
   }
   REQUIRE(impl != nullptr);
   CHECK(impl->type == ParamType::kString);
-  // cudnn since it measured faster than ours on the H200 (plugin.cpp says by how much).
+  // cudnn since it measured faster than ours (plugin.cpp).
   CHECK(std::get<std::string>(impl->default_value) == "cudnn");
   REQUIRE(impl->allowed.size() == 2);
   CHECK(std::get<std::string>(impl->allowed[0]) == "orch");

@@ -51,7 +51,7 @@ TEST_CASE("resnet declares stem_conv (auto) and downsample_bn_cudnn (on), unhash
   const ParamSpec* stem = find_param("stem_conv");
   REQUIRE(stem != nullptr);
   CHECK(stem->type == ParamType::kString);
-  // auto and on since they measured faster on the H200 (plugin.cpp, stem_conv.h say by how much)
+  // auto and on since they measured faster (plugin.cpp, stem_conv.h)
   CHECK(std::get<std::string>(stem->default_value) == "auto");
   REQUIRE(stem->allowed.size() == 5);
   for (const auto& v : stem->allowed) {

@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "conv_bn.h"
+#include "conv_bn_from_stats.h"
 #include "resnet.h"
 
 namespace orch::resnet {
@@ -16,7 +16,7 @@ namespace {
 /// capture steps there, every step elsewhere; what matters is which path the calls took.
 std::map<std::string, double> path_counts() {
   const auto f = fused_bn_counters();
-  const auto c = conv_bn_stats_counters();
+  const auto c = conv_bn_from_stats_counters();
   const auto p = max_pool_counters();
   const auto r = residual_grad_counters();
   return {{"fused_bn.orch", static_cast<double>(f.orch)},
@@ -73,35 +73,32 @@ class ResNetPlugin final : public ModelPlugin {
               "with fused_bn: cuDNN's NHWC batch-norm with fused ReLU and add (cudnn; our kernels "
               "where cuDNN does not take the input) or our CUDA kernels (orch)",
               // Added after fused_bn results were recorded, left out of the hash at its default.
-              // The default was orch until cuDNN's measured faster on the H200 (2026-11-30,
-              // bench/fused-bn-impl-h200.yaml: fp16 +1.0% graph / +1.9% eager, bf16 -0.1% /
-              // +0.6%), so fused_bn results stored before then with no fused_bn_impl ran orch.
+              // cudnn is the default because it measured faster than ours for fp16 (eager and
+              // cuda-graph) and no slower for bf16; fused_bn results stored while the default
+              // was orch carry no fused_bn_impl and ran orch.
               /*hashed_at_default=*/false},
              {"max_pool_impl", ParamType::kString, std::string("orch"),
               {std::string("aten"), std::string("orch")}, {}, {},
               "the stem's max pooling: our channels-last CUDA kernels (orch; ATen's results bit "
               "for bit, ATen's kernels where ours do not take the input) or ATen's (aten)",
               // Added after resnet results were recorded: at its default, their hashes stay
-              // (same results bit for bit; only faster: on the H200, ResNet50 fp16 b256
-              // cuda-graph 7,230.5 vs 6,930.5 img/s, bench/fused-bn-batch-h200.yaml).
+              // (same results bit for bit, only faster: see max_pool_kernels.h).
               /*hashed_at_default=*/false},
              {"fused_residual_grad", ParamType::kBool, true, {}, {}, {},
               "with fused_bn, in identity bottleneck blocks: conv1's data gradient added onto "
               "the shortcut's in one in-place GEMM instead of autograd's separate add kernel",
               // Added after resnet results were recorded, left out of the hash at its default.
-              // The default was false until it measured faster on the H200 (2026-11-30,
-              // bench/fused-bn-residual-h200.yaml, cuda-graph b256: fp16 7,264.0 -> 7,420.9,
-              // bf16 6,719.8 -> 6,863.5 img/s; same losses), so fused_bn results stored before
-              // then with no fused_residual_grad ran without it.
+              // On by default because it measured faster for fp16 and bf16 with the same
+              // losses; fused_bn results stored while the default was off carry no
+              // fused_residual_grad and ran without it.
               /*hashed_at_default=*/false},
              {"downsample_bn_cudnn", ParamType::kBool, true, {}, {}, {},
               "with fused_bn: the downsample branches' batch-norm through cuDNN's NHWC "
               "batch-norm (ATen's own kernels run it for bf16; cuDNN's for fp16)",
               // Added after resnet results were recorded, left out of the hash at its default.
-              // On by default since it measured faster on the H200 (2026-11-30,
-              // bench/stem-downsample-h200.yaml, cuda-graph b256: bf16 6,885.6 -> 7,093.1 img/s,
-              // fp16 7,529.6 -> 7,511.6, noise), so fused_bn results stored before then with no
-              // downsample_bn_cudnn ran without it.
+              // On by default because it measured faster for bf16 and the same for fp16 (where
+              // ATen already runs cuDNN's batch-norm); fused_bn results stored while the
+              // default was off carry no downsample_bn_cudnn and ran without it.
               /*hashed_at_default=*/false},
              {"stem_conv", ParamType::kString, std::string("auto"),
               {std::string("auto"), std::string("direct"), std::string("pad4"),
@@ -113,9 +110,9 @@ class ResNetPlugin final : public ModelPlugin {
               "space_to_depth for bf16 and direct otherwise (auto); the same sums, another "
               "cuDNN kernel",
               // Added after resnet results were recorded, left out of the hash at its default:
-              // auto runs direct (what ran before) for everything but bf16, where it measured
-              // 4.2% faster on the H200 (stem_conv.h), so bf16 results stored before then ran
-              // direct.
+              // auto runs direct (what ran before) for everything but bf16, where
+              // space_to_depth measured faster (stem_conv.h), so bf16 results stored before
+              // the parameter existed ran direct.
               /*hashed_at_default=*/false},
              {"conv_bn_stats", ParamType::kBool, false, {}, {}, {},
               "with fused_bn, fp16: each block convolution that a fused batch-norm follows "

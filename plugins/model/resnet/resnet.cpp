@@ -1,7 +1,7 @@
 // ResNet blocks and network, following torchvision/models/resnet.py line by line.
 #include "resnet.h"
 
-#include "conv_bn.h"
+#include "conv_bn_from_stats.h"
 #include "fused_bn.h"
 #include "max_pool.h"
 #include "residual_grad.h"
@@ -65,12 +65,11 @@ BasicBlockImpl::BasicBlockImpl(std::int64_t inplanes, std::int64_t planes, std::
 
 torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
   if (fused_bn && conv_bn_stats) {
-    const auto a = conv_bn_relu(*conv1, *bn1, x, {}, fused_bn_impl, {}, {},
-                                [&] { return conv1(x); });
-    const auto shortcut =
-        downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x;
-    return conv_bn_relu(*conv2, *bn2, a, shortcut, fused_bn_impl, {}, {},
-                        [&] { return conv2(a); });
+    const auto a = conv_bn_relu_from_stats(*conv1, *bn1, x, {}, fused_bn_impl, {}, {},
+                                           [&] { return conv1(x); });
+    const auto shortcut = downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x;
+    return conv_bn_relu_from_stats(*conv2, *bn2, a, shortcut, fused_bn_impl, {}, {},
+                                   [&] { return conv2(a); });
   }
   if (fused_bn) {
     auto out = fused_bn_relu(*bn1, conv1(x), {}, fused_bn_impl);
@@ -109,14 +108,15 @@ torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
       return link ? conv1x1_with_residual_grad(x, conv1->weight, sink) : conv1(x);
     };
     if (conv_bn_stats) {
-      // Each convolution computes its batch-norm's statistics (conv_bn.h); same sink protocol.
-      const auto a = conv_bn_relu(*conv1, *bn1, x, {}, fused_bn_impl, {}, sink, conv1_unfused);
-      const auto b = conv_bn_relu(*conv2, *bn2, a, {}, fused_bn_impl, {}, {},
-                                  [&] { return conv2(a); });
-      const auto shortcut =
-          downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x;
-      return conv_bn_relu(*conv3, *bn3, b, shortcut, fused_bn_impl, sink, {},
-                          [&] { return conv3(b); });
+      // Each convolution computes its batch-norm's statistics (conv_bn_from_stats.h); same sink
+      // protocol.
+      const auto a =
+          conv_bn_relu_from_stats(*conv1, *bn1, x, {}, fused_bn_impl, {}, sink, conv1_unfused);
+      const auto b = conv_bn_relu_from_stats(*conv2, *bn2, a, {}, fused_bn_impl, {}, {},
+                                             [&] { return conv2(a); });
+      const auto shortcut = downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x;
+      return conv_bn_relu_from_stats(*conv3, *bn3, b, shortcut, fused_bn_impl, sink, {},
+                                     [&] { return conv3(b); });
     }
     auto out = fused_bn_relu(*bn1, conv1_unfused(), {}, fused_bn_impl);
     out = fused_bn_relu(*bn2, conv2(out), {}, fused_bn_impl);

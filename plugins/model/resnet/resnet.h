@@ -1,9 +1,10 @@
 // torchvision's ResNet in LibTorch: the same architecture (v1.5: stride on the 3x3 conv) and the
 // same parameter names, so parameter counts and weights compare one to one with Python
 // (ResNet50: 25,557,032 parameters at 1000 classes). `fused_bn` (and `fused_bn_impl`,
-// `fused_residual_grad`, `downsample_bn_cudnn`, `conv_bn_stats`) change how batch-norm + ReLU (+ residual add)
-// run, `max_pool_impl` how the stem's max pooling runs and `stem_conv` how its convolution runs,
-// never which parameters and buffers exist.
+// `fused_residual_grad`, `downsample_bn_cudnn`, `conv_bn_stats`) change how batch-norm + ReLU
+// (+ residual add) run, `max_pool_impl` how the stem's max pooling runs and `stem_conv` how its
+// convolution runs, never which parameters and buffers exist: the operations they pick live in
+// ops/.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -35,7 +36,8 @@ struct BasicBlockImpl : torch::nn::Module {
   bool fused_bn = false;  ///< batch-norm + ReLU (+ add) through fused_bn_relu
   FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch;  ///< which fused implementation
   bool downsample_bn_cudnn = false;  ///< with fused_bn: the shortcut's batch-norm, see downsample()
-  bool conv_bn_stats = false;  ///< with fused_bn: statistics from the convolutions; conv_bn.h
+  /// With fused_bn: statistics from the convolutions (conv_bn_from_stats.h).
+  bool conv_bn_stats = false;
 };
 TORCH_MODULE(BasicBlock);
 
@@ -57,7 +59,8 @@ struct BottleneckImpl : torch::nn::Module {
   /// GEMM (residual_grad.h) instead of autograd's separate add.
   bool fused_residual_grad = false;
   bool downsample_bn_cudnn = false;  ///< with fused_bn: the shortcut's batch-norm, see downsample()
-  bool conv_bn_stats = false;  ///< with fused_bn: statistics from the convolutions; conv_bn.h
+  /// With fused_bn: statistics from the convolutions (conv_bn_from_stats.h).
+  bool conv_bn_stats = false;
 };
 TORCH_MODULE(Bottleneck);
 
@@ -73,8 +76,8 @@ struct ResNetOptions {
   /// (batch_norm_cudnn) instead of the module's forward, which runs ATen's own kernels for bf16.
   bool downsample_bn_cudnn = false;
   StemConv stem_conv = StemConv::kDirect;  ///< how the stem convolution runs; stem_conv.h
-  /// With fused_bn: each block convolution that a fused batch-norm follows computes that
-  /// batch-norm's statistics in its epilogue (fp16; conv_bn.h).
+  /// The option `conv_bn_stats`. With fused_bn: each block convolution that a fused batch-norm
+  /// follows computes that batch-norm's statistics in its epilogue (fp16; conv_bn_from_stats.h).
   bool conv_bn_stats = false;
 };
 

@@ -2,8 +2,8 @@
 // residual add + ReLU as cuDNN's fused NHWC operations (cudnnBatchNormalizationForwardTrainingEx
 // / cudnnBatchNormalizationBackwardEx, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, bnOps
 // CUDNN_BATCHNORM_OPS_BN_ACTIVATION or _BN_ADD_ACTIVATION, ReLU), in a custom autograd function
-// beside our own kernels' (fused_bn.h), so the two can be measured against each other (issue
-// 10). Graph-capture safe like ours: every buffer comes from the caching allocator, cuDNN runs on
+// beside our own kernels' (fused_bn.h), so the two can be measured against each other.
+// Graph-capture safe like ours: every buffer comes from the caching allocator, cuDNN runs on
 // the current stream, nothing is read back. This header does not include cuDNN's.
 #pragma once
 

@@ -80,7 +80,8 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     const auto t = tiling_for(rows, channels, {x, residual, y});
     auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
     if (sum && sqsum) {
-      // The statistics came with x (a convolution's epilogue, conv_bn.h): no pass over x.
+      // The statistics came with x (a convolution's epilogue, conv_bn_from_stats.h): no pass
+      // over x.
       check_cuda(kernels::forward_from_sums(
                      kernel_dtype(x), t, x.data_ptr(),
                      residual.defined() ? residual.data_ptr() : nullptr, y.data_ptr(),

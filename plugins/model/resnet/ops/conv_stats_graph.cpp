@@ -1,17 +1,18 @@
-// conv_bnstats_graph(): the convolution + batch statistics of conv_bnstats.h through cuDNN's
-// graph API, the route left after the legacy fused op was refused on the H200 for every
-// ResNet50 shape. cuDNN 9's documentation ("runtime fusion engine") lists exactly this
-// pattern: a ConvolutionFwd whose epilogue may hold GEN_STATS nodes, and whose input may go
-// through a chain of three pointwise nodes in this order, MUL, ADD, RELU_FWD, with [1, C, 1, 1]
-// operands, "added to realize convolution batch norm fusion use cases" (prologue tensors
-// HALF only, everything fully packed NHWC). PaddlePaddle's fused_scale_bias_relu_conv_bn
-// kernel builds the same graph with cudnn-frontend. Backend descriptors are used directly
-// here (cudnn-frontend is not a dependency): tensors, the convolution, the operations, the
-// graph, the heuristics' engine configurations (mode A), else every engine cuDNN knows for
-// the graph, the first execution plan that finalizes (or all of them, to time them), a variant
-// pack, execute. On the H200 (2026-11-30) cuDNN took the graph for ResNet50's shapes in fp16
-// and bf16, with the prologue in fp16 only (orch_gpu_tests "[conv_bnstats]").
-#include "conv_bnstats.h"
+// ConvStatsGraph (conv_stats_graph.h): a convolution + its output's batch statistics through
+// cuDNN's graph API. cuDNN's legacy fused-ops API for the same fusion
+// (CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS) refused every ResNet50 shape; cuDNN 9's
+// documentation ("runtime fusion engine") lists exactly this pattern for the graph API: a
+// ConvolutionFwd whose epilogue may hold GEN_STATS nodes, and whose input may go through a
+// chain of three pointwise nodes in this order, MUL, ADD, RELU_FWD, with [1, C, 1, 1] operands,
+// "added to realize convolution batch norm fusion use cases" (prologue tensors HALF only,
+// everything fully packed NHWC). PaddlePaddle's fused_scale_bias_relu_conv_bn kernel builds the
+// same graph with cudnn-frontend. Backend descriptors are used directly here (cudnn-frontend is
+// not a dependency): tensors, the convolution, the operations, the graph, the heuristics'
+// engine configurations (mode A), else every engine cuDNN knows for the graph, the first
+// execution plan that finalizes, a variant pack, execute. Which cases cuDNN takes (fp16 and
+// bf16, the prologue in fp16 only, where it was tried) orch_gpu_tests "[conv_stats_graph]"
+// prints.
+#include "conv_stats_graph.h"
 
 #include <stdexcept>
 
@@ -33,10 +34,37 @@
 
 namespace orch::resnet {
 
+ConvShape check_conv_stats_args(const char* who, const torch::Tensor& x, const torch::Tensor& w,
+                                std::int64_t stride, std::int64_t padding,
+                                const std::optional<ScaleBiasRelu>& prologue) {
+  const auto require = [who](bool ok, const char* what) {
+    if (!ok) throw std::invalid_argument(std::string(who) + ": " + what);
+  };
+  require(x.is_cuda() && w.device() == x.device(), "x and w must be on the same CUDA device");
+  require(x.dim() == 4 && w.dim() == 4 && w.size(1) == x.size(1), "x is NCHW, w is KCRS");
+  require(x.scalar_type() == w.scalar_type() &&
+              (x.scalar_type() == torch::kHalf || x.scalar_type() == torch::kBFloat16),
+          "x and w must both be fp16 or both bf16");
+  require(x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+              w.is_contiguous(at::MemoryFormat::ChannelsLast),
+          "x and w must be channels-last");
+  if (prologue) {
+    for (const auto* t : {&prologue->scale, &prologue->bias})
+      require(t->device() == x.device() && t->scalar_type() == x.scalar_type() &&
+                  t->numel() == x.size(1) && t->is_contiguous(),
+              "scale and bias: C contiguous values of x's dtype on its device");
+  }
+  ConvShape sh{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3), 0, 0};
+  sh.p = (sh.h + 2 * padding - sh.r) / stride + 1;
+  sh.q = (sh.w + 2 * padding - sh.s) / stride + 1;
+  return sh;
+}
+
 #ifndef ORCH_FUSED_BN_CUDNN
 
 namespace {
-const char* const kNoCudnn = "built without cuDNN's headers (see plugins/model/resnet/CMakeLists.txt)";
+const char* const kNoCudnn =
+    "built without cuDNN's headers (see plugins/model/resnet/ops/CMakeLists.txt)";
 }
 
 struct ConvStatsGraph::Impl {};
@@ -45,21 +73,17 @@ ConvStatsGraph::~ConvStatsGraph() = default;
 
 std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     const torch::Tensor&, const torch::Tensor&, std::int64_t, std::int64_t,
-    const std::optional<ScaleBiasRelu>&, std::size_t) {
+    const std::optional<ScaleBiasRelu>&) {
   return std::string(kNoCudnn);
 }
-std::size_t ConvStatsGraph::plans() const { return 0; }
-const std::string& ConvStatsGraph::plan_name(std::size_t) const {
-  throw std::logic_error("ConvStatsGraph: no plans without cuDNN");
-}
-ConvStats ConvStatsGraph::run(std::size_t, const torch::Tensor&, const torch::Tensor&,
+ConvStats ConvStatsGraph::run(const torch::Tensor&, const torch::Tensor&,
                               const std::optional<ScaleBiasRelu>&) const {
-  throw std::logic_error("ConvStatsGraph: no plans without cuDNN");
+  throw std::logic_error("ConvStatsGraph: no plan without cuDNN");
 }
 
-std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor&, const torch::Tensor&,
-                                                        std::int64_t, std::int64_t,
-                                                        const std::optional<ScaleBiasRelu>&) {
+std::variant<ConvStats, std::string> conv_with_stats(const torch::Tensor&, const torch::Tensor&,
+                                                     std::int64_t, std::int64_t,
+                                                     const std::optional<ScaleBiasRelu>&) {
   return std::string(kNoCudnn);
 }
 
@@ -85,7 +109,7 @@ void check(cudnnStatus_t st, const char* what) {
   const std::string detail = std::string(what) + ": " + cudnnGetErrorString(st) +
                              (last_error().empty() ? "" : " (" + last_error() + ")");
   if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) throw Refusal{detail};
-  throw std::runtime_error("conv_bnstats_graph: " + detail);
+  throw std::runtime_error("conv_with_stats: " + detail);
 }
 
 /// One backend descriptor, destroyed with this object.
@@ -159,28 +183,27 @@ enum Uid : std::int64_t { kX = 1, kW, kY, kSum, kSqsum, kScale, kBias, kScaled, 
 
 }  // namespace
 
-// Everything a plan refers to lives here, so the plans stay valid while the object does.
+// Everything the plan refers to lives here, so the plan stays valid while the object does.
 struct ConvStatsGraph::Impl {
   ConvShape shape{};
   torch::ScalarType dtype{};
   std::int64_t stride = 1, padding = 0;
   bool prologue = false;
-  cudnnHandle_t handle = nullptr;  // the building thread's (PyTorch keeps one per thread); the plans name it
+  // The building thread's handle (PyTorch keeps one per thread); the plan names it.
+  cudnnHandle_t handle = nullptr;
   std::vector<std::unique_ptr<Desc>> keep;  // tensors, operations, graph, engines, configurations
-  std::vector<std::unique_ptr<Desc>> plans;
-  std::vector<std::string> names;
-  std::vector<std::int64_t> workspace_bytes;
+  std::unique_ptr<Desc> plan;
+  std::string name;  // the engine configuration that finalized the plan
+  std::int64_t workspace_bytes = 0;
 };
 
 ConvStatsGraph::ConvStatsGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ConvStatsGraph::~ConvStatsGraph() = default;
-std::size_t ConvStatsGraph::plans() const { return impl_->plans.size(); }
-const std::string& ConvStatsGraph::plan_name(std::size_t i) const { return impl_->names.at(i); }
 
 std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
-    const std::optional<ScaleBiasRelu>& prologue, std::size_t max_plans) {
-  const ConvShape sh = check_conv_bnstats_args("conv_bnstats_graph", x, w, stride, padding, prologue);
+    const std::optional<ScaleBiasRelu>& prologue) {
+  const ConvShape sh = check_conv_stats_args("conv_with_stats", x, w, stride, padding, prologue);
   const auto n = sh.n, c = sh.c, h = sh.h, wd = sh.w, k = sh.k, r = sh.r, s = sh.s, p = sh.p, q = sh.q;
   c10::cuda::CUDAGuard guard(x.device());
   const cudnnDataType_t dtype =
@@ -307,9 +330,9 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
       configs.push_back(std::move(config));
     }
 
-    // Plans: the first max_plans configurations that finalize one.
+    // The plan: the first configuration that finalizes one.
     std::string refusals;
-    for (std::size_t i = 0; i < configs.size() && impl->plans.size() < max_plans; ++i) {
+    for (std::size_t i = 0; i < configs.size() && !impl->plan; ++i) {
       auto candidate = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       candidate->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
           .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
@@ -319,14 +342,14 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
         check(cudnnBackendGetAttribute(candidate->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                        CUDNN_TYPE_INT64, 1, &got, &bytes),
               "reading a plan's workspace size");
-        impl->plans.push_back(std::move(candidate));
-        impl->names.push_back(config_names[i]);
-        impl->workspace_bytes.push_back(bytes);
+        impl->plan = std::move(candidate);
+        impl->name = config_names[i];
+        impl->workspace_bytes = bytes;
       } else if (refusals.size() < 400) {
         refusals += "; " + config_names[i] + ": " + cudnnGetErrorString(st);
       }
     }
-    if (impl->plans.empty())
+    if (!impl->plan)
       throw Refusal{"no engine finalized a plan (" + std::to_string(configs.size()) +
                     " configurations, " + std::to_string(engines) + " engines" + refusals + ")"};
     for (auto& cfg : configs) keep.push_back(std::move(cfg));
@@ -340,28 +363,28 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
   }
 }
 
-ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch::Tensor& w,
+ConvStats ConvStatsGraph::run(const torch::Tensor& x, const torch::Tensor& w,
                               const std::optional<ScaleBiasRelu>& prologue) const {
   const Impl& im = *impl_;
-  const ConvShape sh = check_conv_bnstats_args("ConvStatsGraph::run", x, w, im.stride, im.padding, prologue);
+  const ConvShape sh =
+      check_conv_stats_args("ConvStatsGraph::run", x, w, im.stride, im.padding, prologue);
   if (sh.n != im.shape.n || sh.c != im.shape.c || sh.h != im.shape.h || sh.w != im.shape.w ||
       sh.k != im.shape.k || sh.r != im.shape.r || sh.s != im.shape.s ||
       x.scalar_type() != im.dtype || prologue.has_value() != im.prologue)
     throw std::invalid_argument(
         "ConvStatsGraph::run: inputs of other sizes, dtype or prologue than the graph was built for");
-  const Desc& plan = *im.plans.at(i);
   c10::cuda::CUDAGuard guard(x.device());
   check(cudnnSetStream(im.handle, at::cuda::getCurrentCUDAStream()), "cudnnSetStream");
   ConvStats out;
   out.y = at::empty({sh.n, sh.k, sh.p, sh.q}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
   // Zeroed, as cuDNN's own conv + genstats sample hands them over: its documentation does not
   // say whether an engine overwrites or adds onto them, and a memset is cheap insurance (the
-  // [conv_bnstats] test runs it in reused memory holding 1e4s).
+  // [conv_stats_graph] test runs it in reused memory holding 1e4s).
   const at::Tensor sums = at::zeros({2, sh.k}, x.options().dtype(torch::kFloat32));
   out.sum = sums[0];
   out.sqsum = sums[1];
-  out.engine = im.names[i];
-  at::Tensor workspace = at::empty({std::max<std::int64_t>(im.workspace_bytes[i], 1)},
+  out.engine = im.name;
+  at::Tensor workspace = at::empty({std::max<std::int64_t>(im.workspace_bytes, 1)},
                                    x.options().dtype(torch::kByte));
   std::vector<std::int64_t> uids = {kX, kW, kY, kSum, kSqsum};
   std::vector<void*> ptrs = {x.data_ptr(), w.data_ptr(), out.y.data_ptr(), out.sum.data_ptr(),
@@ -378,16 +401,16 @@ ConvStats ConvStatsGraph::run(std::size_t i, const torch::Tensor& x, const torch
            static_cast<std::int64_t>(ptrs.size()), ptrs.data())
       .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr);
   pack.finalize("finalizing the variant pack");
-  check(cudnnBackendExecute(im.handle, plan.get(), pack.get()), "cudnnBackendExecute");
+  check(cudnnBackendExecute(im.handle, im.plan->get(), pack.get()), "cudnnBackendExecute");
   return out;
 }
 
-std::variant<ConvStats, std::string> conv_bnstats_graph(const torch::Tensor& x, const torch::Tensor& w,
-                                                        std::int64_t stride, std::int64_t padding,
-                                                        const std::optional<ScaleBiasRelu>& prologue) {
-  auto made = ConvStatsGraph::make(x, w, stride, padding, prologue, /*max_plans=*/1);
+std::variant<ConvStats, std::string> conv_with_stats(const torch::Tensor& x, const torch::Tensor& w,
+                                                     std::int64_t stride, std::int64_t padding,
+                                                     const std::optional<ScaleBiasRelu>& prologue) {
+  auto made = ConvStatsGraph::make(x, w, stride, padding, prologue);
   if (auto* why = std::get_if<std::string>(&made)) return *why;
-  return std::get<std::shared_ptr<ConvStatsGraph>>(made)->run(0, x, w, prologue);
+  return std::get<std::shared_ptr<ConvStatsGraph>>(made)->run(x, w, prologue);
 }
 
 #endif

@@ -1,8 +1,8 @@
-// conv_bn_relu (conv_bn.h): the convolution with statistics as a custom autograd function over
-// ConvStatsGraph, one cuDNN graph per convolution shape and thread, then
-// fused_bn_relu_from_sums. Graph-capture safe once every shape has been seen (the first call
+// conv_bn_relu_from_stats (conv_bn_from_stats.h): the convolution with statistics as a custom
+// autograd function over ConvStatsGraph, one cuDNN graph per convolution shape and thread,
+// then fused_bn_relu_from_sums. Graph-capture safe once every shape has been seen (the first call
 // per shape builds cuDNN's plan, which may compile kernels: the warm-up steps do that).
-#include "conv_bn.h"
+#include "conv_bn_from_stats.h"
 
 #include <torch/autograd.h>
 
@@ -18,7 +18,7 @@
 #include <tuple>
 #include <variant>
 
-#include "conv_bnstats.h"
+#include "conv_stats_graph.h"
 
 namespace orch::resnet {
 namespace {
@@ -36,7 +36,7 @@ void note_fallback(const std::string& why) {
   if (said.insert(why).second)
     std::cerr << "conv_bn_stats: " << why
               << "; the convolution and its batch-norm run as with fused_bn alone "
-                 "(conv_bn_stats_counters().fallback counts each such call)\n";
+                 "(conv_bn_from_stats_counters().fallback counts each such call)\n";
 }
 
 /// The convolution, returning {y, sum(y), sum(y^2)} per output channel; the sums are not
@@ -52,7 +52,7 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
     // explicitly (this function is not an autocast-aware op), in the layout the graph wants.
     const auto w = (weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()))
                        .contiguous(kCl);
-    ConvStats out = graph->run(0, x, w, std::nullopt);
+    ConvStats out = graph->run(x, w, std::nullopt);
     ctx->save_for_backward({x, w});
     ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
     ctx->saved_data["stride"] = stride;
@@ -72,7 +72,7 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
     const std::int64_t padding = ctx->saved_data["padding"].toInt();
     torch::Tensor dx, dw;
     if (auto sink = residual_grad_sink(*ctx)) {
-      // Only made for 1x1, stride 1, unpadded convolutions (conv_bn_relu checks).
+      // Only made for 1x1, stride 1, unpadded convolutions (conv_bn_relu_from_stats checks).
       std::tie(dx, dw) = conv1x1_backward_with_sink(grads[0], x, w, sink);
     } else {
       const auto dy = grads[0].to(x.scalar_type()).contiguous(kCl);
@@ -112,18 +112,19 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> graph_for(const torch
   if (it == graphs.end()) {
     // The weight as the convolution will see it (x's dtype, channels-last): built once.
     const auto w = weight.to(x.scalar_type()).contiguous(kCl);
-    it = graphs.emplace(key, ConvStatsGraph::make(x, w, stride, padding, std::nullopt, 1)).first;
+    it = graphs.emplace(key, ConvStatsGraph::make(x, w, stride, padding, std::nullopt)).first;
   }
   return it->second;
 }
 
-/// Why conv_bn_relu cannot take these inputs, or "" when it can (up to cuDNN's answer).
+/// Why conv_bn_relu_from_stats cannot take these inputs, or "" when it can (up to cuDNN's
+/// answer).
 std::string unsupported(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
                         std::int64_t* stride, std::int64_t* padding) {
   if (!x.is_cuda() || x.dim() != 4) return "input not a 4-d CUDA tensor";
   if (x.scalar_type() == torch::kBFloat16)
     return "bf16 input (cuDNN's conv + statistics engines measured slower than the "
-           "convolution alone for bf16 on the H200)";
+           "convolution alone for bf16)";
   if (x.scalar_type() != torch::kHalf) return "input not fp16";
   if (!x.is_contiguous(kCl)) return "input not channels-last";
   if (!fused_bn_compiled()) return "built without the fused batch-norm kernels";
@@ -140,10 +141,11 @@ std::string unsupported(const torch::nn::Conv2dImpl& conv, const torch::Tensor& 
 
 }  // namespace
 
-torch::Tensor conv_bn_relu(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
-                           const torch::Tensor& x, const torch::Tensor& residual, FusedBnImpl impl,
-                           const ResidualGradSinkPtr& bn_sink, const ResidualGradSinkPtr& conv_sink,
-                           const std::function<torch::Tensor()>& unfused_conv) {
+torch::Tensor conv_bn_relu_from_stats(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
+                                      const torch::Tensor& x, const torch::Tensor& residual,
+                                      FusedBnImpl impl, const ResidualGradSinkPtr& bn_sink,
+                                      const ResidualGradSinkPtr& conv_sink,
+                                      const std::function<torch::Tensor()>& unfused_conv) {
   auto usual = [&](const std::string& why) {
     ++g_fallback;
     if (!why.empty()) note_fallback(why);
@@ -177,6 +179,8 @@ torch::Tensor conv_bn_relu(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dIm
   return fused_bn_relu(bn, outs[0], residual, impl, bn_sink);
 }
 
-ConvBnStatsCounters conv_bn_stats_counters() { return {g_taken.load(), g_fallback.load()}; }
+ConvBnFromStatsCounters conv_bn_from_stats_counters() {
+  return {g_taken.load(), g_fallback.load()};
+}
 
 }  // namespace orch::resnet

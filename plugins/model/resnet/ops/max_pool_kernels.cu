@@ -1,6 +1,7 @@
-// See max_pool_kernels.h. One thread per (pixel, 16-byte group of channels) in both passes:
-// channels are innermost in NHWC, so a warp's loads and stores are contiguous. Each thread's
-// place and window come from max_pool_index.h (32-bit, checked against ATen on the CPU).
+// The channels-last max-pool kernels of max_pool_kernels.h. One thread per (pixel, 16-byte
+// group of channels) in both passes: channels are innermost in NHWC, so a warp's loads and
+// stores are contiguous. Each thread's place and window come from max_pool_index.h (32-bit,
+// checked against ATen on the CPU).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

@@ -38,9 +38,9 @@ cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const 
                              float* workspace, std::int64_t rows, std::int64_t channels,
                              float momentum, float eps, cudaStream_t stream);
 
-/// Training forward from statistics a convolution's epilogue computed (conv_bn.h): `sum` and
-/// `sqsum` are x's per-channel sum and sum of squares (fp32, C each, over all rows). Same
-/// outputs and running-stat update as forward_training, without its pass over x for the
+/// Training forward from statistics a convolution's epilogue computed (conv_bn_from_stats.h):
+/// `sum` and `sqsum` are x's per-channel sum and sum of squares (fp32, C each, over all rows).
+/// Same outputs and running-stat update as forward_training, without its pass over x for the
 /// statistics. The workspace needs 2 * C floats (workspace_floats is enough).
 cudaError_t forward_from_sums(Dtype dtype, const Tiling& t, const void* x, const void* residual,
                               void* y, const float* weight, const float* bias,

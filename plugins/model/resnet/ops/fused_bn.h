@@ -1,5 +1,5 @@
 // Fused batch-norm + ReLU and batch-norm + residual add + ReLU for the resnet model's
-// `fused_bn: true` (issue 10). Training-mode fp16/bf16 channels-last CUDA inputs run fused,
+// `fused_bn: true`. Training-mode fp16/bf16 channels-last CUDA inputs run fused,
 // through a custom autograd function: by default (`fused_bn_impl: orch`) the kernels in
 // fused_bn_kernels.cu, or (`fused_bn_impl: cudnn`) cuDNN's NHWC batch-norm with fused ReLU and
 // add (fused_bn_cudnn.h), which falls back to our kernels where cuDNN does not take the input.
@@ -38,7 +38,7 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
 
 /// fused_bn_relu(bn, x, residual, kOrch, sink) for an x whose per-channel sum and sum of
 /// squares are already known (`sum`, `sqsum`: fp32, C values each, on x's device): a
-/// convolution's epilogue computed them (conv_bn.h), so our kernels apply the batch-norm
+/// convolution's epilogue computed them (conv_bn_from_stats.h), so our kernels apply the batch-norm
 /// without their statistics pass. Same outputs, gradients, running statistics and
 /// num_batches_tracked as fused_bn_relu. Returns an undefined tensor, having changed nothing,
 /// where fused_bn_relu would not run our kernels (not training with running statistics, inputs

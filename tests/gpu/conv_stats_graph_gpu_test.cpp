@@ -1,28 +1,21 @@
-// Probe for issue #10's next step: does this GPU's cuDNN run the legacy fused op
-// CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS (conv_bnstats.h), and the same fusion through
-// its graph API (conv_bnstats_graph), for ResNet50's convolution shapes in fp16 and bf16, and
-// does it compute what ATen does? On the H200 (2026-11-30) the legacy op refused all 20 cases;
-// the graph API took 15 (fp16 with and without the prologue, bf16 without).
-// The hidden case [conv_bnstats_timing] (bench/run-gpu-conv-bnstats.sh) times the first three
-// plans the graph API offers at ResNet50's full sizes against ATen's convolution + statistics.
-// Each case prints whether cuDNN took it; where it did, the output must equal ATen's
-// convolution within the dtype's rounding and the statistics must be the output's per-channel
-// sums. A refusal is cuDNN's documented
-// answer (not supported); any other failure of cuDNN throws and fails the test.
+// cuDNN's graph API convolution + GEN_STATS (conv_stats_graph.h) against ATen: for ResNet50's
+// convolution shapes in fp16 and bf16, with and without the scale, bias and ReLU prologue, each
+// case prints whether cuDNN took it; where it did, the output must equal ATen's convolution
+// within the dtype's rounding and the statistics must be the output's per-channel sums. A
+// refusal is cuDNN's documented answer (not supported); any other failure of cuDNN throws and
+// fails the test. Then the statistics in reused memory, every ResNet50 bottleneck convolution
+// the model meets, and misuse refused with an exception.
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
-#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
 #include <vector>
 
-#include "conv_bnstats.h"
-#include "runner/gpu_time.h"
+#include "conv_stats_graph.h"
 
-using orch::resnet::conv_bnstats;
-using orch::resnet::conv_bnstats_graph;
+using orch::resnet::conv_with_stats;
 using orch::resnet::ConvStats;
 using orch::resnet::ScaleBiasRelu;
 
@@ -131,17 +124,11 @@ int probe(const char* api, ConvStatsFn fn) {
 
 }  // namespace
 
-TEST_CASE("cuDNN's fused conv + batch statistics: taken or refused, and right where taken",
-          "[gpu][conv_bnstats]") {
-  probe("conv_bnstats (legacy fused ops)", &conv_bnstats);
-}
-
-// The graph API's runtime fusion engine documents this pattern (conv_bnstats_graph.cpp), so
-// unlike the legacy op it is expected to take at least the fp16 cases without a prologue;
-// on the H200 (2026-11-30) it took 15 of the 20.
+// The graph API's runtime fusion engine documents this pattern (conv_stats_graph.cpp), so it
+// is expected to take at least the fp16 cases without a prologue.
 TEST_CASE("cuDNN's graph API: conv + GEN_STATS taken or refused, and right where taken",
-          "[gpu][conv_bnstats]") {
-  const int taken = probe("conv_bnstats_graph", &conv_bnstats_graph);
+          "[gpu][conv_stats_graph]") {
+  const int taken = probe("conv_with_stats", &conv_with_stats);
   CHECK(taken > 0);
 }
 
@@ -149,11 +136,11 @@ TEST_CASE("cuDNN's graph API: conv + GEN_STATS taken or refused, and right where
 // allocator hands a run blocks that earlier tensors used. Each round first allocates and
 // frees tensors of the statistics' size filled with 1e4 (the next allocations of that size
 // get those blocks back), then runs the convolution and checks its sums against ATen's.
-TEST_CASE("conv + GEN_STATS statistics are right in reused memory", "[gpu][conv_bnstats]") {
+TEST_CASE("conv + GEN_STATS statistics are right in reused memory", "[gpu][conv_stats_graph]") {
   torch::manual_seed(8);
   const Shape sh{16, 64, 56, 256, 1, 1, 0};
   const Problem pb = make_problem(torch::kHalf, sh, false);
-  auto made = orch::resnet::ConvStatsGraph::make(pb.x, pb.w, sh.stride, sh.pad, std::nullopt, 1);
+  auto made = orch::resnet::ConvStatsGraph::make(pb.x, pb.w, sh.stride, sh.pad, std::nullopt);
   if (auto* why = std::get_if<std::string>(&made)) {
     WARN("cuDNN refused " << pb.label << ": " << *why << " (nothing to check)");
     return;
@@ -169,7 +156,7 @@ TEST_CASE("conv + GEN_STATS statistics are right in reused memory", "[gpu][conv_
         junk.push_back(torch::full({sh.k}, 1e4, f32));
       }
     }  // freed: back in the allocator's cache, values intact
-    const ConvStats r = graph->run(0, pb.x, pb.w, std::nullopt);
+    const ConvStats r = graph->run(pb.x, pb.w, std::nullopt);
     std::cout << "reused memory, round " << round << ": "
               << check_against_aten(pb.x, pb.w, sh.stride, sh.pad, std::nullopt, r) << "\n";
   }
@@ -210,14 +197,14 @@ std::vector<Shape> resnet50_block_shapes(std::int64_t batch, std::int64_t image)
 // ResNet50s see (64x64 images: layer4 at 2x2) and at ImageNet's 224x224, must give ATen's
 // output and that output's statistics.
 TEST_CASE("conv + GEN_STATS right for every ResNet50 bottleneck convolution",
-          "[gpu][conv_bnstats]") {
+          "[gpu][conv_stats_graph]") {
   torch::manual_seed(9);
   for (const auto& [batch, image] : {std::pair<std::int64_t, std::int64_t>{16, 64}, {32, 64},
                                      {8, 224}}) {
     for (const Shape& sh : resnet50_block_shapes(batch, image)) {
       const Problem pb = make_problem(torch::kHalf, sh, false);
       INFO(pb.label << " (image " << image << ")");
-      const auto got = conv_bnstats_graph(pb.x, pb.w, sh.stride, sh.pad, std::nullopt);
+      const auto got = conv_with_stats(pb.x, pb.w, sh.stride, sh.pad, std::nullopt);
       if (const auto* why = std::get_if<std::string>(&got)) {
         std::cout << pb.label << ": refused (" << *why << ")\n";
         continue;
@@ -230,99 +217,13 @@ TEST_CASE("conv + GEN_STATS right for every ResNet50 bottleneck convolution",
   }
 }
 
-TEST_CASE("conv_bnstats refuses misuse with an exception, not a refusal", "[gpu][conv_bnstats]") {
-  // (conv_bnstats_graph shares the checks; both are asked.)
+TEST_CASE("conv_with_stats refuses misuse with an exception, not a refusal",
+          "[gpu][conv_stats_graph]") {
   const auto opts = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kHalf);
   const auto x = torch::randn({2, 8, 8, 8}, opts);  // contiguous (NCHW), not channels-last
   const auto w = torch::randn({8, 8, 1, 1}, opts).contiguous(at::MemoryFormat::ChannelsLast);
-  CHECK_THROWS_WITH(conv_bnstats(x, w, 1, 0), Catch::Contains("channels-last"));
-  CHECK_THROWS_WITH(conv_bnstats_graph(x, w, 1, 0), Catch::Contains("channels-last"));
-  CHECK_THROWS_WITH(conv_bnstats(x.to(torch::kFloat32).contiguous(at::MemoryFormat::ChannelsLast),
-                                 w, 1, 0),
-                    Catch::Contains("fp16 or both bf16"));
-}
-
-namespace {
-
-// Mean milliseconds of fn over `iters` runs on the current stream, after `warmup` runs.
-template <class Fn>
-double time_ms(Fn&& fn, int warmup = 3, int iters = 20) {
-  for (int i = 0; i < warmup; ++i) fn();
-  return orch::gpu_time_ms(iters, fn) / iters;
-}
-
-}  // namespace
-
-// A benchmark, hidden from the suite (bench/run-gpu-conv-bnstats.sh runs it): does the graph
-// API's convolution + statistics pay against what the model runs now, ATen's (cuDNN's)
-// convolution followed by a statistics pass (at::batch_norm_stats, one read of the output)? And
-// with the prologue, against ATen's scale, bias and ReLU before the convolution? Batch 256,
-// ResNet50's bottleneck shapes, the first three plans cuDNN finalizes (heuristics' order), each
-// checked against ATen before it is timed. Prints one line per case; asserts only correctness.
-TEST_CASE("conv + GEN_STATS through the graph API, timed against ATen's conv + statistics",
-          "[.][gpu][conv_bnstats_timing]") {
-  at::globalContext().setBenchmarkCuDNN(true);  // ATen's best convolution, as a training run has
-  torch::manual_seed(11);
-  // {n, c, h, k, r, stride, pad}: per stage, the 1x1 reduce, the 3x3 and the 1x1 expand.
-  const Shape shapes[] = {{256, 64, 56, 64, 1, 1, 0},    {256, 64, 56, 64, 3, 1, 1},
-                          {256, 64, 56, 256, 1, 1, 0},   {256, 256, 56, 64, 1, 1, 0},
-                          {256, 128, 28, 128, 3, 1, 1},  {256, 128, 28, 512, 1, 1, 0},
-                          {256, 256, 14, 256, 3, 1, 1},  {256, 256, 14, 1024, 1, 1, 0},
-                          {256, 512, 7, 512, 3, 1, 1},   {256, 512, 7, 2048, 1, 1, 0}};
-  std::cout << "dtype  shape                         prologue  aten conv  +stats  (+prologue)  "
-               "graph best  plans  best plan\n";
-  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
-    for (const Shape& sh : shapes) {
-      for (const bool with_prologue : {false, true}) {
-        const Problem pb = make_problem(dtype, sh, with_prologue);
-        const auto &x = pb.x, &w = pb.w;
-        const auto& pro = pb.pro;
-        std::ostringstream label;
-        label << pb.label;
-        INFO(label.str() << (with_prologue ? " +prologue" : ""));
-        // What the model runs now.
-        const double conv_ms = time_ms([&] { (void)torch::conv2d(x, w, {}, sh.stride, sh.pad); });
-        const double stats_ms = time_ms([&] {
-          const auto y = torch::conv2d(x, w, {}, sh.stride, sh.pad);
-          (void)torch::batch_norm_stats(y, 1e-5);
-        });
-        double pro_ms = 0;
-        if (pro) {
-          const auto s4 = pro->scale.view({1, -1, 1, 1}), b4 = pro->bias.view({1, -1, 1, 1});
-          pro_ms = time_ms([&] {
-            const auto y = torch::conv2d(torch::relu(x * s4 + b4), w, {}, sh.stride, sh.pad);
-            (void)torch::batch_norm_stats(y, 1e-5);
-          });
-        }
-        auto made = orch::resnet::ConvStatsGraph::make(x, w, sh.stride, sh.pad, pro, /*max_plans=*/3);
-        std::cout << std::left << std::setw(38) << label.str() << std::setw(10)
-                  << (with_prologue ? "yes" : "no") << std::right << std::fixed
-                  << std::setprecision(3) << std::setw(9) << conv_ms << std::setw(8) << stats_ms
-                  << std::setw(13);
-        if (pro)
-          std::cout << pro_ms;
-        else
-          std::cout << "-";
-        if (const auto* why = std::get_if<std::string>(&made)) {
-          std::cout << "  refused: " << why->substr(0, 80) << std::endl;
-          CHECK_THAT(*why, Catch::Contains("does not take it"));
-          continue;
-        }
-        const auto& graph = *std::get<std::shared_ptr<orch::resnet::ConvStatsGraph>>(made);
-        double best = 1e30;
-        std::string best_name;
-        for (std::size_t i = 0; i < graph.plans(); ++i) {
-          INFO("plan " << graph.plan_name(i));
-          (void)check_against_aten(x, w, sh.stride, sh.pad, pro, graph.run(i, x, w, pro));
-          const double ms = time_ms([&] { (void)graph.run(i, x, w, pro); });
-          if (ms < best) {
-            best = ms;
-            best_name = graph.plan_name(i);
-          }
-        }
-        std::cout << std::setw(12) << best << std::setw(7) << graph.plans() << "  " << best_name
-                  << std::endl;  // flushed: the script may stop the case at its time limit
-      }
-    }
-  }
+  CHECK_THROWS_WITH(conv_with_stats(x, w, 1, 0), Catch::Contains("channels-last"));
+  CHECK_THROWS_WITH(
+      conv_with_stats(x.to(torch::kFloat32).contiguous(at::MemoryFormat::ChannelsLast), w, 1, 0),
+      Catch::Contains("fp16 or both bf16"));
 }

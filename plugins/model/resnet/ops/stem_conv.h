@@ -1,11 +1,11 @@
 // How the resnet's stem convolution (7x7, stride 2, padding 3, 3 input channels) runs: the
-// parameter `stem_conv`. cuDNN has a fast "first layer" kernel for 3-channel fp16 input only; in
-// bf16 the H200 ran a generic Ampere kernel about 3x slower (bench/dtype-profile-h200.yaml +
-// bench/kernel_by_op.py: forward 1.82 vs 0.61 ms, weight gradient 1.12 vs 0.54 ms at b256).
-// Every variant computes the same sums; only the kernel cuDNN is given changes:
+// parameter `stem_conv`. cuDNN has a fast "first layer" kernel for 3-channel fp16 input only; for
+// bf16 it runs a generic kernel about 2-3x slower (forward and weight gradient, in a per-kernel
+// profile of a ResNet50 step). Every variant computes the same sums; only the kernel cuDNN is
+// given changes:
 //   auto            space_to_depth for bf16 (under autocast or a bf16 input), direct otherwise:
-//                   what measured fastest on the H200 (2026-11-30, bench/stem-downsample-h200.yaml,
-//                   cuda-graph b256: bf16 7,060.0 -> 7,353.5 img/s; fp16 7,467.7 -> 7,401.1, a tie)
+//                   what measured fastest in training throughput (bf16 faster with
+//                   space_to_depth; fp16 a tie, so it keeps what ran before)
 //   direct          conv1 as it is
 //   pad4, pad8      input and weight zero-padded to 4 / 8 channels (measured: no faster)
 //   space_to_depth  the 7x7 stride-2 convolution rewritten as a 4x4 stride-1 one over 2x2

@@ -3,8 +3,8 @@
 // batch-norm pair counted as a fallback (on the CPU there is no cuDNN graph and no fused
 // kernel), including the identity blocks' conv1 with fused_residual_grad's sink; and a run
 // stores those counts with its counters (model.*). The GPU path
-// (statistics from the convolution's epilogue) is compared in tests/gpu/conv_bn_gpu_test.cpp.
-#include "conv_bn.h"
+// (statistics from the convolution's epilogue) is compared in tests/gpu/conv_bn_from_stats_gpu_test.cpp.
+#include "conv_bn_from_stats.h"
 
 #include <torch/torch.h>
 
@@ -16,7 +16,8 @@
 
 using namespace orch;
 
-TEST_CASE("resnet declares conv_bn_stats, off by default and unhashed off", "[resnet][conv_bn]") {
+TEST_CASE("resnet declares conv_bn_stats, off by default and unhashed off",
+          "[resnet][conv_bn_from_stats]") {
   const PluginInfo* info = test::built_plugins().find(PluginKind::kModel, "resnet");
   REQUIRE(info != nullptr);
   const ParamSpec* p = nullptr;
@@ -31,7 +32,7 @@ TEST_CASE("resnet declares conv_bn_stats, off by default and unhashed off", "[re
 }
 
 TEST_CASE("conv_bn_stats on the CPU trains exactly like fused_bn alone, every pair counted",
-          "[resnet][conv_bn]") {
+          "[resnet][conv_bn_from_stats]") {
   for (const int depth : {50, 18}) {
     INFO("ResNet" << depth);
     torch::manual_seed(21);
@@ -48,7 +49,7 @@ TEST_CASE("conv_bn_stats on the CPU trains exactly like fused_bn alone, every pa
     const auto labels = torch::tensor({3, 9}, torch::kLong);
     torch::Tensor logits[2];
     int i = 0;
-    const auto before = resnet::conv_bn_stats_counters();
+    const auto before = resnet::conv_bn_from_stats_counters();
     const auto rg_before = resnet::residual_grad_counters();
     for (auto* net : {&plain, &stats}) {
       (*net)->train();
@@ -56,7 +57,7 @@ TEST_CASE("conv_bn_stats on the CPU trains exactly like fused_bn alone, every pa
       torch::nn::functional::cross_entropy(logits[i], labels).backward();
       ++i;
     }
-    const auto after = resnet::conv_bn_stats_counters();
+    const auto after = resnet::conv_bn_from_stats_counters();
     const auto rg_after = resnet::residual_grad_counters();
     // ResNet50: 16 bottlenecks x 3 pairs; ResNet18: 8 basic blocks x 2. None taken on the CPU.
     CHECK(after.fallback - before.fallback == (depth == 50 ? 48 : 16));
@@ -75,7 +76,7 @@ TEST_CASE("conv_bn_stats on the CPU trains exactly like fused_bn alone, every pa
       INFO(b.key());
       CHECK(torch::equal(b.value(), buffers[b.key()]));
     }
-    // Evaluation: the modules' own forward (conv_bn_relu falls back: no batch statistics).
+    // Evaluation: the modules' own forward (conv_bn_relu_from_stats falls back: no batch statistics).
     stats->eval();
     plain->eval();
     torch::NoGradGuard no_grad;
@@ -83,7 +84,8 @@ TEST_CASE("conv_bn_stats on the CPU trains exactly like fused_bn alone, every pa
   }
 }
 
-TEST_CASE("a run keeps the resnet's path counts with its counters", "[resnet][conv_bn][runner]") {
+TEST_CASE("a run keeps the resnet's path counts with its counters",
+          "[resnet][conv_bn_from_stats][runner]") {
   // ResNet18 on the CPU with fused_bn and conv_bn_stats: every call falls back, and the run's
   // counters say so (1 warm-up + 2 measured steps, each a forward).
   RunSpec spec = test::small_cpu_spec();
