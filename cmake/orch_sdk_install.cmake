@@ -1,9 +1,15 @@
 # `cmake --install <build> --prefix <prefix>` installs the plugin SDK, so plugins can be built
 # outside this tree (docs/plugin-guide.md, examples/out-of-tree-plugin/):
-#   <prefix>/include/orch/*.h               the SDK headers (the only API a plugin sees)
-#   <prefix>/lib/cmake/orch/orchConfig.cmake  find_package(orch): orch::sdk, orch_add_plugin
+#   <prefix>/include/orch/*.h               the SDK headers (the interfaces every plugin implements)
+#   <prefix>/include/orch/imagedata/*.h, <prefix>/lib/liborch_imagedata.a
+#                                           image folders, JPEG decode, crops, cache, sampling
+#   <prefix>/include/orch/loaderkit/*.h     the CPU loaders' batch pipeline (header-only)
+#   <prefix>/lib/cmake/orch/orchConfig.cmake  find_package(orch): orch::sdk, orch::imagedata,
+#                                           orch::loaderkit, orch_add_plugin
 #   <prefix>/lib/cmake/orch/orchConfigVersion.cmake, orchPlugin.cmake
-# orch itself and its plugins are not installed: they run from the build folder.
+# The two libraries install their own files (orchestrator/lib/<name>/CMakeLists.txt, component
+# sdk); this file writes the package that describes them. orch itself and its plugins are not
+# installed: they run from the build folder.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

@@ -4,9 +4,13 @@
 // corrupt files fail or are skipped as configured, and a run trains from it. `output: yuv`
 // (nvJPEG's Y, Cb, Cr planes converted in the crop kernel) gives the `output: rgb` path's
 // pixels and batches, exactly on the hardware engines. `cpu_share` puts imagefolder's pixels in
-// a batch's last rows and nvJPEG's in the others (written without a GPU: not yet run).
+// a batch's last rows and nvJPEG's in the others.
 #include <c10/cuda/CUDAStream.h>
 #include <catch2/catch.hpp>
+#include <orch/imagedata/image_folder.h>
+#include <orch/imagedata/image_generator.h>
+#include <orch/imagedata/jpeg_codec.h>
+#include <orch/imagedata/resample.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -14,10 +18,6 @@
 #include <thread>
 
 #include "crop_resize.h"
-#include "dataset/image_folder.h"
-#include "dataset/image_generator.h"
-#include "dataset/jpeg_codec.h"
-#include "dataset/resample.h"
 #include "integration/test_support.h"
 #include "nvjpeg_decoder.h"
 #include "plan/plugin_params.h"
@@ -125,7 +125,7 @@ void check_close_levels(const torch::Tensor& levels, const std::string& what) {
 
 // Odd sizes and several subsamplings (the dataset generator writes 4:2:0 only).
 Files sampled_files() {
-  const dataset::RgbImage photo = dataset::render_image(11, 0, 2);  // 500 x 375
+  const imagedata::RgbImage photo = imagedata::render_image(11, 0, 2);  // 500 x 375
   return {test::encode_sampled(photo, 90, test::kS420),
           test::encode_sampled(test::crop_rgb(photo, 333, 251), 90, test::kS420),
           test::encode_sampled(test::crop_rgb(photo, 301, 199), 90, test::kS444),
@@ -133,7 +133,7 @@ Files sampled_files() {
           test::encode_sampled(test::crop_rgb(photo, 211, 167), 90, test::kGray)};
 }
 
-torch::Tensor as_tensor(const dataset::RgbImage& img) {
+torch::Tensor as_tensor(const imagedata::RgbImage& img) {
   return torch::from_blob(const_cast<std::uint8_t*>(img.pixels.data()), {img.height, img.width, 3},
                           torch::kUInt8).clone();
 }
@@ -141,11 +141,11 @@ torch::Tensor as_tensor(const dataset::RgbImage& img) {
 const std::filesystem::path& dataset_dir() {
   static test::TempDir dir;
   static const bool made = [] {
-    dataset::GeneratorOptions o;
+    imagedata::GeneratorOptions o;
     o.classes = 3;
     o.per_class = 12;
     o.seed = 5;
-    dataset::make_dataset(dir.path() / "data", o);
+    imagedata::make_dataset(dir.path() / "data", o);
     return true;
   }();
   (void)made;
@@ -166,14 +166,14 @@ std::shared_ptr<DataLoader> make_loader(const std::string& plugin, std::map<std:
 TEST_CASE("nvJPEG decodes like libjpeg-turbo, on the hardware engines and with CUDA", "[gpu][nvjpeg]") {
   // nvJPEG replicates chroma samples where libjpeg-turbo (and PIL) interpolate them by default
   // ("fancy upsampling"): on this photo-like content that alone moves RGB by ~4 levels on
-  // average (seen on the H200). So the decode is checked against libjpeg-turbo without fancy
+  // average. So the decode is checked against libjpeg-turbo without fancy
   // upsampling, and its luma (which upsampling does not touch) against the default decode.
   std::vector<std::vector<std::uint8_t>> files;
-  std::vector<dataset::RgbImage> fancy, plain;
+  std::vector<imagedata::RgbImage> fancy, plain;
   for (int i = 0; i < 5; ++i) {
-    files.push_back(dataset::encode_jpeg(dataset::render_image(11, i % 3, i), 90));
-    fancy.push_back(dataset::decode_jpeg(files.back().data(), files.back().size()));
-    plain.push_back(dataset::decode_jpeg(files.back().data(), files.back().size(), false));
+    files.push_back(imagedata::encode_jpeg(imagedata::render_image(11, i % 3, i), 90));
+    fancy.push_back(imagedata::decode_jpeg(files.back().data(), files.back().size()));
+    plain.push_back(imagedata::decode_jpeg(files.back().data(), files.back().size(), false));
   }
   auto luma = [](const torch::Tensor& hwc) {
     auto f = hwc.to(torch::kFloat64);
@@ -222,7 +222,7 @@ TEST_CASE("nvjpeg hw_pipeline false decodes the same pixels as the pipelined dec
   // are the CUDA decoder and the check is the same.
   Files files;
   for (int i = 0; i < 9; ++i)
-    files.push_back(dataset::encode_jpeg(dataset::render_image(21, i % 3, i), 85));
+    files.push_back(imagedata::encode_jpeg(imagedata::render_image(21, i % 3, i), 85));
   nvjpeg::Decoder pipelined("auto"), unpipelined("auto", nullptr, nvjpeg::Output::kRgbi, false);
   INFO("backend " << pipelined.backend_name());
   CHECK(pipelined.hardware() == unpipelined.hardware());
@@ -240,7 +240,7 @@ TEST_CASE("nvjpeg preallocated buffers decode the same pixels, also past the hin
   // one at a typical size does not. Two rounds each: the second reuses what the first left.
   Files files;
   for (int i = 0; i < 9; ++i)
-    files.push_back(dataset::encode_jpeg(dataset::render_image(22, i % 3, i), 85));
+    files.push_back(imagedata::encode_jpeg(imagedata::render_image(22, i % 3, i), 85));
   nvjpeg::Decoder plain("auto", nullptr, nvjpeg::Output::kRgbi, false);
   nvjpeg::Decoder small("auto", nullptr, nvjpeg::Output::kRgbi, false, {2, 64, 64});
   nvjpeg::Decoder typical("auto", nullptr, nvjpeg::Output::kRgbi, false, {9, 512, 512});
@@ -263,8 +263,8 @@ TEST_CASE("nvjpeg preallocated buffers decode the same pixels, also past the hin
 }
 
 TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu][nvjpeg]") {
-  const auto file = dataset::encode_jpeg(dataset::render_image(4, 2, 9), 90);
-  const dataset::RgbImage img = dataset::decode_jpeg(file.data(), file.size());
+  const auto file = imagedata::encode_jpeg(imagedata::render_image(4, 2, 9), 90);
+  const imagedata::RgbImage img = imagedata::decode_jpeg(file.data(), file.size());
   const auto dev_pixels = as_tensor(img).view({-1}).to(torch::kCUDA);
   const int s = 56;
   struct Case { double x, y, w, h; bool flip; };
@@ -278,9 +278,9 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
       INFO("box " << c.x << "," << c.y << " " << c.w << "x" << c.h << " flip " << c.flip
                   << " channels_last " << channels_last);
       std::vector<std::uint8_t> rgb(static_cast<std::size_t>(s) * s * 3);
-      dataset::resample_bilinear(img, dataset::BoxF{c.x, c.y, c.w, c.h}, s, s, c.flip, rgb.data());
+      imagedata::resample_bilinear(img, imagedata::BoxF{c.x, c.y, c.w, c.h}, s, s, c.flip, rgb.data());
       std::vector<float> want(rgb.size());
-      dataset::normalize_imagenet(rgb.data(), s, s, channels_last, want.data());
+      imagedata::normalize_imagenet(rgb.data(), s, s, channels_last, want.data());
 
       nvjpeg::CropJob job{0, img.width, img.height, float(c.x), float(c.y), float(c.w), float(c.h), c.flip};
       auto job_dev = torch::from_blob(&job, {sizeof job}, torch::kUInt8).to(torch::kCUDA);
@@ -309,8 +309,8 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
 // written the batch.
 TEST_CASE("the crop kernel's launch check is not fooled by an error an earlier call left pending",
           "[gpu][nvjpeg]") {
-  const auto file = dataset::encode_jpeg(dataset::render_image(5, 1, 3), 90);
-  const dataset::RgbImage img = dataset::decode_jpeg(file.data(), file.size());
+  const auto file = imagedata::encode_jpeg(imagedata::render_image(5, 1, 3), 90);
+  const imagedata::RgbImage img = imagedata::decode_jpeg(file.data(), file.size());
   const auto dev_pixels = as_tensor(img).view({-1}).to(torch::kCUDA);
   nvjpeg::CropJob job{0, img.width, img.height, 0.f, 0.f, float(img.width), float(img.height), false};
   auto job_dev = torch::from_blob(&job, {sizeof job}, torch::kUInt8).to(torch::kCUDA);
@@ -341,8 +341,8 @@ TEST_CASE("output yuv: nvJPEG's planes converted by the crop kernel give the RGB
   // nvJPEG's own RGB, and the crop kernel the same batch from either. Exactly on the JPEG
   // engines (their RGB is libjpeg-turbo's); the CUDA decoder within the first test's bounds.
   const Files files = sampled_files();
-  std::vector<dataset::RgbImage> plain;
-  for (const auto& f : files) plain.push_back(dataset::decode_jpeg(f.data(), f.size(), false));
+  std::vector<imagedata::RgbImage> plain;
+  for (const auto& f : files) plain.push_back(imagedata::decode_jpeg(f.data(), f.size(), false));
   for (const char* backend : {"auto", "gpu"}) {
     nvjpeg::Decoder rgb_decoder(backend), yuv_decoder(backend, nullptr, nvjpeg::Output::kYuv);
     REQUIRE(yuv_decoder.hardware() == rgb_decoder.hardware());
@@ -496,10 +496,10 @@ TEST_CASE("nvjpeg loader: output yuv gives output rgb's batches", "[gpu][nvjpeg]
   const test::Sampling kinds[] = {test::kS420, test::kS444, test::kS422, test::kGray};
   const auto odd = [](int n, int less) { const int m = n - less; return m % 2 ? m : m - 1; };
   for (int c = 0; c < 2; ++c) {
-    const auto dir = tmp.path() / "data" / "train" / dataset::class_folder_name(c);
+    const auto dir = tmp.path() / "data" / "train" / imagedata::class_folder_name(c);
     std::filesystem::create_directories(dir);
     for (int i = 0; i < 8; ++i) {
-      const dataset::RgbImage img = dataset::render_image(7, c, i);
+      const imagedata::RgbImage img = imagedata::render_image(7, c, i);
       const auto file = test::encode_sampled(test::crop_rgb(img, odd(img.width, 6 * i), odd(img.height, 5 * i)), 90,
                                              kinds[(c + i) % 4]);
       std::ofstream(dir / ("img_" + std::to_string(i) + ".JPEG"), std::ios::binary)
@@ -536,11 +536,11 @@ TEST_CASE("nvjpeg loader: output yuv gives output rgb's batches", "[gpu][nvjpeg]
 
 TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped and counted", "[gpu][nvjpeg]") {
   test::TempDir tmp;
-  dataset::GeneratorOptions o;
+  imagedata::GeneratorOptions o;
   o.classes = 2;
   o.per_class = 8;
-  dataset::make_dataset(tmp.path() / "data", o);
-  const auto index = dataset::scan_image_folder(tmp.path() / "data");
+  imagedata::make_dataset(tmp.path() / "data", o);
+  const auto index = imagedata::scan_image_folder(tmp.path() / "data");
   const auto garbage = index.samples[3].path;
   std::ofstream(garbage, std::ios::binary | std::ios::trunc) << "not a jpeg, just text";
   const std::string root = (tmp.path() / "data").string();
@@ -572,7 +572,7 @@ TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped 
   // A truncated file: its header parses, its data ends early. Whatever nvJPEG makes of it (an
   // error, or a partly grey image as libjpeg-turbo does), the loader must not crash.
   const auto truncated = index.samples[5].path;
-  auto bytes = dataset::read_file(truncated);
+  auto bytes = imagedata::read_file(truncated);
   std::ofstream(truncated, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size() / 2));
   auto loader = make_loader("nvjpeg", {{"root", root}, {"on_error", std::string("skip")}}, 1, 4);
@@ -585,7 +585,8 @@ TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped 
 
 TEST_CASE("a ResNet run trains from the nvjpeg loader", "[gpu][nvjpeg]") {
   // Eager, and captured in a CUDA graph while the loader's threads keep calling CUDA (a
-  // global-mode capture failed on that: bench/nvjpeg-graph-h200.yaml on the H200).
+  // global-mode capture fails on that: the decoders synchronise and allocate during it; the
+  // cuda-graph strategy captures in thread-local mode).
   const std::string strategy = GENERATE(std::string("default"), std::string("cuda-graph"));
   INFO("stream " << strategy);
   RunSpec spec = test::small_cpu_spec();

@@ -2,13 +2,13 @@
 // batch shapes, dtypes and value ranges, channels-last, determinism for a seed whatever the
 // workers, counters, on_error both ways, and the `orch dataset` commands and an `orch run`.
 #include <catch2/catch.hpp>
+#include <orch/imagedata/image_cache.h>
+#include <orch/imagedata/image_folder.h>
+#include <orch/imagedata/image_generator.h>
 
 #include <fstream>
 #include <set>
 
-#include "dataset/image_cache.h"
-#include "dataset/image_folder.h"
-#include "dataset/image_generator.h"
 #include "integration/test_support.h"
 #include "plan/plugin_params.h"
 #include "storage/store.h"
@@ -24,12 +24,12 @@ constexpr int kClasses = 4, kPerClass = 6, kBatch = 8, kSize = 32;
 const std::filesystem::path& dataset_dir() {
   static test::TempDir dir;
   static const bool made = [] {
-    dataset::GeneratorOptions o;
+    imagedata::GeneratorOptions o;
     o.classes = kClasses;
     o.per_class = kPerClass;
     o.seed = 3;
-    dataset::make_dataset(dir.path() / "data", o);
-    dataset::write_image_cache(dir.path() / "data", dir.path() / "cache.bin", 48);
+    imagedata::make_dataset(dir.path() / "data", o);
+    imagedata::write_image_cache(dir.path() / "data", dir.path() / "cache.bin", 48);
     return true;
   }();
   (void)made;
@@ -140,11 +140,11 @@ TEST_CASE("imagefolder: counters", "[loader]") {
 
 TEST_CASE("imagefolder: a corrupt file fails the run naming it, or is counted and skipped", "[loader]") {
   test::TempDir tmp;
-  dataset::GeneratorOptions o;
+  imagedata::GeneratorOptions o;
   o.classes = 2;
   o.per_class = 8;
-  dataset::make_dataset(tmp.path(), o);
-  const auto index = dataset::scan_image_folder(tmp.path());
+  imagedata::make_dataset(tmp.path(), o);
+  const auto index = imagedata::scan_image_folder(tmp.path());
   const auto victim = index.samples[5].path;
   {
     std::ifstream in(victim, std::ios::binary);
@@ -187,7 +187,7 @@ TEST_CASE("orch dataset make, cache and bench through the binary", "[loader][cli
   auto cached = test::run_orch("dataset cache '" + dir.string() + "' '" + (tmp.path() / "c.bin").string() + "' --size 40");
   INFO(cached.output);
   REQUIRE(cached.exit_code == 0);
-  CHECK(dataset::ImageCache(tmp.path() / "c.bin").size() == 6);
+  CHECK(imagedata::ImageCache(tmp.path() / "c.bin").size() == 6);
   auto missing = test::run_orch("dataset cache '" + (tmp.path() / "nope").string() + "' '" + (tmp.path() / "d.bin").string() + "'");
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.output, Contains("no such folder"));
@@ -212,10 +212,10 @@ TEST_CASE("orch dataset make, cache and bench through the binary", "[loader][cli
 
 TEST_CASE("orch run trains ResNet18 from a generated JPEG folder", "[loader][cli]") {
   test::TempDir tmp;
-  dataset::GeneratorOptions o;
+  imagedata::GeneratorOptions o;
   o.classes = 4;
   o.per_class = 16;
-  dataset::make_dataset(tmp.path() / "data", o);
+  imagedata::make_dataset(tmp.path() / "data", o);
   std::ofstream(tmp.path() / "jpeg.yaml") << "name: jpeg\nbase:\n  model: {plugin: resnet, depth: 18}\n"
                                           << "  data: {plugin: imagefolder, root: " << (tmp.path() / "data").string()
                                           << ", image_size: 64, workers: 2}\n"

@@ -20,7 +20,8 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", 
   CHECK(names == std::set<std::string>{"root", "backend", "workers", "prefetch", "decoders",
                                        "allocator", "output", "hw_pipeline", "hw_preallocate", "cpu_share", "shuffle", "drop_last",
                                        "image_size", "on_error"});
-  // Added after the first nvjpeg results: left out of the hash at their defaults.
+  // Added after the first nvjpeg results: left out of the hash at their defaults, so those
+  // results keep their configuration hashes.
   for (const auto& p : info->params) {
     INFO(p.name);
     CHECK(p.hashed_at_default ==
@@ -29,9 +30,9 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU", 
   }
   // output: rgb by default.
   CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_string("output") == "rgb");
-  // hw_pipeline: off by default (it measured faster under training on the H200; plugin.cpp).
+  // hw_pipeline: off by default (faster under training; the reason is in plugin.cpp).
   CHECK_FALSE(resolve_params(*info, {{"root", std::string("/d")}}).get_bool("hw_pipeline"));
-  // hw_preallocate: on by default (it measured faster under training on the H200; plugin.cpp).
+  // hw_preallocate: on by default (faster under training; the reason is in plugin.cpp).
   CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_bool("hw_preallocate"));
   // A bad backend is a plan-time error at its place in the file, listing the allowed values.
   test::TempDir tmp;

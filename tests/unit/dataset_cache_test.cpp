@@ -1,16 +1,16 @@
 // The image cache: round trip against an independent decode, and refusal of foreign, newer and
 // truncated files.
 #include <catch2/catch.hpp>
+#include <orch/imagedata/dataset_error.h>
+#include <orch/imagedata/image_cache.h>
+#include <orch/imagedata/image_folder.h>
+#include <orch/imagedata/image_generator.h>
+#include <orch/imagedata/jpeg_codec.h>
+#include <orch/imagedata/resample.h>
 
-#include "dataset/dataset_error.h"
-#include "dataset/image_cache.h"
-#include "dataset/image_folder.h"
-#include "dataset/image_generator.h"
-#include "dataset/jpeg_codec.h"
-#include "dataset/resample.h"
 #include "unit/dataset_test_support.h"
 
-using namespace orch::dataset;
+using namespace orch::imagedata;
 namespace fs = std::filesystem;
 
 TEST_CASE("image cache: round trip of labels, classes and pixels", "[dataset]") {

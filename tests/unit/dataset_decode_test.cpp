@@ -1,19 +1,19 @@
 // JPEG decoding: the DCT-scaled, cropped path against a full reference decode, corrupt and
 // truncated files, and the sample randomness (shuffles and crop geometry).
 #include <catch2/catch.hpp>
+#include <orch/imagedata/augment.h>
+#include <orch/imagedata/dataset_error.h>
+#include <orch/imagedata/image_generator.h>
+#include <orch/imagedata/jpeg_codec.h>
+#include <orch/imagedata/resample.h>
+#include <orch/imagedata/sample_random.h>
 
 #include <cmath>
 #include <set>
 
-#include "dataset/augment.h"
-#include "dataset/dataset_error.h"
-#include "dataset/image_generator.h"
-#include "dataset/jpeg_codec.h"
-#include "dataset/resample.h"
-#include "dataset/sample_random.h"
 #include "unit/dataset_test_support.h"
 
-using namespace orch::dataset;
+using namespace orch::imagedata;
 
 namespace {
 

@@ -1,17 +1,17 @@
 // Folder scanning and class mapping, the generator's layout, determinism and size statistics.
 #include <catch2/catch.hpp>
+#include <orch/imagedata/dataset_error.h>
+#include <orch/imagedata/image_folder.h>
+#include <orch/imagedata/image_generator.h>
+#include <orch/imagedata/jpeg_codec.h>
 
 #include <algorithm>
 #include <set>
 
-#include "dataset/dataset_error.h"
-#include "dataset/image_folder.h"
-#include "dataset/image_generator.h"
-#include "dataset/jpeg_codec.h"
 #include "unit/dataset_test_support.h"
 
-using namespace orch::dataset;
-using orch::dataset::test::ScratchDir;
+using namespace orch::imagedata;
+using orch::imagedata::test::ScratchDir;
 namespace fs = std::filesystem;
 
 TEST_CASE("scan_image_folder: sorted classes give labels, non-JPEG files are ignored", "[dataset]") {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "dataset/image_generator.h"
+#include <orch/imagedata/image_generator.h>
 
-namespace orch::dataset::test {
+namespace orch::imagedata::test {
 
 class ScratchDir {
  public:
@@ -69,4 +69,4 @@ inline std::vector<std::uint8_t> area_resize(const RgbImage& full, const CropBox
   return ref;
 }
 
-}  // namespace orch::dataset::test
+}  // namespace orch::imagedata::test

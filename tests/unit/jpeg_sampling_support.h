@@ -3,18 +3,21 @@
 // 4:2:0 only). Header-only: the CPU unit tests and the GPU tests both use it.
 #pragma once
 
-// jpeglib.h needs size_t and FILE declared first.
+#include <orch/imagedata/jpeg_codec.h>
+
 #include <algorithm>
 #include <csetjmp>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
-#include <jpeglib.h>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "dataset/jpeg_codec.h"
+// jpeglib.h uses size_t and FILE without declaring them: it must follow <cstdio>.
+// clang-format off
+#include <jpeglib.h>
+// clang-format on
 
 namespace orch::test {
 
@@ -28,8 +31,8 @@ inline const Sampling kS444{"4:4:4", 1, 1}, kS422{"4:2:2", 2, 1}, kS420{"4:2:0",
     kS440{"4:4:0", 1, 2}, kS411{"4:1:1", 4, 1}, kGray{"gray", 1, 1, true};
 
 /// The top-left w x h of `img` (at most its size).
-inline dataset::RgbImage crop_rgb(const dataset::RgbImage& img, int w, int h) {
-  dataset::RgbImage out;
+inline imagedata::RgbImage crop_rgb(const imagedata::RgbImage& img, int w, int h) {
+  imagedata::RgbImage out;
   out.width = std::min(w, img.width);
   out.height = std::min(h, img.height);
   out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * 3);
@@ -52,7 +55,7 @@ inline void jpeg_error_jump(j_common_ptr cinfo) {
 namespace jpeg_detail {
 
 // The libjpeg calls, between setjmp and the end: nothing with a destructor lives here.
-inline bool encode(const dataset::RgbImage& img, int quality, const Sampling& s,
+inline bool encode(const imagedata::RgbImage& img, int quality, const Sampling& s,
                    unsigned char** buffer, unsigned long* size) {
   jpeg_compress_struct cinfo;
   JpegErrors err;
@@ -90,7 +93,7 @@ inline bool encode(const dataset::RgbImage& img, int quality, const Sampling& s,
 }  // namespace jpeg_detail
 
 /// `img` as a baseline JPEG at `quality` with sampling `s`.
-inline std::vector<std::uint8_t> encode_sampled(const dataset::RgbImage& img, int quality,
+inline std::vector<std::uint8_t> encode_sampled(const imagedata::RgbImage& img, int quality,
                                                 const Sampling& s) {
   unsigned char* buffer = nullptr;
   unsigned long size = 0;

@@ -4,13 +4,17 @@
 // planes laid out as nvJPEG is given them, it must give libjpeg-turbo's own RGB decode with
 // plain upsampling byte for byte, for every subsampling and odd sizes.
 #include <catch2/catch.hpp>
+#include <orch/imagedata/image_generator.h>
+#include <orch/imagedata/jpeg_codec.h>
 
 #include <csetjmp>
 #include <cstdio>
-#include <jpeglib.h>
 
-#include "dataset/image_generator.h"
-#include "dataset/jpeg_codec.h"
+// jpeglib.h uses size_t and FILE without declaring them: it must follow <cstdio>.
+// clang-format off
+#include <jpeglib.h>
+// clang-format on
+
 #include "unit/jpeg_sampling_support.h"
 #include "ycc_rgb.h"
 
@@ -43,7 +47,7 @@ bool decode_into(const std::vector<std::uint8_t>& file, bool raw, Decoded& out) 
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, file.data(), static_cast<unsigned long>(file.size()));
   jpeg_read_header(&cinfo, TRUE);
-  cinfo.dct_method = JDCT_ISLOW;  // as dataset::decode_jpeg
+  cinfo.dct_method = JDCT_ISLOW;  // as imagedata::decode_jpeg
   cinfo.do_fancy_upsampling = FALSE;
   cinfo.raw_data_out = raw ? TRUE : FALSE;
   cinfo.out_color_space = cinfo.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_YCbCr;
@@ -110,8 +114,8 @@ std::vector<std::uint8_t> as_nvjpeg_buffer(const Decoded& raw, YccLayout& layout
 
 // A hue sweep at full saturation with a brightness ramp: chroma far from 128, so the
 // conversion's clamps to 0 and 255 are exercised (photo-like content rarely reaches them).
-dataset::RgbImage saturated(int w, int h) {
-  dataset::RgbImage img{w, h, std::vector<std::uint8_t>(static_cast<std::size_t>(w) * h * 3)};
+imagedata::RgbImage saturated(int w, int h) {
+  imagedata::RgbImage img{w, h, std::vector<std::uint8_t>(static_cast<std::size_t>(w) * h * 3)};
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       const int hue = (x * 6 * 256) / w, seg = hue / 256, f = hue % 256;
@@ -177,16 +181,16 @@ TEST_CASE("ycc_rgb: chroma factors and plane layouts from component sizes", "[nv
 
 TEST_CASE("ycc_rgb: libjpeg-turbo's YCbCr and raw planes convert to its RGB, byte for byte",
           "[nvjpeg][ycc]") {
-  const dataset::RgbImage photo = dataset::render_image(3, 1, 4);
+  const imagedata::RgbImage photo = imagedata::render_image(3, 1, 4);
   const std::vector<std::pair<int, int>> sizes = {{photo.width, photo.height}, {101, 75}, {37, 29}, {7, 5}, {1, 1}};
   int images = 0;
   for (const test::Sampling& s : {test::kS444, test::kS422, test::kS420, test::kS440, test::kS411, test::kGray}) {
     for (const auto& [w, h] : sizes) {
       for (bool sat : {false, true}) {
-        const dataset::RgbImage src = sat ? saturated(w, h) : test::crop_rgb(photo, w, h);
+        const imagedata::RgbImage src = sat ? saturated(w, h) : test::crop_rgb(photo, w, h);
         const auto file = test::encode_sampled(src, 90, s);
         INFO(s.name << " " << w << "x" << h << (sat ? " saturated" : " photo"));
-        const dataset::RgbImage rgb = dataset::decode_jpeg(file.data(), file.size(), /*fancy=*/false);
+        const imagedata::RgbImage rgb = imagedata::decode_jpeg(file.data(), file.size(), /*fancy=*/false);
         const Decoded ycc = decode(file, /*raw=*/false);
         const Decoded raw = decode(file, /*raw=*/true);
         REQUIRE(rgb.width == w);

@@ -2,6 +2,9 @@
 // pre-decoded cache for the `cached` loader, and a loader-only benchmark (a data loader created
 // through the registry, its next() timed, no model).
 #include <fmt/format.h>
+#include <orch/imagedata/dataset_error.h>
+#include <orch/imagedata/image_cache.h>
+#include <orch/imagedata/image_generator.h>
 #include <torch/cuda.h>
 
 #include <chrono>
@@ -10,9 +13,6 @@
 
 #include "cli/commands.h"
 #include "cli/plugin_loading.h"
-#include "dataset/dataset_error.h"
-#include "dataset/image_cache.h"
-#include "dataset/image_generator.h"
 #include "plan/plan_error.h"
 #include "plan/plugin_params.h"
 #include "plan/yaml_tree.h"
@@ -27,7 +27,7 @@ void add_make(CLI::App& dataset, int& exit_code) {
               "(photo-like, ~500x375, ~110 KB per file, byte-identical for a seed)");
   struct Options {
     std::string dir;
-    dataset::GeneratorOptions gen;
+    imagedata::GeneratorOptions gen;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("DIR", o->dir, "the folder to create (DIR/train must be absent or empty)")->required();
@@ -39,14 +39,14 @@ void add_make(CLI::App& dataset, int& exit_code) {
   cmd->callback([&exit_code, o] {
     try {
       const auto t0 = std::chrono::steady_clock::now();
-      const auto s = dataset::make_dataset(o->dir, o->gen);
+      const auto s = imagedata::make_dataset(o->dir, o->gen);
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::cout << fmt::format(
           "{}/train: {} classes x {} images = {} JPEGs, {:.1f} MB (mean {:.1f} KB, {:.0f}x{:.0f}) "
           "in {:.1f} s\n",
           o->dir, o->gen.classes, o->gen.per_class, s.files, s.bytes / 1e6,
           s.bytes / 1e3 / static_cast<double>(s.files), s.mean_width, s.mean_height, secs);
-    } catch (const dataset::DatasetError& e) {
+    } catch (const imagedata::DatasetError& e) {
       std::cerr << "orch: dataset make: " << e.what() << "\n";
       exit_code = kExitBadInput;
     }
@@ -69,12 +69,12 @@ void add_cache(CLI::App& dataset, int& exit_code) {
   cmd->callback([&exit_code, o] {
     try {
       const auto t0 = std::chrono::steady_clock::now();
-      const auto s = dataset::write_image_cache(o->src, o->dst, o->size, o->workers);
+      const auto s = imagedata::write_image_cache(o->src, o->dst, o->size, o->workers);
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::cout << fmt::format("{}: {} images of {}x{}, {:.1f} MB, in {:.1f} s ({:.0f} img/s)\n",
                                o->dst, s.images, o->size, o->size, s.file_bytes / 1e6, secs,
                                s.images / secs);
-    } catch (const dataset::DatasetError& e) {
+    } catch (const imagedata::DatasetError& e) {
       std::cerr << "orch: dataset cache: " << e.what() << "\n";
       exit_code = kExitBadInput;
     }

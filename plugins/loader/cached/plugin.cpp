@@ -2,30 +2,29 @@
 // cache` are read from a memory-mapped file; the same random-resized-crop, flip and
 // normalisation as `imagefolder` follow, so only the decoding cost is gone.
 #include <orch/data_loader.h>
+#include <orch/imagedata/augment.h>
+#include <orch/imagedata/image_cache.h>
+#include <orch/loaderkit/batch_pipeline.h>
 #include <torch/torch.h>
-
-#include "../common/batch_pipeline.h"
-#include "dataset/augment.h"
-#include "dataset/image_cache.h"
 
 namespace orch::cached {
 namespace {
 
-class CacheSource final : public loaders::SampleSource {
+class CacheSource final : public loaderkit::SampleSource {
  public:
   explicit CacheSource(const std::string& path) : cache_(path) {}
   std::int64_t size() const override { return cache_.size(); }
   std::int32_t label(std::int64_t i) const override { return cache_.label(i); }
-  void load(std::int64_t i, dataset::SampleRng& rng, int out_size, std::uint8_t* out,
+  void load(std::int64_t i, imagedata::SampleRng& rng, int out_size, std::uint8_t* out,
             std::uint64_t& bytes) const override {
     const int s = cache_.image_size();
-    dataset::augment_rgb(cache_.pixels(i), s, s, rng, out_size, out);
+    imagedata::augment_rgb(cache_.pixels(i), s, s, rng, out_size, out);
     bytes += static_cast<std::uint64_t>(s) * s * 3;
   }
   std::int64_t classes() const { return static_cast<std::int64_t>(cache_.classes().size()); }
 
  private:
-  dataset::ImageCache cache_;
+  imagedata::ImageCache cache_;
 };
 
 // The path is checked before the cache is opened, so the error names the setting.
@@ -48,13 +47,13 @@ class CachedPlugin final : public DataLoaderPlugin {
   static std::vector<ParamSpec> params() {
     std::vector<ParamSpec> out = {{"path", ParamType::kString, std::string(""), {}, {}, {},
                                    "the cache file written by `orch dataset cache`"}};
-    for (auto& spec : loaders::pipeline_params("augmentation threads")) out.push_back(spec);
+    for (auto& spec : loaderkit::pipeline_params("augmentation threads")) out.push_back(spec);
     return out;
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
     auto source = open_cache(p);
     const std::int64_t classes = source->classes();
-    return std::make_unique<loaders::PipelineLoader>(std::move(source), classes, p, ctx, false);
+    return std::make_unique<loaderkit::PipelineLoader>(std::move(source), classes, p, ctx, false);
   }
 };
 

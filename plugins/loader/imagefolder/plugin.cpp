@@ -4,29 +4,28 @@
 // above the crop skipped, columns around it not decoded), resized, flipped, normalised and
 // written straight into a (pinned) batch tensor; a bounded queue holds `prefetch` batches.
 #include <orch/data_loader.h>
+#include <orch/imagedata/augment.h>
+#include <orch/imagedata/image_folder.h>
+#include <orch/loaderkit/batch_pipeline.h>
 #include <torch/torch.h>
-
-#include "../common/batch_pipeline.h"
-#include "dataset/augment.h"
-#include "dataset/image_folder.h"
 
 namespace orch::imagefolder {
 namespace {
 
-class FolderSource final : public loaders::SampleSource {
+class FolderSource final : public loaderkit::SampleSource {
  public:
-  explicit FolderSource(dataset::FolderIndex index) : index_(std::move(index)) {}
+  explicit FolderSource(imagedata::FolderIndex index) : index_(std::move(index)) {}
   std::int64_t size() const override { return static_cast<std::int64_t>(index_.samples.size()); }
   std::int32_t label(std::int64_t i) const override {
     return index_.samples[static_cast<std::size_t>(i)].label;
   }
-  void load(std::int64_t i, dataset::SampleRng& rng, int out_size, std::uint8_t* out,
+  void load(std::int64_t i, imagedata::SampleRng& rng, int out_size, std::uint8_t* out,
             std::uint64_t& bytes) const override {
     const auto& path = index_.samples[static_cast<std::size_t>(i)].path;
-    std::vector<std::uint8_t> data = dataset::read_file(path);  // names the path itself
+    std::vector<std::uint8_t> data = imagedata::read_file(path);  // names the path itself
     bytes += data.size();
     try {
-      dataset::augment_jpeg(data.data(), data.size(), rng, out_size, out);
+      imagedata::augment_jpeg(data.data(), data.size(), rng, out_size, out);
     } catch (const std::exception& e) {
       throw std::runtime_error(path.string() + ": " + e.what());
     }
@@ -34,7 +33,7 @@ class FolderSource final : public loaders::SampleSource {
   std::int64_t classes() const { return static_cast<std::int64_t>(index_.classes.size()); }
 
  private:
-  dataset::FolderIndex index_;
+  imagedata::FolderIndex index_;
 };
 
 // The root is checked before scanning, so the error names the setting.
@@ -44,7 +43,7 @@ std::unique_ptr<FolderSource> open_folder(const Params& p) {
     throw std::invalid_argument(
         "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG), e.g. "
         "data: {plugin: imagefolder, root: /data/imagenet}");
-  return std::make_unique<FolderSource>(dataset::scan_image_folder(root));
+  return std::make_unique<FolderSource>(imagedata::scan_image_folder(root));
 }
 
 class ImageFolderPlugin final : public DataLoaderPlugin {
@@ -59,7 +58,7 @@ class ImageFolderPlugin final : public DataLoaderPlugin {
     std::vector<ParamSpec> out = {
         {"root", ParamType::kString, std::string(""), {}, {}, {},
          "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)"}};
-    for (auto& spec : loaders::pipeline_params("decoding threads")) out.push_back(spec);
+    for (auto& spec : loaderkit::pipeline_params("decoding threads")) out.push_back(spec);
     out.push_back({"on_error", ParamType::kString, std::string("fail"),
                    {std::string("fail"), std::string("skip")}, {}, {},
                    "an unreadable or corrupt file fails the run, or is counted and skipped"});
@@ -68,8 +67,8 @@ class ImageFolderPlugin final : public DataLoaderPlugin {
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
     auto source = open_folder(p);
     const std::int64_t classes = source->classes();
-    return std::make_unique<loaders::PipelineLoader>(std::move(source), classes, p, ctx,
-                                                     p.get_string("on_error") == "skip");
+    return std::make_unique<loaderkit::PipelineLoader>(std::move(source), classes, p, ctx,
+                                                       p.get_string("on_error") == "skip");
   }
 };
 

@@ -5,7 +5,7 @@
 namespace orch::nvjpeg {
 namespace {
 
-// ImageNet mean and std, as in dataset/resample.h (the CPU loaders' normalize_imagenet).
+// ImageNet mean and std, as in <orch/imagedata/resample.h> (the CPU loaders' normalize_imagenet).
 __constant__ float kMean[3] = {0.485f, 0.456f, 0.406f};
 __constant__ float kStd[3] = {0.229f, 0.224f, 0.225f};
 

@@ -7,7 +7,7 @@
 // subsampling, a batch that failed, a job in the other output format) are decoded one at a
 // time by nvJPEG's default backend.
 //
-// NVJPEG_OUTPUT_YUV, what the documentation says (not yet run on a GPU):
+// NVJPEG_OUTPUT_YUV, what the documentation says:
 // * nvjpeg.h (13.0.4, the header we build against): NVJPEG_OUTPUT_YUV "return planar luma and
 //   chroma, assuming YCbCr colorspace"; nvjpegDecode is "back-end agnostic", its destination
 //   planes sized "using nvjpegGetImageInfo() and minimum required memory buffer for each plane

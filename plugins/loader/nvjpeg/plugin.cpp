@@ -4,18 +4,18 @@
 // random-resized crop, flip and normalisation straight into the batch tensor on the device.
 // Batches are produced by `decoders` threads (default 1), each with its own nvJPEG state and
 // high-priority side stream taking every decoders-th batch, up to `prefetch` ahead; the
-// training stream waits for a batch on the device (an event), never on the host. On the H200
-// two decoders removed the loop's waits for batches but not the loss: the training stream
-// then idled as long between its kernels (nvJPEG's threads make ~1,000 CUDA calls per batch on
-// ~40 internal streams while the training thread launches ~900 kernels a step), so one is
-// the default.
+// training stream waits for a batch on the device (an event), never on the host. One decoder
+// is the default: two removed the loop's waits for batches but not the loss, because the
+// training stream then idled as long between its kernels (nvJPEG's threads make ~1,000 CUDA
+// calls per batch on ~40 internal streams while the training thread launches ~900 kernels a
+// step; measured by bench suite `loaders`).
 //
 // With `output: yuv` nvJPEG writes each image's Y, Cb and Cr planes and our crop kernel
 // converts the pixels it samples to RGB (libjpeg's integer arithmetic, plain chroma
 // upsampling: what nvJPEG's RGB from the JPEG engines equals), so nvJPEG runs none of its
-// colour-conversion kernels on its internal streams. On the H200 it gave the same pixels on the
-// engines but was not faster end to end (captured step 92.7% of synthetic data against rgb's
-// 94.0%, eager 95.2% against 96.5%), so rgb is the default.
+// colour-conversion kernels on its internal streams. It gives the same pixels on the engines
+// but was not faster end to end, eager or captured (measured by bench suite `loaders`), so
+// rgb is the default.
 //
 // The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
 // same box), so the two loaders differ only in the decoder and resampler.
@@ -23,23 +23,28 @@
 // With `cpu_share` above 0 the last round(cpu_share * batch) images of every batch are decoded
 // by the reading threads on the CPU instead (libjpeg-turbo, DCT-scaled, exactly the imagefolder
 // loader's pixels) and copied into the device batch after nvJPEG's rows: the CPU and the JPEG
-// engines decode side by side, as DALI's hw_decoder_load splits a batch. On the H200 the
-// engines under a busy GPU made ~4,700 img/s and 14 CPU threads ~5,900 loader-only, each short
-// of the fused ResNet50's ~7,300. On the H200 (0.5, 12 threads, without hw_preallocate) it fed
-// the eager step at 97.6% of synthetic data's rate but a captured one at only 94.5%, so it is
-// off by default.
+// engines decode side by side, as DALI's hw_decoder_load splits a batch. Neither the engines
+// under a busy GPU nor the CPU threads alone keep up with the fused ResNet50; sharing fed the
+// eager step nearly as fast as synthetic data but a graph-captured one hardly faster than the
+// engines alone (measured by bench suite `loaders`), so it is off by default.
 //
 // `hw_preallocate` (default true) sizes the hardware decoder's buffers for a whole batch when
 // the loader starts (nvjpegDecodeBatchedPreAllocate), as NVIDIA's own decoders do by default.
-// Under a graph-captured ResNet50 step on the H200 it cut the time a batch spends inside
-// nvJPEG's batched call and raised end-to-end throughput from 94.0% to 96.8% of synthetic data
-// (fused model: 90.8% to 94.9%), and with two repeats from 95.3% to 97.7% (eager 96.0% to 96.6%,
-// bench/nvjpeg-confirm-h200.yaml); see the parameter's declaration.
+// Under a graph-captured ResNet50 step it cuts the time a batch spends inside nvJPEG's batched
+// call and brings end-to-end throughput closer to synthetic data's, for the plain and the fused
+// ResNet50 alike, and changes eager steps within noise (measured by bench suite `loaders`); see
+// the parameter's declaration.
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <orch/data_loader.h>
+#include <orch/imagedata/augment.h>
+#include <orch/imagedata/image_folder.h>
+#include <orch/imagedata/parallel.h>
+#include <orch/imagedata/resample.h>
+#include <orch/imagedata/sample_random.h>
+#include <orch/loaderkit/epoch_schedule.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -53,13 +58,7 @@
 #include <optional>
 #include <thread>
 
-#include "../common/epoch_schedule.h"
 #include "crop_resize.h"
-#include "dataset/augment.h"
-#include "dataset/image_folder.h"
-#include "dataset/parallel.h"
-#include "dataset/resample.h"
-#include "dataset/sample_random.h"
 #include "nvjpeg_decoder.h"
 
 namespace orch::nvjpeg_loader {
@@ -98,7 +97,7 @@ struct HostBatch {
   std::vector<std::int64_t> samples;  // after on_error: skip substitutions
   std::vector<std::vector<std::uint8_t>> bytes;
   std::vector<nvjpeg::ImageInfo> infos;
-  std::vector<dataset::AugmentChoice> augment;
+  std::vector<imagedata::AugmentChoice> augment;
   std::vector<std::int64_t> labels;
   std::size_t gpu_count = 0;
   torch::Tensor cpu_images;  // pinned float, rows gpu_count.. of the batch, the batch's layout
@@ -130,14 +129,14 @@ struct Options {
 struct Producer {
   std::unique_ptr<nvjpeg::Decoder> decoder;
   std::optional<c10::cuda::CUDAStream> stream;
-  std::optional<loaders::EpochSchedule> schedule;  // not thread-safe (caches an epoch's order)
+  std::optional<loaderkit::EpochSchedule> schedule;  // not thread-safe (caches an epoch's order)
   std::int64_t first = 0;
   std::thread thread;
 };
 
 class NvjpegLoader final : public DataLoader {
  public:
-  NvjpegLoader(dataset::FolderIndex index, const Options& o, const std::string& backend,
+  NvjpegLoader(imagedata::FolderIndex index, const Options& o, const std::string& backend,
                c10::Device device)
       : index_(std::move(index)),
         o_(o),
@@ -286,24 +285,25 @@ class NvjpegLoader final : public DataLoader {
     std::vector<std::int64_t> skipped(count, 0);
     std::vector<double> cpu_ms(count, 0.0);
     std::vector<std::uint64_t> file_bytes(count, 0);  // of the file each row ended up with
-    dataset::parallel_for(static_cast<std::int64_t>(count), o_.workers, [&](std::int64_t i) {
+    imagedata::parallel_for(static_cast<std::int64_t>(count), o_.workers, [&](std::int64_t i) {
       const auto u = static_cast<std::size_t>(i);
       const bool on_cpu = u >= h.gpu_count;
       for (std::int64_t tries = 0;; ++tries) {
         const std::int64_t k = (h.samples[u] + tries) % n_;
         const auto& sample = index_.samples[static_cast<std::size_t>(k)];
         try {
-          h.bytes[u] = dataset::read_file(sample.path);  // names the path itself
-          auto rng = dataset::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
+          h.bytes[u] = imagedata::read_file(sample.path);  // names the path itself
+          auto rng =
+              imagedata::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
           try {
             if (on_cpu) {
               // The imagefolder loader's decode: the same crop from the same generator.
               const auto t0 = Clock::now();
               std::vector<std::uint8_t> rgb(static_cast<std::size_t>(pixels_per_image));
-              dataset::augment_jpeg(h.bytes[u].data(), h.bytes[u].size(), rng, size, rgb.data());
-              dataset::normalize_imagenet(rgb.data(), size, size, o_.channels_last,
-                                          cpu_out + static_cast<std::int64_t>(u - h.gpu_count) *
-                                                        pixels_per_image);
+              imagedata::augment_jpeg(h.bytes[u].data(), h.bytes[u].size(), rng, size, rgb.data());
+              imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last,
+                                            cpu_out + static_cast<std::int64_t>(u - h.gpu_count) *
+                                                          pixels_per_image);
               cpu_ms[u] += ms_since(t0);
               file_bytes[u] = h.bytes[u].size();
               h.bytes[u] = {};  // decoded: the bytes need not wait for the GPU
@@ -314,7 +314,7 @@ class NvjpegLoader final : public DataLoader {
             throw std::runtime_error(sample.path.string() + ": " + e.what());
           }
           if (!on_cpu) {
-            h.augment[u] = dataset::choose_augment(h.infos[u].width, h.infos[u].height, rng);
+            h.augment[u] = imagedata::choose_augment(h.infos[u].width, h.infos[u].height, rng);
             file_bytes[u] = h.bytes[u].size();
           }
           h.labels[u] = sample.label;
@@ -489,7 +489,7 @@ class NvjpegLoader final : public DataLoader {
     }
   }
 
-  dataset::FolderIndex index_;
+  imagedata::FolderIndex index_;
   Options o_;
   std::int64_t n_;
   c10::DeviceIndex device_index_;
@@ -552,7 +552,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           {},
           "nvJPEG's buffers: PyTorch's caching allocator and a pinned pool, or nvJPEG's own "
           "cudaMalloc/cudaFree (which wait for the device)",
-          /*hashed_at_default=*/false},  // added after the first nvjpeg results
+          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
          {"decoders",
           ParamType::kInt,
           std::int64_t{1},
@@ -560,7 +560,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           1,
           8,
           "batches decoded at once, each by its own thread, nvJPEG state and stream",
-          /*hashed_at_default=*/false},  // added after the first nvjpeg results
+          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
          {"output",
           ParamType::kString,
           std::string("rgb"),
@@ -569,7 +569,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           {},
           "what nvJPEG writes: interleaved RGB (its colour-conversion kernels), or YUV planes "
           "converted to RGB inside the crop kernel",
-          /*hashed_at_default=*/false},  // added after the first nvjpeg results
+          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
          {"hw_pipeline",
           ParamType::kBool,
           false,
@@ -578,12 +578,11 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           {},
           "on the hardware engines: nvJPEG's pipelined batch decode (true), or without its "
           "pipelining (false: NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE); no effect on the CUDA decoder",
-          // Added after the first nvjpeg results, left out of the hash at its default. The
-          // default was true until false measured faster on the H200 under training (2026-11-30,
-          // ResNet50 bf16 b256, 2 repeats each, img/s: bench/nvjpeg-pipeline-h200.yaml, driver
-          // connections: cuda-graph 4,147.1 -> 4,834.2, default 4,699.4 -> 4,837.7;
-          // bench/nvjpeg-connections-sweep-h200.yaml, 32 connections: 4,483.6 -> 4,691.3 and
-          // 4,610.7 -> 4,722.4), so nvjpeg results stored before then ran pipelined.
+          // Left out of the hash at its default, like every parameter added after the first
+          // nvjpeg results were stored, so those keep their configuration hashes. False is the
+          // default because it is faster under training, eager and captured, with the default
+          // and with 32 driver connections (measured by bench suite `loaders`); results stored
+          // while the default was true ran pipelined under the same hash.
           /*hashed_at_default=*/false},
          {"hw_preallocate",
           ParamType::kBool,
@@ -594,12 +593,10 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           "on the hardware engines: size nvJPEG's buffers for a whole batch up front "
           "(nvjpegDecodeBatchedPreAllocate) instead of as images come; no effect on the CUDA "
           "decoder",
-          // Added after the first nvjpeg results, left out of the hash at its default. The
-          // default was false until true measured faster on the H200 (2026-11-30, AMP bf16 b256
-          // channels-last, bench/nvjpeg-next-h200.yaml, img/s and share of synthetic data:
-          // cuda-graph 4,830.4 (94.0%) -> 4,974.6 (96.8%), fused model 6,690.6 (90.8%) ->
-          // 6,994.0 (94.9%); eager within noise: 4,887.1 (96.5%) -> 4,851.4 (95.8%), fused
-          // 6,935.6 -> 6,933.9), so nvjpeg results stored before then ran without it.
+          // Left out of the hash at its default (added after the first nvjpeg results). True
+          // is the default because it is faster under a graph-captured step, plain and fused
+          // ResNet50 alike, and within noise eagerly (measured by bench suite `loaders`);
+          // results stored while the default was false ran without it under the same hash.
           /*hashed_at_default=*/false},
          {"cpu_share",
           ParamType::kFloat,
@@ -609,7 +606,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           1.0,
           "share of each batch the reading threads decode on the CPU (libjpeg-turbo, as "
           "imagefolder) beside nvJPEG, copied into the batch after its rows; 0: all by nvJPEG",
-          /*hashed_at_default=*/false},  // added after the first nvjpeg results
+          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
          {"shuffle",
           ParamType::kBool,
           true,
@@ -660,7 +657,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.channels_last = ctx.channels_last;
     o.seed = static_cast<std::uint64_t>(ctx.seed);
     o.batch_size = ctx.batch_size;
-    return std::make_unique<NvjpegLoader>(dataset::scan_image_folder(root), o,
+    return std::make_unique<NvjpegLoader>(imagedata::scan_image_folder(root), o,
                                           p.get_string("backend"), ctx.device);
   }
 };

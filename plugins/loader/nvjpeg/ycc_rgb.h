@@ -8,7 +8,7 @@
 //   R = Y + ((FIX(1.40200) * x_cr + ONE_HALF) >> 16)
 //   G = Y + ((-FIX(0.34414) * x_cb + ONE_HALF - FIX(0.71414) * x_cr) >> 16)
 //   B = Y + ((FIX(1.77200) * x_cb + ONE_HALF) >> 16)
-// each clamped to 0..255, >> an arithmetic shift. nvJPEG's interleaved RGB from the H200's
+// each clamped to 0..255, >> an arithmetic shift. nvJPEG's interleaved RGB from the hardware
 // JPEG engines equals libjpeg-turbo with do_fancy_upsampling = FALSE (GPU test), so this with
 // plain upsampling reproduces it from the planes.
 #pragma once

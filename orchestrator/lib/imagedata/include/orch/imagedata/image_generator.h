@@ -1,5 +1,5 @@
-// `orch dataset make`: an ImageNet-shaped JPEG folder for tests, demos and benchmarks, since no
-// ImageNet is on our machines. Photo-like content (a smooth gradient, soft blobs and hard-edged
+// `orch dataset make`: an ImageNet-shaped JPEG folder, so tests, demos and benchmarks run
+// without a copy of ImageNet. Photo-like content (a smooth gradient, soft blobs and hard-edged
 // shapes, low-frequency shading and fine texture noise) so JPEG compresses it like a photo:
 // files of ~110 KB at ~500x375, ImageNet's mean. Everything is a function of (seed, class,
 // index): the same seed gives byte-identical files, whatever the number of threads.
@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <string>
 
-#include "dataset/jpeg_codec.h"
+#include "orch/imagedata/jpeg_codec.h"
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 struct GeneratorOptions {
   int classes = 10;
@@ -41,4 +41,4 @@ RgbImage render_image(std::uint64_t seed, int cls, int index);
 /// is not empty (nothing is overwritten) or a file cannot be written.
 GeneratorSummary make_dataset(const std::filesystem::path& dir, const GeneratorOptions& options);
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 struct FolderSample {
   std::filesystem::path path;
@@ -31,4 +31,4 @@ FolderIndex scan_image_folder(const std::filesystem::path& root);
 /// Reads a whole file; throws DatasetError (`path: reason`) when it cannot.
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

@@ -1,10 +1,10 @@
-#include "dataset/sample_random.h"
+#include "orch/imagedata/sample_random.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-namespace orch::dataset {
+namespace orch::imagedata {
 namespace {
 
 std::uint64_t mix64(std::uint64_t z) {
@@ -74,4 +74,4 @@ CropBox center_square(int width, int height) {
   return {(width - s) / 2, (height - s) / 2, s, s};
 }
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

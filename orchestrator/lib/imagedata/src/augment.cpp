@@ -1,9 +1,9 @@
-#include "dataset/augment.h"
+#include "orch/imagedata/augment.h"
 
-#include "dataset/jpeg_codec.h"
-#include "dataset/resample.h"
+#include "orch/imagedata/jpeg_codec.h"
+#include "orch/imagedata/resample.h"
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 AugmentChoice choose_augment(int width, int height, SampleRng& rng) {
   AugmentChoice a;
@@ -28,4 +28,4 @@ void augment_rgb(const std::uint8_t* pixels, int width, int height, SampleRng& r
   resample_bilinear(pixels, width, height, box, out_size, out_size, a.flip, out);
 }
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

@@ -1,4 +1,5 @@
-// The batch pipeline the imagefolder and cached loaders share: worker threads that turn samples
+// The batch pipeline the imagefolder and cached loaders share (and an out-of-tree CPU loader can
+// use, see examples/out-of-tree-plugin/centercrop.cpp): worker threads that turn samples
 // into normalised float images written straight into (pinned) batch tensors, and a bounded
 // queue of `prefetch` batches the training loop takes from in order.
 //
@@ -10,6 +11,10 @@
 // Header-only, compiled into each loader plugin (plugins cannot share a LibTorch library).
 #pragma once
 
+#include <orch/data_loader.h>
+#include <orch/imagedata/parallel.h>
+#include <orch/imagedata/resample.h>
+#include <orch/imagedata/sample_random.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -25,12 +30,9 @@
 #include <thread>
 #include <vector>
 
-#include "dataset/resample.h"
-#include "dataset/sample_random.h"
-#include "epoch_schedule.h"
-#include "orch/data_loader.h"
+#include "orch/loaderkit/epoch_schedule.h"
 
-namespace orch::loaders {
+namespace orch::loaderkit {
 
 /// Where samples come from: a JPEG folder, a cache.
 class SampleSource {
@@ -40,7 +42,7 @@ class SampleSource {
   virtual std::int32_t label(std::int64_t index) const = 0;
   /// Writes sample `index`'s augmented out_size x out_size RGB (HWC) into `out`; adds the bytes
   /// it read to `bytes`. Throws std::exception with `where: what is wrong` on a bad sample.
-  virtual void load(std::int64_t index, dataset::SampleRng& rng, int out_size, std::uint8_t* out,
+  virtual void load(std::int64_t index, imagedata::SampleRng& rng, int out_size, std::uint8_t* out,
                     std::uint64_t& bytes) const = 0;
 };
 
@@ -158,7 +160,8 @@ class BatchPipeline {
       // With on_error: skip, a bad sample's place goes to the next readable one of the dataset.
       for (std::int64_t tries = 0;; ++tries) {
         const std::int64_t k = (index + tries) % n_;
-        dataset::SampleRng rng = dataset::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
+        imagedata::SampleRng rng =
+            imagedata::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
         try {
           source_->load(k, rng, size, rgb.data(), bytes);
           *labels = source_->label(k);
@@ -175,7 +178,7 @@ class BatchPipeline {
           }
         }
       }
-      if (!failure) dataset::normalize_imagenet(rgb.data(), size, size, o_.channels_last, images);
+      if (!failure) imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, images);
       decode_us_ += static_cast<std::int64_t>(ms_since(t0) * 1000.0);
       bytes_read_ += bytes;
       {
@@ -216,11 +219,9 @@ class BatchPipeline {
   std::vector<std::thread> threads_;  // last: started after everything above exists
 };
 
-/// `workers: 0` means min(16, cores - 2), at least 1.
+/// `workers: 0` means imagedata::default_workers(): min(16, cores - 2), at least 1.
 inline int resolve_workers(std::int64_t requested) {
-  if (requested > 0) return static_cast<int>(requested);
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, std::min(16, cores - 2));
+  return requested > 0 ? static_cast<int>(requested) : imagedata::default_workers();
 }
 
 /// The parameters every pipeline loader declares, after its own (`root`/`path`, ...).
@@ -270,4 +271,4 @@ class PipelineLoader : public DataLoader {
   std::unique_ptr<BatchPipeline> pipeline_;
 };
 
-}  // namespace orch::loaders
+}  // namespace orch::loaderkit

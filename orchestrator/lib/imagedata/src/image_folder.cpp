@@ -1,4 +1,4 @@
-#include "dataset/image_folder.h"
+#include "orch/imagedata/image_folder.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "dataset/dataset_error.h"
+#include "orch/imagedata/dataset_error.h"
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 namespace fs = std::filesystem;
 
@@ -64,4 +64,4 @@ std::vector<std::uint8_t> read_file(const fs::path& path) {
   return data;
 }
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

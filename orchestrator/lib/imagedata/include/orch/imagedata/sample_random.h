@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 class SampleRng {
  public:
@@ -45,4 +45,4 @@ CropBox random_resized_crop(int width, int height, SampleRng& rng, const CropPar
 /// The centered square of side min(width, height): what the cache stores.
 CropBox center_square(int width, int height);
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "dataset/sample_random.h"
+#include "orch/imagedata/sample_random.h"
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 /// Interleaved 8-bit RGB pixels, row after row.
 struct RgbImage {
@@ -53,4 +53,4 @@ DecodedRegion decode_jpeg_region(const std::uint8_t* data, std::size_t size, con
                                  int min_width, int min_height, bool allow_scaling = true,
                                  bool fancy_upsampling = true);
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dataset/sample_random.h"
+#include "orch/imagedata/sample_random.h"
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 struct AugmentChoice {
   CropBox crop;
@@ -27,4 +27,4 @@ void augment_jpeg(const std::uint8_t* data, std::size_t size, SampleRng& rng, in
 void augment_rgb(const std::uint8_t* pixels, int width, int height, SampleRng& rng, int out_size,
                  std::uint8_t* out);
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

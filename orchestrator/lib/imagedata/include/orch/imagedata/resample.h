@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include "dataset/jpeg_codec.h"
+#include "orch/imagedata/jpeg_codec.h"
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 /// Bilinear resampling of `box` of `src` to out_w x out_h RGB, mirrored left-right when `flip`.
 /// Pixel centres are aligned (like PIL/torchvision without antialiasing); callers keep the
@@ -24,4 +24,4 @@ void normalize_imagenet(const std::uint8_t* hwc, int width, int height, bool cha
 constexpr float kImagenetMean[3] = {0.485f, 0.456f, 0.406f};
 constexpr float kImagenetStd[3] = {0.229f, 0.224f, 0.225f};
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

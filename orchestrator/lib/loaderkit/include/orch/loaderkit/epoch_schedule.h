@@ -1,7 +1,9 @@
 // Which samples make batch b of a run, shared by every folder loader: batch b is batch
 // b % batches_per_epoch of epoch b / batches_per_epoch, whose order comes from (seed, epoch)
-// alone (dataset::epoch_order), so every loader and any number of threads agree.
+// alone (imagedata::epoch_order), so every loader and any number of threads agree.
 #pragma once
+
+#include <orch/imagedata/sample_random.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -9,9 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "dataset/sample_random.h"
-
-namespace orch::loaders {
+namespace orch::loaderkit {
 
 class EpochSchedule {
  public:
@@ -36,7 +36,7 @@ class EpochSchedule {
   std::int64_t sample(std::int64_t b, std::int64_t i) {
     const std::int64_t epoch = epoch_of(b);
     if (epoch != order_epoch_) {
-      order_ = dataset::epoch_order(n_, seed_, static_cast<std::uint64_t>(epoch), shuffle_);
+      order_ = imagedata::epoch_order(n_, seed_, static_cast<std::uint64_t>(epoch), shuffle_);
       order_epoch_ = epoch;
     }
     return order_[static_cast<std::size_t>((b % batches_per_epoch_) * batch_ + i)];
@@ -51,4 +51,4 @@ class EpochSchedule {
   std::int64_t order_epoch_ = -1;
 };
 
-}  // namespace orch::loaders
+}  // namespace orch::loaderkit

@@ -1,18 +1,22 @@
-#include "dataset/jpeg_codec.h"
+#include "orch/imagedata/jpeg_codec.h"
 
-// jpeglib.h needs size_t and FILE declared first.
 #include <algorithm>
 #include <cmath>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
-#include <jpeglib.h>
-#include <jerror.h>
 #include <string>
 
-#include "dataset/dataset_error.h"
+// jpeglib.h uses size_t and FILE without declaring them: it must follow <cstdio>, where a
+// formatter's include sorting would not leave it.
+// clang-format off
+#include <jpeglib.h>
+#include <jerror.h>
+// clang-format on
 
-namespace orch::dataset {
+#include "orch/imagedata/dataset_error.h"
+
+namespace orch::imagedata {
 namespace {
 
 // libjpeg reports errors through error_exit, which must not return: we longjmp back to the
@@ -48,9 +52,9 @@ void set_up_errors(jpeg_decompress_struct& cinfo, ErrorManager& err) {
 
 // Only 1/8, 2/8 and 4/8 (else 8/8): libjpeg-turbo has SIMD inverse DCTs for those (and their
 // chroma sizes under 4:2:0, twice the luma's), while 3/8, 5/8, 6/8 and 7/8 run generic C code
-// for luma and 6x6..14x14 for chroma. Decoding more pixels with the fast transforms was 8% faster
-// per thread on ImageNet-sized images than the fewest pixels with the slow ones (2026-11-30,
-// `orch dataset bench` imagefolder, 1 worker, 3 alternating runs: 630-658 against 581-605 img/s).
+// for luma and 6x6..14x14 for chroma. Decoding more pixels with the fast transforms is faster
+// per thread on ImageNet-sized images than the fewest pixels with the slow ones (measured by
+// bench suite `loaders`: the imagefolder loader with one worker).
 int choose_scale(const CropBox& box, int min_w, int min_h) {
   for (int num = 1; num < 8; num *= 2) {
     // libjpeg rounds scaled dimensions up; the crop is measured the same way.
@@ -181,4 +185,4 @@ RgbImage decode_jpeg(const std::uint8_t* data, std::size_t size, bool fancy_upsa
   return decode_jpeg_region(data, size, CropBox{}, 0, 0, false, fancy_upsampling).image;
 }
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 /// Worker threads to use by default: min(16, cores - 2), at least 1 (the article's rule).
 inline int default_workers() {
@@ -45,4 +45,4 @@ void parallel_for(std::int64_t n, int workers, Fn&& fn) {
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

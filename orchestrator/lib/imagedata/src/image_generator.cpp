@@ -1,4 +1,4 @@
-#include "dataset/image_generator.h"
+#include "orch/imagedata/image_generator.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,11 +7,11 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "dataset/dataset_error.h"
-#include "dataset/parallel.h"
-#include "dataset/sample_random.h"
+#include "orch/imagedata/dataset_error.h"
+#include "orch/imagedata/parallel.h"
+#include "orch/imagedata/sample_random.h"
 
-namespace orch::dataset {
+namespace orch::imagedata {
 namespace fs = std::filesystem;
 namespace {
 
@@ -180,4 +180,4 @@ GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {
   return s;
 }
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

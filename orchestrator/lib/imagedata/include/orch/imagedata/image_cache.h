@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 constexpr char kCacheMagic[8] = {'O', 'R', 'C', 'H', 'I', 'M', 'G', 'C'};
 constexpr std::uint32_t kCacheVersion = 1;
@@ -64,4 +64,4 @@ class ImageCache {
   const std::uint8_t* pixels_ = nullptr;
 };
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

@@ -1,10 +1,10 @@
-#include "dataset/resample.h"
+#include "orch/imagedata/resample.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-namespace orch::dataset {
+namespace orch::imagedata {
 
 void resample_bilinear(const RgbImage& src, const BoxF& box, int out_w, int out_h, bool flip,
                        std::uint8_t* out) {
@@ -84,4 +84,4 @@ void normalize_imagenet(const std::uint8_t* hwc, int width, int height, bool cha
     for (int c = 0; c < 3; ++c) planes[c][i] = lut[c][hwc[i * 3 + c]];
 }
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata

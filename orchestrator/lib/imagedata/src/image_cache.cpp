@@ -1,4 +1,4 @@
-#include "dataset/image_cache.h"
+#include "orch/imagedata/image_cache.h"
 
 #include <cerrno>
 #include <cstring>
@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dataset/dataset_error.h"
-#include "dataset/image_folder.h"
-#include "dataset/jpeg_codec.h"
-#include "dataset/parallel.h"
-#include "dataset/resample.h"
+#include "orch/imagedata/dataset_error.h"
+#include "orch/imagedata/image_folder.h"
+#include "orch/imagedata/jpeg_codec.h"
+#include "orch/imagedata/parallel.h"
+#include "orch/imagedata/resample.h"
 
-namespace orch::dataset {
+namespace orch::imagedata {
 namespace fs = std::filesystem;
 namespace {
 
@@ -181,4 +181,4 @@ ImageCache::~ImageCache() {
   if (map_) ::munmap(map_, map_size_);
 }
 
-}  // namespace orch::dataset
+}  // namespace orch::imagedata
