@@ -282,7 +282,7 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
       std::vector<float> want(rgb.size());
       imagedata::normalize_imagenet(rgb.data(), s, s, channels_last, want.data());
 
-      nvjpeg::CropJob job{0, img.width, img.height, float(c.x), float(c.y), float(c.w), float(c.h), c.flip};
+      nvjpeg::CropJob job{0, img.width, img.height, float(c.x), float(c.y), float(c.w), float(c.h), c.flip, nvjpeg::kCropRgbi, {}};
       auto job_dev = torch::from_blob(&job, {sizeof job}, torch::kUInt8).to(torch::kCUDA);
       auto out = torch::empty({1, 3, s, s}, torch::TensorOptions().device(torch::kCUDA));
       REQUIRE(nvjpeg::crop_resize_normalize(reinterpret_cast<const nvjpeg::CropJob*>(job_dev.data_ptr<std::uint8_t>()),
@@ -312,7 +312,8 @@ TEST_CASE("the crop kernel's launch check is not fooled by an error an earlier c
   const auto file = imagedata::encode_jpeg(imagedata::render_image(5, 1, 3), 90);
   const imagedata::RgbImage img = imagedata::decode_jpeg(file.data(), file.size());
   const auto dev_pixels = as_tensor(img).view({-1}).to(torch::kCUDA);
-  nvjpeg::CropJob job{0, img.width, img.height, 0.f, 0.f, float(img.width), float(img.height), false};
+  nvjpeg::CropJob job{0, img.width, img.height, 0.f, 0.f, float(img.width), float(img.height), false,
+                      nvjpeg::kCropRgbi, {}};
   auto job_dev = torch::from_blob(&job, {sizeof job}, torch::kUInt8).to(torch::kCUDA);
   auto out = torch::full({1, 3, 32, 32}, std::nanf(""), torch::TensorOptions().device(torch::kCUDA));
   const cudaStream_t stream = current_stream();
