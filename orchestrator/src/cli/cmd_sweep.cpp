@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/doctor_facts.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
 #include "cli/slurm_commands.h"
@@ -24,6 +25,7 @@
 #include "sweep/sweep_name.h"
 #include "sweep/store_recorder.h"
 #include "sweep/sweep_lock.h"
+#include "telemetry/sweep_warnings.h"
 
 namespace orch::cli {
 namespace {
@@ -183,6 +185,17 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     if (check.record) storage::record_plan(store.database(), sweep_id, revision);
     std::cout << check.message;
+    // What would make tonight's numbers wrong is said before the first run, and kept with the
+    // plan revision for whoever reads the results.
+    const std::vector<std::string> warnings =
+        number_changing_warnings(doctor_checks(gather_facts(/*load_gpus=*/false)));
+    if (!warnings.empty()) {
+      std::cout << "orch doctor found what changes the numbers measured now:\n";
+      for (const auto& w : warnings) std::cout << "  " << w << "\n";
+    }
+    if (const int rev = storage::plan_revisions(store.database(), sweep_id)) {
+      storage::set_plan_warnings(store.database(), sweep_id, rev, warnings);
+    }
     sweep::StoreRecorder recorder(store, sweep_id);
     sweep::ChildLaunchOptions launch;
     launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
