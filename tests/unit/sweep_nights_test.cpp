@@ -84,6 +84,15 @@ TEST_CASE("plan check: a changed file stops the sweep unless --replan", "[sweep]
                                 Contains("steps: measure 50, warmup 10 -> measure 100") &&
                                 Contains("--sweep NEW-NAME") && Contains("--replan"));
 
+  // A sweep from before revisions, holding runs of another plan: its first revision says that
+  // those runs are no longer shown.
+  const auto legacy = store.open_sweep("legacy", "nightly", "test.yaml");
+  store.record(legacy, test::result_doc("old", "0123456789abcdef", 0));
+  check = sweep::check_plan(store, "legacy", first, false);
+  CHECK(check.ok);
+  CHECK(check.record);
+  CHECK_THAT(check.message, Contains("becomes its revision 1") && Contains("1 run of other"));
+
   // --replan records revision 2.
   check = sweep::check_plan(store, "night", changed, true);
   CHECK(check.ok);

@@ -33,6 +33,19 @@ PlanCheck check_plan(const storage::Store& store, const std::string& sweep_name,
   const auto stored = id ? storage::latest_plan(store.database(), *id) : std::nullopt;
   if (!stored) {
     out.record = true;
+    // A sweep recorded before revisions may hold runs of other plans: they stay in the
+    // database, but the read commands show this revision from now on, which is said here.
+    if (id) {
+      const auto all = store.runs(*id);
+      const std::size_t other = all.size() - storage::runs_of_plan(all, plan).size();
+      if (other > 0) {
+        out.message = fmt::format(
+            "sweep '{}' had no plan recorded: this file's plan becomes its revision 1, and rank, "
+            "compare, export and report no longer show its {} run{} of other configurations "
+            "(they stay in the database)\n",
+            sweep_name, other, other == 1 ? "" : "s");
+      }
+    }
     return out;
   }
   const auto differences = storage::plan_differences(*stored, plan);
