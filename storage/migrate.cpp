@@ -1,4 +1,4 @@
-// Schema creation and the migrations from versions 1 and 2.
+// Schema creation and the migrations from versions 1, 2 and 3.
 #include "storage/migrate.h"
 
 #include <stdexcept>
@@ -139,6 +139,8 @@ void migrate_v2_to_v3(Database& db) {
     }
   }
 }
+
+void migrate_v3_to_v4(Database& db) { db.exec(schema_statement("CREATE TABLE sweep_plans")); }
 
 void fill_t_quantiles(Database& db) {
   Statement count(db, "SELECT COUNT(*) FROM student_t_975");

@@ -28,6 +28,11 @@ void migrate_v1_to_v2(Database& db);
 /// from a newer child may hold a `profile` section: those are copied into the new tables.
 void migrate_v2_to_v3(Database& db);
 
+/// Version 3 -> 4: the sweep_plans table (plan revisions), from the current schema's own
+/// statement. Sweeps recorded before it have no revision: read commands show all their runs,
+/// and the next `orch sweep` of one records its file's plan as revision 1.
+void migrate_v3_to_v4(Database& db);
+
 /// Fills student_t_975 (dof 1..1000) if it is empty.
 void fill_t_quantiles(Database& db);
 

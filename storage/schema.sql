@@ -1,4 +1,4 @@
--- orch results database, schema version 3 (PRAGMA user_version = 3).
+-- orch results database, schema version 4 (PRAGMA user_version = 4).
 --
 -- A sweep is one named execution of an experiment file; it has one row in `runs` per run
 -- (configuration hash + repeat index). A retry updates that row (`attempts` counts them), so a
@@ -17,6 +17,23 @@ CREATE TABLE sweeps (
   description     TEXT,
   created_at      TEXT    NOT NULL,             -- ISO 8601 UTC
   updated_at      TEXT    NOT NULL              -- last time a run of it started or was recorded
+);
+
+-- The plan a sweep runs, by revision. `orch sweep` records revision 1 when it first runs the
+-- sweep, and refuses a file whose plan differs from the latest revision unless --replan records
+-- a new one, so one revision never mixes two plans. A revision's runs are those of its
+-- configurations (runs.config_hash) with repeat < its repeats; a configuration shared by two
+-- revisions keeps its runs. Read commands show the latest revision unless told otherwise.
+CREATE TABLE sweep_plans (
+  sweep_id        INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  revision        INTEGER NOT NULL,             -- 1, 2, ... in the order they were recorded
+  created_at      TEXT    NOT NULL,             -- ISO 8601 UTC
+  experiment_file TEXT,                         -- the file it was planned from
+  plan_json       TEXT    NOT NULL,             -- {"configurations": [{"hash", "name", "repeats",
+                                                --   "steps"}]}, in plan order
+  warnings_json   TEXT,                         -- the doctor's warnings that change numbers,
+                                                --   as printed when the sweep started: ["..."]
+  PRIMARY KEY (sweep_id, revision)
 );
 
 CREATE TABLE runs (

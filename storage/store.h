@@ -17,7 +17,7 @@ namespace orch::storage {
 
 /// The schema version this build writes. Older databases are migrated on open; newer ones
 /// are refused (a newer orch wrote them, and this one would misread them).
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 /// One configuration in the ranking view, aggregated over its successful runs.
 struct RankRow {
@@ -131,6 +131,7 @@ class Store {
 
   int schema_version() const;
   Database& database() { return db_; }
+  const Database& database() const { return db_; }
 
  private:
   std::vector<RunRecord> query_runs(const std::string& where, std::int64_t key,

@@ -93,7 +93,7 @@ TEST_CASE("orch plan prints the runs and validates without running", "[cli]") {
   auto r = test::run_orch(std::string("plan '") + ORCH_SOURCE_DIR + "/experiments/quickstart.yaml'");
   INFO(r.output);
   CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, Contains("amp-bf16/channels_last"));
+  CHECK_THAT(r.output, Contains("amp/channels_last"));
   CHECK_THAT(r.output, Contains("4 runs (4 configurations x 1 repeat)"));
 }
 

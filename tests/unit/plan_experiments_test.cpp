@@ -45,7 +45,7 @@ TEST_CASE("experiments: resnet50-tuning.yaml plans 48 configurations x 3 repeats
     CHECK(r.config["repeat"] == 3);
   }
   CHECK(names.size() == 48);
-  CHECK(names.count("amp-bf16/channels_last/cudnn_benchmark=on/b256") == 1);
+  CHECK(names.count("amp-dtype=bf16/channels_last/cudnn_benchmark=on/b256") == 1);
   CHECK_THAT(format_plan_table(p), Catch::EndsWith("144 runs (48 configurations x 3 repeats)\n"));
 }
 

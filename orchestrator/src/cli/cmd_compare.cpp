@@ -1,10 +1,13 @@
 // `orch compare A B`: two configurations (or runs) of a sweep side by side, with the change.
+// `orch compare --sweeps A B`: two sweeps (two nights) configuration by configuration.
 #include <iostream>
 
 #include "cli/commands.h"
 #include "report/compare.h"
 #include "report/input_error.h"
+#include "report/shown_runs.h"
 #include "report/sweep_choice.h"
+#include "report/sweep_diff.h"
 
 namespace orch::cli {
 
@@ -13,20 +16,45 @@ void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       "compare", "before/after table of two configurations: throughput, GPU use, memory, power, step split");
   struct Options {
     std::string a, b, sweep;
+    std::vector<std::string> sweeps;
+    int revision = 0;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("A", o->a, "before: a configuration name, run id or config-hash prefix "
-                             "(name:, run:, hash: force one reading)")->required();
-  cmd->add_option("B", o->b, "after: same forms as A")->required();
+                             "(name:, run:, hash: force one reading)");
+  cmd->add_option("B", o->b, "after: same forms as A");
   cmd->add_option("--sweep", o->sweep, "the sweep (default: the most recently updated)");
+  cmd->add_option("--revision", o->revision, "the sweep's plan revision (default: the latest)");
+  cmd->add_option("--sweeps", o->sweeps, "compare two sweeps instead (e.g. two nights): each "
+                                         "configuration faster, slower or no change, by a "
+                                         "Welch t-test at 95%")
+      ->expected(2);
   cmd->callback([&g, &exit_code, o] {
     try {
+      if (!o->sweeps.empty()) {
+        if (!o->a.empty() || !o->sweep.empty() || o->revision != 0) {
+          throw InputError("--sweeps A B compares two whole sweeps; leave out the "
+                           "configurations, --sweep and --revision");
+        }
+        auto store = open_existing_store(g.db);
+        const auto a = choose_sweep(*store, o->sweeps[0]);
+        const auto b = choose_sweep(*store, o->sweeps[1]);
+        const ShownRuns ra = shown_runs(*store, a), rb = shown_runs(*store, b);
+        std::cout << format_sweep_diff(diff_sweeps(ra.runs, rb.runs), a.name, b.name);
+        if (!ra.note.empty()) std::cout << "A: " << ra.note << "\n";
+        if (!rb.note.empty()) std::cout << "B: " << rb.note << "\n";
+        return;
+      }
+      if (o->a.empty() || o->b.empty()) {
+        throw InputError("compare needs two configurations (A B), or --sweeps A B");
+      }
       auto store = open_existing_store(g.db);
       const auto sweep = choose_sweep(*store, o->sweep);
-      const auto runs = store->runs(sweep.id);
-      const Selection a = select_runs(*store, runs, o->a);
-      const Selection b = select_runs(*store, runs, o->b);
+      const ShownRuns shown = shown_runs(*store, sweep, o->revision);
+      const Selection a = select_runs(*store, shown.runs, o->a);
+      const Selection b = select_runs(*store, shown.runs, o->b);
       std::cout << describe_sweep(sweep) << "\n" << format_comparison(a, b);
+      if (!shown.note.empty()) std::cout << shown.note << "\n";
     } catch (const InputError& e) {
       std::cerr << "orch: " << e.what() << "\n";
       exit_code = kExitBadInput;

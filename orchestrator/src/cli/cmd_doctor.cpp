@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/doctor_facts.h"
 #include "runner/environment.h"
 #include "telemetry/doctor.h"
 #include "telemetry/host_facts.h"
@@ -50,7 +51,9 @@ void under_load(int index, double seconds, Read read) {
   torch::cuda::synchronize(index);
 }
 
-DoctorFacts gather_facts() {
+}  // namespace
+
+DoctorFacts gather_facts(bool load_gpus) {
   DoctorFacts f;
   f.variables = relevant_variables();
   f.orch_version = ORCH_VERSION;
@@ -94,6 +97,7 @@ DoctorFacts gather_facts() {
     f.gpus[i].nvml = std::move(nvml.gpus[i]);
   }
 
+  if (!load_gpus) return f;
   // A link below its maximum generation is read again under load before it is judged.
   for (DoctorGpu& g : f.gpus) {
     const PcieLink& l = g.nvml.pcie;
@@ -113,8 +117,6 @@ DoctorFacts gather_facts() {
   }
   return f;
 }
-
-}  // namespace
 
 void add_doctor_command(CLI::App& app, GlobalOptions& /*g*/, int& exit_code) {
   auto* cmd =

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "report/export.h"
 #include "report/input_error.h"
+#include "report/shown_runs.h"
 #include "report/sweep_choice.h"
 
 namespace orch::cli {
@@ -13,6 +14,7 @@ void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("export", "write a sweep's runs (configuration and metrics) as CSV or JSON");
   struct Options {
     std::string format, sweep, output;
+    int revision = 0;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--format", o->format, "csv (RFC 4180) or json (an array of flat objects)")
@@ -20,11 +22,14 @@ void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       ->check(CLI::IsMember({"csv", "json"}));
   cmd->add_option("--sweep", o->sweep, "the sweep (default: the most recently updated)");
   cmd->add_option("-o,--output", o->output, "write to this file instead of standard output");
+  cmd->add_option("--revision", o->revision, "the sweep's plan revision (default: the latest)");
   cmd->callback([&g, &exit_code, o] {
     try {
       auto store = open_existing_store(g.db);
       const auto sweep = choose_sweep(*store, o->sweep);
-      const ExportTable table = export_table(store->runs(sweep.id));
+      const ShownRuns shown = shown_runs(*store, sweep, o->revision);
+      if (!shown.note.empty()) std::cerr << "orch: " << shown.note << "\n";
+      const ExportTable table = export_table(shown.runs);
       const std::string text = o->format == "csv" ? to_csv(table) : to_json(table);
       if (o->output.empty()) {
         std::cout << text << std::flush;

@@ -7,6 +7,7 @@
 #include "report/metric_catalog.h"
 #include "report/rank_table.h"
 #include "report/ranking.h"
+#include "report/shown_runs.h"
 #include "report/sweep_choice.h"
 
 namespace orch::cli {
@@ -16,6 +17,7 @@ void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   struct Options {
     std::string sweep, experiment, by = "images_per_s";
     std::size_t top = 0;
+    int revision = 0;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--sweep", o->sweep, "the sweep to rank (default: the most recently updated)");
@@ -23,12 +25,15 @@ void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--by", o->by, "the metric to rank by (lower-is-better ones rank ascending)")
       ->capture_default_str();
   cmd->add_option("--top", o->top, "show only the best N configurations (0: all)");
+  cmd->add_option("--revision", o->revision, "the sweep's plan revision to show (default: the latest)");
   cmd->callback([&g, &exit_code, o] {
     try {
       const MetricInfo& metric = require_metric(o->by);  // before touching the database
       auto store = open_existing_store(g.db);
       const auto sweep = choose_sweep(*store, o->sweep, o->experiment);
-      std::cout << format_rank_table(rank_runs(store->runs(sweep.id), metric, o->top), sweep);
+      const ShownRuns shown = shown_runs(*store, sweep, o->revision);
+      std::cout << format_rank_table(rank_runs(shown.runs, metric, o->top), sweep);
+      if (!shown.note.empty()) std::cout << shown.note << "\n";
     } catch (const InputError& e) {
       std::cerr << "orch: " << e.what() << "\n";
       exit_code = kExitBadInput;

@@ -20,6 +20,7 @@
 #include "report/rank_table.h"
 #include "storage/store.h"
 #include "sweep/sweep_lock.h"
+#include "sweep/sweep_name.h"
 
 namespace orch::cli {
 namespace {
@@ -76,7 +77,13 @@ void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
 
 int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const GlobalOptions& g,
                     const SlurmCliOptions& o, bool wait) {
-  const std::string name = sweep_name.empty() ? plan.name : sweep_name;
+  std::string name;
+  try {
+    name = sweep_name.empty() ? plan.name : sweep::expand_sweep_name_now(sweep_name);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "orch submit: " << e.what() << "\n";
+    return kExitBadInput;
+  }
   std::optional<sweep::SweepLock> lock;
   std::optional<storage::Store> store;
   std::int64_t sweep_id = 0;

@@ -12,15 +12,20 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/doctor_facts.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
 #include "cli/slurm_commands.h"
 #include "report/rank_table.h"
 #include "storage/store.h"
+#include "storage/sweep_plans.h"
 #include "sweep/child_run.h"
 #include "sweep/deadline.h"
+#include "sweep/plan_revision.h"
+#include "sweep/sweep_name.h"
 #include "sweep/store_recorder.h"
 #include "sweep/sweep_lock.h"
+#include "telemetry/sweep_warnings.h"
 
 namespace orch::cli {
 namespace {
@@ -32,7 +37,7 @@ extern "C" void on_stop_signal(int) { g_stop.store(true); }
 struct SweepArgs {
   PlanArguments plan;
   std::string sweep_name, gpus, until, order = "as-written";
-  bool resume = false, retry_failed = false;
+  bool resume = false, retry_failed = false, replan = false;
   int max_consecutive_failures = 3;
   double grace_s = 10;
   std::string launcher = "local";
@@ -97,7 +102,11 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto a = std::make_shared<SweepArgs>();
   add_plan_arguments(*cmd, a->plan);
   cmd->add_option("--sweep", a->sweep_name, "name of the sweep in the database (default: the "
-                                            "experiment's name); the same name resumes it");
+                                            "experiment's name); the same name resumes it. "
+                                            "{date} (YYYY-MM-DD) and {time} (HHMM), local "
+                                            "time, make one sweep per night: 'nightly-{date}'");
+  cmd->add_flag("--replan", a->replan, "the file's plan differs from the one the sweep ran: "
+                                       "record it as the sweep's new plan revision and run it");
   cmd->add_option("--gpus", a->gpus, "GPUs to use, by index among the visible ones, e.g. 0,1 "
                                      "(default: all visible; none: the CPU)");
   cmd->add_option("--until", a->until, "HH:MM: start no run that would not finish by then");
@@ -142,7 +151,14 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       exit_code = kExitBadInput;
       return;
     }
-    const std::string name = a->sweep_name.empty() ? plan.name : a->sweep_name;
+    std::string name;
+    try {
+      name = a->sweep_name.empty() ? plan.name : sweep::expand_sweep_name_now(a->sweep_name);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "orch sweep: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     std::optional<sweep::SweepLock> lock;
     try {
       lock.emplace(sweep::lock_path(g.db, name));
@@ -152,6 +168,13 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       return;
     }
     storage::Store store(g.db);
+    const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
+    const sweep::PlanCheck check = sweep::check_plan(store, name, revision, a->replan);
+    if (!check.ok) {
+      std::cerr << "orch sweep: " << check.message;
+      exit_code = kExitBadInput;
+      return;
+    }
     std::int64_t sweep_id = 0;
     try {
       sweep_id = store.open_sweep(name, plan.name, plan.file, plan.description);
@@ -159,6 +182,19 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       std::cerr << "orch sweep: " << e.what() << "\n";
       exit_code = kExitBadInput;
       return;
+    }
+    if (check.record) storage::record_plan(store.database(), sweep_id, revision);
+    std::cout << check.message;
+    // What would make tonight's numbers wrong is said before the first run, and kept with the
+    // plan revision for whoever reads the results.
+    const std::vector<std::string> warnings =
+        number_changing_warnings(doctor_checks(gather_facts(/*load_gpus=*/false)));
+    if (!warnings.empty()) {
+      std::cout << "orch doctor found what changes the numbers measured now:\n";
+      for (const auto& w : warnings) std::cout << "  " << w << "\n";
+    }
+    if (const int rev = storage::plan_revisions(store.database(), sweep_id)) {
+      storage::set_plan_warnings(store.database(), sweep_id, rev, warnings);
     }
     sweep::StoreRecorder recorder(store, sweep_id);
     sweep::ChildLaunchOptions launch;

@@ -83,6 +83,10 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
     excludes.push_back(std::move(x));
   }
   for (const MatrixEntry& e : spec.include) {
+    if (e.pairs.empty() && !e.label.empty()) {
+      throw PlanError(e.label_mark, e.key_path + ".label",
+                      "an include entry needs at least one axis value besides its label");
+    }
     if (e.pairs.empty()) throw PlanError(e.mark, e.key_path, "an include entry cannot be empty");
   }
 
@@ -161,6 +165,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
       });
       if (!fits) continue;
       added = true;
+      c.includes.push_back(&e);
       for (const MatrixPair& p : e.pairs) {
         if (axis_index(p.path) >= 0) continue;
         auto it = std::find_if(c.values.begin(), c.values.end(),
@@ -175,6 +180,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
     if (!added) {
       MatrixCombination c;
       for (const MatrixPair& p : e.pairs) c.values.emplace_back(p.path, &p.cell);
+      c.includes.push_back(&e);
       if (++out.count <= limit) out.combinations.push_back(std::move(c));
     }
   }

@@ -48,6 +48,8 @@ struct MatrixEntry {
   std::vector<MatrixPair> pairs;
   SourceMark mark;
   std::string key_path;  ///< e.g. "matrix.include[2]"
+  std::string label;     ///< include only: the name of the configuration it makes; not an axis
+  SourceMark label_mark;
 };
 
 struct MatrixSpec {
@@ -59,6 +61,7 @@ struct MatrixSpec {
 /// One combination: (path, value) in axis order, then the keys includes added.
 struct MatrixCombination {
   std::vector<std::pair<std::string, const MatrixCell*>> values;
+  std::vector<const MatrixEntry*> includes;  ///< the include entries that added to or made it
   const MatrixCell* find(const std::string& path) const;
 };
 

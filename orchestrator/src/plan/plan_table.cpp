@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include "plan/readable_name.h"
+
 namespace orch {
 
 namespace {
@@ -56,6 +58,17 @@ std::string format_plan_table(const Plan& plan) {
   for (const auto& row : rows) out += line(row);
   out += plural(plan.runs.size(), "run") + " (" + plural(configs.size(), "configuration") + " x " +
          plural(static_cast<std::size_t>(repeats), "repeat") + ")\n";
+  std::set<std::string> long_names;
+  for (const RunSpec& run : plan.runs) {
+    if (run.name.size() > kNameAim) long_names.insert(run.name);
+  }
+  if (!long_names.empty()) {
+    out += fmt::format(
+        "note: {} longer than {} characters, kept whole so they stay distinct (e.g. {}); "
+        "an include entry's `label:` gives its configuration a name of your choosing\n",
+        plural(long_names.size(), "configuration name") + (long_names.size() == 1 ? " is" : " are"),
+        kNameAim, *long_names.begin());
+  }
   return out;
 }
 

@@ -19,7 +19,7 @@
 #include "plan/experiment_schema.h"
 #include "plan/matrix.h"
 #include "plan/overrides.h"
-#include "plan/run_name.h"
+#include "plan/plan_names.h"
 #include "plan/scalars.h"
 #include "plan/yaml_tree.h"
 
@@ -161,15 +161,35 @@ class Planner {
         throw PlanError(item.mark, item_path,
                         "expected a mapping of axis: value, got " + describe(item));
       }
-      MatrixEntry entry{{}, item.mark, item_path};
+      MatrixEntry entry{{}, item.mark, item_path, {}, {}};
       for (const YEntry& p : item.entries) {
         const std::string pair_path = item_path + "." + p.key;
+        if (p.key == "label" && e.key == "include") {
+          read_label(p, pair_path, entry);
+          continue;
+        }
         SettingPath path = parse_setting_path(p.key, p.key_mark, pair_path, true);
         entry.pairs.push_back(MatrixPair{p.key, p.key_mark, cell(path, p.value, pair_path)});
         matrix_.paths.emplace(p.key, std::move(path));
       }
       out.push_back(std::move(entry));
     }
+  }
+
+  // A label names the configuration its include entry makes; it is not an axis, so it is not
+  // part of the configuration or its hash.
+  static void read_label(const YEntry& p, const std::string& key_path, MatrixEntry& entry) {
+    static const std::regex kLabel(R"([A-Za-z0-9_.,:=+()/ -]{1,80})");
+    const YNode& v = p.value;
+    if (!v.is_scalar() || !std::regex_match(v.text, kLabel) || v.text.front() == ' ' ||
+        v.text.back() == ' ') {
+      throw PlanError(v.mark, key_path,
+                      "expected a label of at most 80 letters, digits, spaces and _.,:=+()/- "
+                      "(not starting or ending with a space), got " + describe(v),
+                      "e.g. label: baseline");
+    }
+    entry.label = v.text;
+    entry.label_mark = v.mark;
   }
 
   void apply_override(const Override& o) {
@@ -273,24 +293,16 @@ class Planner {
       configs.push_back(std::move(run));
     }
 
-    std::vector<NameColumn> columns;
-    for (const std::string& axis : plan.axes) {
-      const SettingPath& p = matrix_.paths.at(axis);
-      NameColumn col{axis, NameStyle::kLeaf, ""};
-      if (p.sub.empty() && p.key->kind != KeyKind::kScalar) col.style = NameStyle::kValue;
-      if (p.sub.empty() && p.key->name == "batch_size") col = {axis, NameStyle::kPrefix, "b"};
-      columns.push_back(col);
-    }
-    std::vector<std::vector<std::string>> shown;
     for (std::size_t i = 0; i < configs.size(); ++i) {
-      std::vector<std::string> row;
       for (const std::string& axis : plan.axes) {
-        row.push_back(render_setting(drafts[i], configs[i], matrix_.paths.at(axis)));
-        configs[i].swept[axis] = row.back();
+        configs[i].swept[axis] = render_setting(drafts[i], configs[i], matrix_.paths.at(axis));
       }
-      shown.push_back(std::move(row));
     }
-    std::vector<std::string> names = make_run_names(columns, shown, plan.name);
+    std::vector<std::string> names =
+        plan_run_names(plan.axes, matrix_.paths, drafts, configs, plan.name);
+    std::vector<const MatrixCombination*> combos;
+    for (const MatrixCombination& c : ex.combinations) combos.push_back(&c);
+    apply_labels(combos, names);
 
     for (std::size_t i = 0; i < configs.size(); ++i) {
       configs[i].name = names[i];

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "report/metric_catalog.h"
+#include "report/shown_runs.h"
 #include "storage/sqlite.h"
 
 namespace orch {
@@ -75,7 +76,7 @@ ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& s
   ReportData d;
   d.sweep = sweep;
   d.generated_at = utc_now();
-  d.runs = store.runs(sweep.id);
+  d.runs = shown_runs(store, sweep).runs;  // the latest plan revision
   d.ranking = rank_runs(d.runs, require_metric("images_per_s"));
   if (d.ranking.rows.size() >= 2) {
     d.best = select_runs(store, d.runs, "hash:" + d.ranking.rows.front().config_hash);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "report/shown_runs.h"
 #include "report/sweep_choice.h"
 
 namespace orch {
@@ -120,7 +121,9 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
 std::string format_sweep_ranking(const storage::Store& store, std::int64_t sweep_id) {
   const auto sweep = store.sweep(sweep_id);
   if (!sweep) return "no such sweep\n";
-  return format_rank_table(rank_runs(store.runs(sweep_id), require_metric("images_per_s")), *sweep);
+  const ShownRuns shown = shown_runs(store, *sweep);
+  return format_rank_table(rank_runs(shown.runs, require_metric("images_per_s")), *sweep) +
+         (shown.note.empty() ? "" : shown.note + "\n");
 }
 
 }  // namespace orch

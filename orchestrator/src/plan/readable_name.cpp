@@ -1,0 +1,160 @@
+// Readable run names (see readable_name.h).
+#include "plan/readable_name.h"
+
+#include <map>
+#include <set>
+
+#include "plan/run_name.h"
+
+namespace orch {
+namespace {
+
+std::vector<std::string> components(const std::string& path) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : path) {
+    if (c == '/') {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string tail(const std::vector<std::string>& parts, std::size_t k) {
+  std::string out;
+  for (std::size_t i = parts.size() > k ? parts.size() - k : 0; i < parts.size(); ++i) {
+    out += (out.empty() ? "" : "/") + parts[i];
+  }
+  return out;
+}
+
+// Characters that do not belong in a name become '_' (as in run_name.h's name_part).
+std::string clean(const std::string& text) { return name_part({"", NameStyle::kValue, ""}, text); }
+
+bool is_path(const std::optional<std::string>& v) {
+  return v && v->find('/') != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<std::string> distinguishing_tails(const std::vector<std::string>& paths) {
+  std::vector<std::vector<std::string>> split;
+  std::size_t longest = 1;
+  for (const std::string& p : paths) {
+    split.push_back(components(p));
+    longest = std::max(longest, split.back().size());
+  }
+  const std::set<std::string> distinct(paths.begin(), paths.end());
+  for (std::size_t k = 1;; ++k) {
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    for (const auto& parts : split) {
+      out.push_back(tail(parts, k));
+      seen.insert(out.back());
+    }
+    if (seen.size() == distinct.size() || k >= longest) return out;
+  }
+}
+
+std::vector<std::string> make_readable_names(
+    const std::vector<NamePiece>& pieces,
+    const std::vector<std::vector<std::optional<std::string>>>& values,
+    const std::string& fallback) {
+  const std::size_t n = values.size();
+  // Which pieces differ between configurations.
+  std::vector<bool> varies(pieces.size(), false);
+  for (std::size_t j = 0; j < pieces.size(); ++j) {
+    std::set<std::string> present;
+    bool absent = false;
+    for (const auto& row : values) {
+      if (row[j]) present.insert(*row[j]);
+      else absent = true;
+    }
+    varies[j] = present.size() > 1 || (absent && !present.empty());
+  }
+  for (std::size_t j = 0; j < pieces.size(); ++j) {
+    if (!varies[j] || pieces[j].parent < 0) continue;
+    std::set<std::string> present;
+    for (const auto& row : values) {
+      if (row[j]) present.insert(*row[j]);
+    }
+    // Present with one value, absent elsewhere: only a different plugin lacks it.
+    if (present.size() <= 1 && varies[static_cast<std::size_t>(pieces[j].parent)]) {
+      varies[j] = false;
+    }
+  }
+  // Paths: each varying piece's values shortened together, so they stay distinct.
+  std::vector<std::vector<std::optional<std::string>>> shown = values;
+  for (std::size_t j = 0; j < pieces.size(); ++j) {
+    if (!varies[j]) continue;
+    std::vector<std::string> paths;
+    for (const auto& row : values) {
+      if (is_path(row[j])) paths.push_back(*row[j]);
+    }
+    if (paths.empty()) continue;
+    const std::vector<std::string> tails = distinguishing_tails(paths);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (is_path(values[i][j])) shown[i][j] = tails[k++];
+    }
+  }
+
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string name, off;
+    std::size_t part = 0;
+    bool part_open = false;
+    for (std::size_t j = 0; j < pieces.size(); ++j) {
+      if (!varies[j] || !shown[i][j]) continue;
+      const NamePiece& p = pieces[j];
+      const std::string& v = *shown[i][j];
+      std::string text;
+      switch (p.style) {
+        case PieceStyle::kValue:
+          text = clean(v);
+          break;
+        case PieceStyle::kPrefix:
+          text = clean(p.prefix + v);
+          break;
+        case PieceStyle::kLeaf:
+          text = self_explanatory(v) ? clean(v) : clean(p.key + "=" + v);
+          break;
+        case PieceStyle::kSetting:
+          text = clean(p.key + "=" + v);
+          break;
+        case PieceStyle::kFlag:
+          if (v == "true") text = clean(p.key);
+          else off += (off.empty() ? "no-" : ",no-") + clean(p.key);
+          break;
+      }
+      if (text.empty()) continue;
+      if (part_open && p.part == part) {
+        name += p.joiner;
+      } else if (!name.empty()) {
+        name += '/';
+      }
+      name += text;
+      part = p.part;
+      part_open = true;
+    }
+    if (name.empty()) name = off.empty() ? fallback : off;
+    int count = ++seen[name];
+    if (count > 1) {
+      std::string candidate;
+      do {
+        candidate = name + "~" + std::to_string(count++);
+      } while (seen.count(candidate));
+      seen[candidate] = 1;
+      name = candidate;
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace orch

@@ -1,0 +1,62 @@
+// The runs a read-only command shows (see shown_runs.h).
+#include "report/shown_runs.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "report/input_error.h"
+#include "storage/sweep_plans.h"
+
+namespace orch {
+
+ShownRuns shown_runs(const storage::Store& store, const storage::SweepInfo& sweep, int revision) {
+  ShownRuns out;
+  std::vector<storage::RunRecord> all = store.runs(sweep.id);
+  out.revisions = storage::plan_revisions(store.database(), sweep.id);
+  if (revision != 0 && (revision < 0 || revision > out.revisions)) {
+    throw InputError(
+        out.revisions == 0
+            ? fmt::format("sweep '{}' has no plan revisions recorded; leave out --revision",
+                          sweep.name)
+            : fmt::format("sweep '{}' has plan revisions 1..{}, not {}", sweep.name,
+                          out.revisions, revision));
+  }
+  if (out.revisions == 0) {
+    // Before revisions one sweep could hold two plans: a name used by two configurations is
+    // shown with its hash, so no row looks like a repeat of another.
+    std::map<std::string, std::set<std::string>> hashes;
+    for (const auto& r : all) hashes[r.name].insert(r.config_hash);
+    bool renamed = false;
+    for (auto& r : all) {
+      if (hashes[r.name].size() > 1) {
+        r.name += "@" + r.config_hash.substr(0, 8);
+        renamed = true;
+      }
+    }
+    if (renamed) {
+      out.note =
+          "note: this sweep ran more than one plan before plan revisions were recorded; "
+          "configurations that share a name are shown as name@hash";
+    }
+    out.runs = std::move(all);
+    return out;
+  }
+  const auto plan = revision == 0 ? storage::latest_plan(store.database(), sweep.id)
+                                  : storage::plan_revision(store.database(), sweep.id, revision);
+  out.revision = plan->revision;
+  out.runs = storage::runs_of_plan(all, *plan);
+  if (out.revisions > 1) {
+    const std::size_t hidden = all.size() - out.runs.size();
+    out.note = fmt::format(
+        "plan revision {} of {} (recorded {}){}; --revision N shows another",
+        out.revision, out.revisions, plan->created_at,
+        hidden == 0 ? std::string()
+                    : fmt::format(", {} run{} of other revisions not shown", hidden,
+                                  hidden == 1 ? "" : "s"));
+  }
+  return out;
+}
+
+}  // namespace orch

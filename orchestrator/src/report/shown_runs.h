@@ -1,0 +1,26 @@
+// The runs a read-only command shows for a sweep: those of one plan revision (the latest by
+// default), so a sweep whose file changed never lists a configuration name twice. A sweep
+// recorded before plan revisions shows all its runs, and configurations that share a name
+// there are told apart by their hash.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "storage/store.h"
+
+namespace orch {
+
+struct ShownRuns {
+  std::vector<storage::RunRecord> runs;
+  int revision = 0;   ///< the revision shown; 0: the sweep has none recorded
+  int revisions = 0;  ///< how many it has
+  std::string note;   ///< a line saying what is shown and why, or empty when there is nothing to say
+};
+
+/// The runs of `sweep` to show: those of plan revision `revision` (0: the latest). A revision
+/// that does not exist is an InputError naming the ones that do.
+ShownRuns shown_runs(const storage::Store& store, const storage::SweepInfo& sweep,
+                     int revision = 0);
+
+}  // namespace orch

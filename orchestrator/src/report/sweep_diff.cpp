@@ -1,0 +1,148 @@
+// Night against night (see sweep_diff.h).
+#include "report/sweep_diff.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace orch {
+namespace {
+
+using storage::RunRecord;
+
+std::string values_of(const std::vector<RunRecord>& runs, std::string RunRecord::*field) {
+  std::set<std::string> seen;
+  for (const auto& r : runs) {
+    if (!(r.*field).empty()) seen.insert(r.*field);
+  }
+  std::string out;
+  for (const auto& v : seen) out += (out.empty() ? "" : ", ") + v;
+  return out.empty() ? "unknown" : out;
+}
+
+struct Side {
+  std::string name;
+  std::vector<double> ips;
+};
+
+std::map<std::string, Side> by_hash(const std::vector<RunRecord>& runs) {
+  std::map<std::string, Side> out;
+  for (const auto& r : runs) {
+    Side& s = out[r.config_hash];
+    if (s.name.empty()) s.name = r.name;
+    const auto v = r.metric("images_per_s");
+    if (r.status == "ok" && v) s.ips.push_back(*v);
+  }
+  return out;
+}
+
+std::string fmt_side(const storage::Summary& s) {
+  if (s.n == 0) return "-";
+  std::string out = fmt::format("{:.1f}", s.mean);
+  if (s.ci95_half) out += fmt::format(" ± {:.1f}", *s.ci95_half);
+  return out;
+}
+
+}  // namespace
+
+SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunRecord>& b) {
+  SweepDiff d;
+  const std::pair<const char*, std::string RunRecord::*> facts[] = {
+      {"driver", &RunRecord::driver_version}, {"CUDA", &RunRecord::cuda_version},
+      {"cuDNN", &RunRecord::cudnn_version},   {"LibTorch", &RunRecord::torch_version},
+      {"GPU", &RunRecord::gpu_name}};
+  for (const auto& [fact, field] : facts) {
+    const std::string va = values_of(a, field), vb = values_of(b, field);
+    if (va != vb) d.environment.push_back({fact, va, vb});
+  }
+  const auto sa = by_hash(a), sb = by_hash(b);
+  for (const auto& [hash, side_b] : sb) {
+    auto it = sa.find(hash);
+    if (it == sa.end()) {
+      d.only_b.push_back(side_b.name);
+      continue;
+    }
+    ConfigChange c;
+    c.name = side_b.name;
+    c.config_hash = hash;
+    c.a = storage::summarize(it->second.ips);
+    c.b = storage::summarize(side_b.ips);
+    if (c.a.n > 0 && c.b.n > 0 && c.a.mean != 0) {
+      c.change_pct = 100.0 * (c.b.mean - c.a.mean) / c.a.mean;
+    }
+    c.test = storage::welch_test_95(c.a, c.b);
+    if (c.a.n == 0 || c.b.n == 0) c.verdict = "no successful run";
+    else if (!c.test) c.verdict = "not enough repeats";
+    else if (!c.test->significant) c.verdict = "no change";
+    else c.verdict = c.b.mean > c.a.mean ? "faster" : "slower";
+    d.configs.push_back(std::move(c));
+  }
+  for (const auto& [hash, side_a] : sa) {
+    if (!sb.count(hash)) d.only_a.push_back(side_a.name);
+  }
+  std::sort(d.configs.begin(), d.configs.end(),
+            [](const auto& x, const auto& y) { return x.name < y.name; });
+  std::sort(d.only_a.begin(), d.only_a.end());
+  std::sort(d.only_b.begin(), d.only_b.end());
+  return d;
+}
+
+std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
+                              const std::string& b_name) {
+  std::string out = fmt::format("sweep {} (A) against sweep {} (B): throughput (img/s)\n\n",
+                                a_name, b_name);
+  if (d.environment.empty()) {
+    out += "environment: the same driver, CUDA, cuDNN, LibTorch and GPU\n\n";
+  } else {
+    out += "environment differences:\n";
+    std::size_t w = 0;
+    for (const auto& e : d.environment) w = std::max(w, e.fact.size());
+    for (const auto& e : d.environment) {
+      out += fmt::format("  {:<{}}  {} -> {}\n", e.fact, w, e.a, e.b);
+    }
+    out += "\n";
+  }
+  if (d.configs.empty()) {
+    out += "no configuration ran in both sweeps (configurations are paired by hash)\n";
+  } else {
+    std::vector<std::vector<std::string>> rows = {
+        {"configuration", "A img/s", "n", "B img/s", "n", "change", "verdict"}};
+    for (const auto& c : d.configs) {
+      rows.push_back({c.name, fmt_side(c.a), std::to_string(c.a.n), fmt_side(c.b),
+                      std::to_string(c.b.n),
+                      c.change_pct ? fmt::format("{:+.1f}%", *c.change_pct) : "-", c.verdict});
+    }
+    std::vector<std::size_t> width(rows[0].size(), 0);
+    for (const auto& r : rows) {
+      for (std::size_t j = 0; j < r.size(); ++j) width[j] = std::max(width[j], r[j].size());
+    }
+    for (const auto& r : rows) {
+      std::string line;
+      for (std::size_t j = 0; j < r.size(); ++j) {
+        const bool left = j == 0 || j == r.size() - 1;
+        line += (j ? "  " : "") + (left ? fmt::format("{:<{}}", r[j], width[j])
+                                        : fmt::format("{:>{}}", r[j], width[j]));
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    out += "\nverdict: Welch's t-test on the repeats' throughput, two-sided at 95% "
+           "(faster/slower: the difference is significant; no change: it is not); "
+           "not enough repeats: a side has fewer than 2 successful runs (set `repeat: 3`)\n";
+  }
+  if (!d.only_a.empty() || !d.only_b.empty()) {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s;
+    };
+    out += "\n";
+    if (!d.only_a.empty()) out += "only in A (not compared): " + list(d.only_a) + "\n";
+    if (!d.only_b.empty()) out += "only in B (not compared): " + list(d.only_b) + "\n";
+  }
+  return out;
+}
+
+}  // namespace orch
