@@ -23,9 +23,18 @@ std::optional<std::string> cuda_connections_mismatch(const RunSpec& spec) {
   const char* v = std::getenv(kCudaConnectionsVariable);
   const std::string want = std::to_string(*spec.cuda_connections);
   if (v && want == v) return std::nullopt;
-  return "cuda_connections: " + want + " is applied when a process starts, and this one has " +
-         std::string(kCudaConnectionsVariable) + (v ? "=" + std::string(v) : " unset") +
-         " (run it with `orch sweep` or `orch exec`, which start a process per run)";
+  // Appended piece by piece: GCC 12 misreads the one-expression form's temporaries
+  // (-Wstringop-overflow inside char_traits, a known false positive).
+  std::string message = "cuda_connections: " + want + " is applied when a process starts, and this one has ";
+  message += kCudaConnectionsVariable;
+  if (v) {
+    message += '=';
+    message += v;
+  } else {
+    message += " unset";
+  }
+  message += " (run it with `orch sweep` or `orch exec`, which start a process per run)";
+  return message;
 }
 
 std::optional<std::int64_t> common_cuda_connections(const std::vector<RunSpec>& runs) {
