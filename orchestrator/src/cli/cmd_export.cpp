@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "report/export.h"
 #include "report/input_error.h"
+#include "report/output_target.h"
 #include "report/sweep_choice.h"
 
 namespace orch::cli {
@@ -22,6 +23,10 @@ void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("-o,--output", o->output, "write to this file instead of standard output");
   cmd->callback([&g, &exit_code, o] {
     try {
+      if (!o->output.empty()) {
+        check_output_target(o->output, g.db,
+                            o->format == "csv" ? OutputKind::kCsv : OutputKind::kJson);
+      }
       auto store = open_existing_store(g.db);
       const auto sweep = choose_sweep(*store, o->sweep);
       const ExportTable table = export_table(store->runs(sweep.id));

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "plan/run_spec_json.h"
+#include "plan/terminal_text.h"
 #include "sweep/progress.h"
 
 namespace orch::sweep {
@@ -19,7 +20,7 @@ void WallClock::sleep_for(std::chrono::milliseconds d) { std::this_thread::sleep
 
 int SweepSummary::exit_code() const {
   if (interrupted || deferred > 0) return 3;
-  return failed > 0 || skipped > 0 ? 1 : 0;
+  return failed > 0 || skipped > 0 || already_not_ok > 0 ? 1 : 0;
 }
 
 double cost_proxy(const RunSpec& spec) {
@@ -123,6 +124,7 @@ class Loop {
         const std::string& st = it->second.status;
         if (st == "ok" || (is_final_failure(st) && !opt_.retry_failed)) {
           ++summary_.already_done;
+          if (st != "ok") ++summary_.already_not_ok;
           continue;
         }
         if (st == "running") {
@@ -177,7 +179,8 @@ class Loop {
                           : now < *opt_.deadline;
     if (!fits) {
       ++summary_.deferred;
-      out_ << fmt::format("  deferred {} (repeat {}): {} before the deadline\n", spec.name,
+      out_ << fmt::format("  deferred {} (repeat {}): {} before the deadline\n",
+                          terminal_text(spec.name),
                           spec.repeat,
                           est ? fmt::format("needs ~{} and would not finish", format_duration(*est))
                               : std::string("no time left"));
@@ -189,7 +192,7 @@ class Loop {
     slot.spec = &spec;
     slot.id = recorder_.begin(spec, slot.gpu);
     slot.started = slot.last_heartbeat = clock_.now();
-    out_ << fmt::format("  start {} (repeat {}) on {}\n", spec.name, spec.repeat,
+    out_ << fmt::format("  start {} (repeat {}) on {}\n", terminal_text(spec.name), spec.repeat,
                         slot_label(slot.gpu)) << std::flush;
     try {
       slot.handle = launcher_.launch(spec, slot.gpu);
@@ -222,7 +225,7 @@ class Loop {
     recorder_.finish(slot.id, doc);
     const std::string status = doc.value("status", "failed");
     if (status == "interrupted") {
-      out_ << fmt::format("  interrupted {} (repeat {})\n", spec.name, spec.repeat);
+      out_ << fmt::format("  interrupted {} (repeat {})\n", terminal_text(spec.name), spec.repeat);
       return;
     }
     durations_.push_back(elapsed);
