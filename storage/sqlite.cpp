@@ -24,6 +24,31 @@ Database::Database(const std::string& path) {
   sqlite3_extended_result_codes(db_, 1);
 }
 
+Database Database::open_read_only(const std::string& path, bool immutable) {
+  // A URI, so the options ride with the name; '%', '?' and '#' in the path are escaped.
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char* hex = "0123456789ABCDEF";
+      uri += '%';
+      uri += hex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+      uri += hex[static_cast<unsigned char>(c) & 0xF];
+    } else {
+      uri += c;
+    }
+  }
+  uri += immutable ? "?mode=ro&immutable=1" : "?mode=ro";
+  Database d;
+  if (sqlite3_open_v2(uri.c_str(), &d.db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = "cannot open database " + path;
+    if (d.db_) msg += std::string(": ") + sqlite3_errmsg(d.db_);
+    throw SqliteError(msg);  // ~Database closes the handle
+  }
+  sqlite3_extended_result_codes(d.db_, 1);
+  return d;
+}
+
 Database::~Database() {
   if (db_ && sqlite3_close(db_) != SQLITE_OK) {
     std::cerr << "orch: warning: closing the database: " << sqlite3_errmsg(db_) << "\n";

@@ -21,6 +21,10 @@ class Database {
  public:
   /// Opens (creating if needed) the database file.
   explicit Database(const std::string& path);
+  /// Opens an existing database file without ever writing to it: SQLite's `mode=ro`, or with
+  /// `immutable` its `immutable=1` (for read-only media, where not even a WAL database's -shm
+  /// file can be made; changes by another process are not seen then).
+  static Database open_read_only(const std::string& path, bool immutable = false);
   ~Database();
   Database(Database&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
   Database& operator=(Database&&) = delete;
@@ -31,6 +35,7 @@ class Database {
   std::int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
  private:
+  Database() = default;
   sqlite3* db_ = nullptr;
 };
 

@@ -40,6 +40,40 @@ Store::Store(const std::string& path) : db_(path) {
   }
 }
 
+namespace {
+
+// The first read makes SQLite open a WAL database's -shm file; where it cannot (read-only
+// media), only an immutable open can read the file at all.
+Database open_for_reading(const std::string& path) {
+  try {
+    Database db = Database::open_read_only(path);
+    { Statement(db, "SELECT count(*) FROM sqlite_master").step(); }
+    return db;
+  } catch (const SqliteError&) {
+  }
+  Database db = Database::open_read_only(path, true);
+  { Statement(db, "SELECT count(*) FROM sqlite_master").step(); }
+  return db;
+}
+
+}  // namespace
+
+Store::Store(const std::string& path, ReadOnly) : db_(open_for_reading(path)) {
+  sqlite3_busy_timeout(db_.get(), 10000);
+  const int version = schema_version();
+  if (version > kSchemaVersion) {
+    throw SqliteError("database " + path + " has schema version " + std::to_string(version) +
+                      ", newer than this orch understands (" + std::to_string(kSchemaVersion) +
+                      "); use a newer orch to read it");
+  }
+  if (version == 0) {
+    // Every orch database carries its schema version; anything else was not written by orch,
+    // and a read command must not turn it into one.
+    throw SqliteError(path + " is not an orch results database (it has no orch schema); pass "
+                      "the database a sweep wrote with --db");
+  }
+}
+
 int Store::schema_version() const {
   Statement st(db_, "PRAGMA user_version");
   st.step();

@@ -88,6 +88,14 @@ class Store {
   /// transaction). Throws SqliteError for a newer schema or a file that is not a database.
   explicit Store(const std::string& path);
 
+  /// Opens an existing database for the read commands, never writing to it (no schema, no WAL
+  /// switch, no migration): read-only, or immutable where the media is read-only. Throws
+  /// SqliteError for a file that is not an orch database (another program's SQLite file, an
+  /// empty file) or has a newer schema. An older orch schema opens as it is: schema_version()
+  /// tells, and the caller decides whether to migrate.
+  struct ReadOnly {};
+  Store(const std::string& path, ReadOnly);
+
   // --- sweeps ---------------------------------------------------------------------------------
   /// Creates the sweep if missing (by name), updates updated_at (and the file and description
   /// when given); returns its id. Throws std::invalid_argument when a sweep of that name exists

@@ -115,7 +115,8 @@ TEST_CASE("sweep: every fault outcome is recorded and the next run still succeed
                                 " sweep --grace 1 '" + faults.string() + "'");
     INFO(again.output);
     CHECK(again.output.find("14 already finished, 0 to run") != std::string::npos);
-    CHECK(again.exit_code == 0);  // nothing ran, nothing failed in this invocation
+    // Nothing ran, but runs of the plan are recorded failed: cron must not read success.
+    CHECK(again.exit_code == 1);
   }
 }
 
@@ -210,6 +211,72 @@ TEST_CASE("sweep: SIGTERM stops cleanly, the run in flight is interrupted, resum
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(count_with_status(db, "ok") == 4);
+}
+
+TEST_CASE("sweep: SIGHUP stops cleanly like SIGTERM: interrupted, exit 3, resume finishes",
+          "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const auto file = slow_experiment(tmp, 4);
+  {
+    auto sweep = start_sweep(db, file, tmp.path() / "first.log");
+    REQUIRE(wait_for([&] { return fs::exists(db) && count_with_status(db, "ok") >= 1; }, 120));
+    ::kill(sweep.pid(), SIGHUP);
+    const auto st = sweep.wait();
+    CHECK(st.signal == 0);  // not killed by the hangup
+    CHECK(st.exit_code == 3);
+  }
+  CHECK(count_with_status(db, "running") == 0);
+  CHECK(count_with_status(db, "interrupted") + count_with_status(db, "ok") >= 1);
+  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" +
+                              ORCH_FAULT_PLUGIN_DIR + "' sweep '" + file.string() + "'");
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(count_with_status(db, "ok") == 4);
+}
+
+TEST_CASE("sweep: a closed output pipe stops the sweep cleanly, never kills it by SIGPIPE",
+          "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const auto file = slow_experiment(tmp, 4);
+  // `head -n 1` reads the first line and exits: the sweep's next progress line meets a pipe
+  // without a reader. PIPESTATUS says how orch ended (141 would be death by SIGPIPE).
+  const std::string cmd = std::string("bash -c \"'") + ORCH_BINARY + "' --db '" + db.string() +
+                          "' --plugin-path '" + ORCH_FAULT_PLUGIN_DIR + "' sweep '" +
+                          file.string() + "' 2>/dev/null | head -n 1 >/dev/null; " +
+                          "echo rc=\\${PIPESTATUS[0]}\"";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[256];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  pclose(pipe);
+  INFO(out);
+  CHECK(out.find("rc=3") != std::string::npos);
+  CHECK(count_with_status(db, "running") == 0);
+  CHECK(count_with_status(db, "ok") < 4);  // it stopped, it did not run on blind
+  CHECK(integrity(db) == "ok");
+}
+
+TEST_CASE("sweep: a database deleted during the sweep stops it with a clear message",
+          "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const auto file = slow_experiment(tmp, 6);
+  const fs::path log = tmp.path() / "first.log";
+  auto sweep = start_sweep(db, file, log);
+  REQUIRE(wait_for([&] { return fs::exists(db) && count_with_status(db, "ok") >= 1; }, 120));
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  const auto st = sweep.wait();
+  std::ifstream err(log.string() + ".err");
+  const std::string errors((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  INFO(errors);
+  CHECK(st.exit_code == 1);  // not 0: nothing after the deletion was recorded anywhere
+  CHECK(errors.find("r.db was deleted or moved away during the sweep") != std::string::npos);
+  std::ifstream out(log);
+  const std::string progress((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  CHECK(progress.find("[6/6]") == std::string::npos);  // it stopped, it did not run on blind
 }
 
 TEST_CASE("sweep: batch_size auto finds the largest batch under a memory limit", "[sweep]") {

@@ -110,7 +110,7 @@ TEST_CASE("sweep lock: a second holder is refused with the first one's pid", "[s
   const auto dir = std::filesystem::temp_directory_path() / "orch-lock-test";
   std::filesystem::create_directories(dir);
   const std::string path = lock_path((dir / "r.db").string(), "night run/1");
-  CHECK(path == (dir / "r.db").string() + ".night_run_1.lock");
+  CHECK(path == (dir / "r.db").string() + ".night%20run%2F1.lock");
   {
     SweepLock first(path);
     CHECK_THROWS_WITH(SweepLock(path), Catch::Contains("already running") &&

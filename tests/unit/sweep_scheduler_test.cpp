@@ -164,7 +164,8 @@ TEST_CASE("sweep: resume skips finished runs, redoes interrupted and stale runni
   CHECK(launched.count(p.runs[2].name));
   CHECK(launched.count(p.runs[3].name));
   CHECK(f.recorder.stale == std::vector<std::string>{p.runs[3].name});
-  CHECK(s.exit_code() == 0);
+  CHECK(s.already_not_ok == 1);
+  CHECK(s.exit_code() == 1);  // runs[1] stays `failed`: not every run of the plan is ok
 
   SECTION("--retry-failed runs the failed one again") {
     Fixture g;
@@ -174,6 +175,25 @@ TEST_CASE("sweep: resume skips finished runs, redoes interrupted and stale runni
     CHECK(s2.already_done == 1);
     CHECK(g.launcher.launched.size() == 5);
   }
+}
+
+TEST_CASE("sweep: a resume with nothing left to run exits 1 while a recorded run is not ok",
+          "[sweep]") {
+  Plan p = six_runs();
+  for (const char* status : {"failed", "oom", "timeout", "skipped"}) {
+    Fixture f;
+    for (const RunSpec& r : p.runs) f.recorder.prior[{r.hash, r.repeat}] = {"ok", 10.0};
+    f.recorder.prior[{p.runs[4].hash, 0}] = {status, 3.0};
+    auto s = f.run(p);
+    INFO(status);
+    CHECK(f.launcher.launched.empty());
+    CHECK(s.already_done == 6);
+    CHECK(s.failed == 0);
+    CHECK(s.exit_code() == 1);
+  }
+  Fixture all_ok;
+  for (const RunSpec& r : p.runs) all_ok.recorder.prior[{r.hash, r.repeat}] = {"ok", 10.0};
+  CHECK(all_ok.run(p).exit_code() == 0);
 }
 
 TEST_CASE("sweep: two GPUs are both used, never two runs on one", "[sweep]") {

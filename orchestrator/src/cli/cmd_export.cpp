@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "report/export.h"
 #include "report/input_error.h"
+#include "report/output_target.h"
 #include "report/shown_runs.h"
 #include "report/sweep_choice.h"
 
@@ -25,6 +26,10 @@ void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--revision", o->revision, "the sweep's plan revision (default: the latest)");
   cmd->callback([&g, &exit_code, o] {
     try {
+      if (!o->output.empty()) {
+        check_output_target(o->output, g.db,
+                            o->format == "csv" ? OutputKind::kCsv : OutputKind::kJson);
+      }
       auto store = open_existing_store(g.db);
       const auto sweep = choose_sweep(*store, o->sweep);
       const ShownRuns shown = shown_runs(*store, sweep, o->revision);

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "report/html_report.h"
 #include "report/input_error.h"
+#include "report/output_target.h"
 #include "report/sweep_choice.h"
 
 namespace orch::cli {
@@ -24,6 +25,7 @@ void add_report_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("-o,--output", o->output, "the HTML file to write")->required();
   cmd->callback([&g, &exit_code, o] {
     try {
+      check_output_target(o->output, g.db, OutputKind::kHtml);
       auto store = open_existing_store(g.db);
       const auto sweep = choose_sweep(*store, o->sweep, o->experiment);
       const std::string html = html_report(*store, sweep);

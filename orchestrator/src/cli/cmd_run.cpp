@@ -8,16 +8,19 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
+#include "plan/terminal_text.h"
 #include "report/rank_table.h"
 #include "result/result_document.h"
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
 #include "storage/store.h"
 #include "sweep/child_run.h"
+#include "sweep/sweep_lock.h"
 
 namespace orch::cli {
 namespace {
@@ -25,7 +28,7 @@ namespace {
 std::string summary(const ResultDocument& doc) {
   if (!doc.ok()) {
     return fmt::format("{}: {}", doc.status ? to_string(*doc.status) : "?",
-                       doc.error.value_or(""));
+                       terminal_text(doc.error.value_or("")));
   }
   // A run that succeeded has every one of these (runner.cpp).
   auto m = [&](const char* name) { return doc.metric(name).value_or(0.0); };
@@ -81,14 +84,24 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       exit_code = kExitBadInput;
       return;
     }
+    // The sweep's lock, as `orch sweep` takes it: never two writers measuring one sweep.
+    std::optional<sweep::SweepLock> lock;
+    try {
+      lock.emplace(sweep::lock_path(g.db, plan.name));
+    } catch (const std::runtime_error& e) {
+      std::cerr << "orch run: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     storage::Store store(g.db);
     const std::int64_t sweep_id = store.open_sweep(plan.name, plan.name, plan.file, plan.description);
-    std::cout << plan.name << (plan.description.empty() ? "" : ": " + plan.description) << "\n";
+    std::cout << plan.name
+              << (plan.description.empty() ? "" : ": " + terminal_text(plan.description)) << "\n";
     int failed = 0;
     const std::size_t total = plan.runs.size();
     for (std::size_t i = 0; i < total; ++i) {
       const RunSpec& spec = plan.runs[i];
-      std::cout << fmt::format("[{}/{}] {} (repeat {}) ... ", i + 1, total, spec.name,
+      std::cout << fmt::format("[{}/{}] {} (repeat {}) ... ", i + 1, total, terminal_text(spec.name),
                                spec.repeat)
                 << std::flush;
       // A profiled run's trace goes where `orch sweep` would put it: the run's folder.

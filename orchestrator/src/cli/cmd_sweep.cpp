@@ -3,6 +3,7 @@
 // runs are skipped, interrupted ones run again.
 #include <c10/cuda/CUDAFunctions.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <csignal>
@@ -13,9 +14,11 @@
 
 #include "cli/commands.h"
 #include "cli/doctor_facts.h"
+#include "cli/pipe_guard.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
 #include "cli/slurm_commands.h"
+#include "plan/terminal_text.h"
 #include "report/rank_table.h"
 #include "storage/store.h"
 #include "storage/sweep_plans.h"
@@ -25,6 +28,7 @@
 #include "sweep/sweep_name.h"
 #include "sweep/store_recorder.h"
 #include "sweep/sweep_lock.h"
+#include "sweep/watched_recorder.h"
 #include "telemetry/sweep_warnings.h"
 
 namespace orch::cli {
@@ -196,7 +200,8 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     if (const int rev = storage::plan_revisions(store.database(), sweep_id)) {
       storage::set_plan_warnings(store.database(), sweep_id, rev, warnings);
     }
-    sweep::StoreRecorder recorder(store, sweep_id);
+    sweep::StoreRecorder store_recorder(store, sweep_id);
+    sweep::WatchedRecorder recorder(store_recorder, g.db);
     sweep::ChildLaunchOptions launch;
     launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
     launch.plugin_paths = g.plugin_paths;
@@ -209,19 +214,30 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    struct sigaction old_int {}, old_term {};
+    // SIGHUP too: a closed terminal or ssh session stops the sweep as cleanly as SIGTERM.
+    struct sigaction old_int {}, old_term {}, old_hup {};
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    std::cout << name << (plan.description.empty() ? "" : ": " + plan.description) << "\n";
+    sigaction(SIGHUP, &sa, &old_hup);
+    std::cout << terminal_text(name)
+              << (plan.description.empty() ? "" : ": " + terminal_text(plan.description))
+              << std::endl;
+    // Progress goes through a stream that turns a vanished reader of stdout into a stop.
+    PipeGuardStream progress(STDOUT_FILENO, g_stop);
     const sweep::SweepSummary s =
-        sweep::run_sweep(plan.runs, options, launcher, recorder, clock, std::cout, g_stop);
+        sweep::run_sweep(plan.runs, options, launcher, recorder, clock, progress, g_stop);
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGHUP, &old_hup, nullptr);
 
     std::cout << fmt::format(
         "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok, {} skipped, {} deferred{}\n",
         name, s.total, s.already_done, s.ok, s.failed, s.skipped, s.deferred,
         s.interrupted ? ", stopped by a signal" : "");
+    if (s.already_not_ok > 0) {
+      std::cout << fmt::format("{} runs recorded earlier did not succeed; --retry-failed runs "
+                               "them again\n", s.already_not_ok);
+    }
     if (s.exit_code() == 3) {
         std::cout << "run the same command again to continue where it stopped\n";
     }

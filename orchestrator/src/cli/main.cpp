@@ -2,9 +2,12 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/pipe_guard.h"
 #include "storage/sqlite.h"
 
 int main(int argc, char** argv) {
+  // A closed output pipe is an error to handle (EPIPE), never a silent death by SIGPIPE.
+  orch::cli::ignore_sigpipe();
   CLI::App app{"orch: run training-configuration experiments and rank them by measured speed"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the command: `orch rank --db x.db`

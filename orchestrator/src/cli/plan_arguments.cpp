@@ -11,8 +11,10 @@ namespace orch::cli {
 void add_plan_arguments(CLI::App& cmd, PlanArguments& args) {
   cmd.add_option("file", args.file, "experiment YAML")->required();
   cmd.add_option("overrides", args.overrides, "key=value overrides (dotted keys, YAML values)");
+  // Checked as text first: a negative number would otherwise wrap to "no limit" in size_t.
   cmd.add_option("--max-runs", args.max_runs, "refuse plans with more runs than this")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
 }
 
 std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalog& catalog) {

@@ -17,6 +17,9 @@ SourceMark mark_of(const MatrixCell& c, const SourceMark& fallback) {
 
 // Enumerating more than this many raw combinations is refused outright, whatever the limit.
 constexpr std::size_t kMaxEnumerated = 1000000;
+// Up to this many raw combinations, a plan over the limit is still enumerated to report its
+// exact size; beyond it, a lower bound over the limit refuses it at once.
+constexpr std::size_t kExactCountUpTo = 100000;
 
 }  // namespace
 
@@ -105,6 +108,25 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
       out.count = product;
       out.over_limit = true;
       out.counted_before_exclude = true;
+      return out;
+    }
+    // At least product - (what every exclude entry could remove) combinations survive, and
+    // includes only add: when even that is over the limit, nothing needs enumerating.
+    std::size_t removable = 0;
+    for (const Exclude& x : excludes) {
+      std::size_t matching = product;
+      for (const auto& [a, cell] : x.pairs) {
+        const auto& values = spec.axes[static_cast<std::size_t>(a)].values;
+        const bool present = std::any_of(values.begin(), values.end(),
+                                         [&](const MatrixCell& v) { return v.value == cell->value; });
+        matching = present ? matching / values.size() : 0;
+      }
+      removable = std::min(product, removable + matching);
+    }
+    if (product - removable > limit && product > kExactCountUpTo) {
+      out.count = product;
+      out.over_limit = true;
+      out.counted_before_exclude = !excludes.empty();
       return out;
     }
     std::vector<std::size_t> idx(spec.axes.size(), 0);

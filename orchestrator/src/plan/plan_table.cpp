@@ -7,6 +7,7 @@
 #include <set>
 
 #include "plan/readable_name.h"
+#include "plan/terminal_text.h"
 
 namespace orch {
 
@@ -28,10 +29,11 @@ std::string format_plan_table(const Plan& plan) {
   int repeats = 0;
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {
     const RunSpec& run = plan.runs[i];
-    std::vector<std::string> row = {std::to_string(i), run.name, run.hash.substr(0, 12)};
+    std::vector<std::string> row = {std::to_string(i), terminal_text(run.name),
+                                    run.hash.substr(0, 12)};
     for (const std::string& axis : plan.axes) {
       auto it = run.swept.find(axis);
-      row.push_back(it == run.swept.end() ? "" : it->second);
+      row.push_back(it == run.swept.end() ? "" : terminal_text(it->second));
     }
     row.push_back(std::to_string(run.repeat));
     rows.push_back(std::move(row));

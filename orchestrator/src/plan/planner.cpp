@@ -341,13 +341,7 @@ Plan make_plan_from_string(const std::string& yaml, const std::string& display_p
 }
 
 Plan make_plan(const std::string& path, const SchemaCatalog& catalog, const PlanOptions& opts) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw PlanError(path, 0, 0, "", std::string("cannot read the file: ") + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return make_plan_from_string(text.str(), path, catalog, opts);
+  return make_plan_from_string(read_experiment_file(path), path, catalog, opts);
 }
 
 }  // namespace orch

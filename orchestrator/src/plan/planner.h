@@ -21,6 +21,14 @@ struct PlanOptions {
   std::size_t max_runs = 10000;
 };
 
+/// An experiment file larger than this is refused unread (the largest shipped one is a few KiB).
+constexpr std::size_t kMaxExperimentFileBytes = std::size_t{1} << 20;
+
+/// The text of the experiment file at `path`. Throws PlanError naming the path for a file that
+/// cannot be read, is not a regular file (a device such as /dev/zero, a FIFO, a folder) or is
+/// larger than kMaxExperimentFileBytes; never reads more than that.
+std::string read_experiment_file(const std::string& path);
+
 /// Reads and plans the experiment file at `path` (shown in messages as given).
 Plan make_plan(const std::string& path, const SchemaCatalog& catalog, const PlanOptions& opts = {});
 

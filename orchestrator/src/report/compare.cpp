@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "plan/terminal_text.h"
 #include "report/input_error.h"
 
 namespace orch {
@@ -25,7 +26,7 @@ std::string config_list(const std::vector<storage::RunRecord>& runs) {
   for (const auto& r : runs) configs.emplace(r.name, r.config_hash);
   std::string out;
   for (const auto& [name, hash] : configs) {
-    out += fmt::format("\n  {}  (hash {})", name, hash.substr(0, 8));
+    out += fmt::format("\n  {}  (hash {})", terminal_text(name), hash.substr(0, 8));
   }
   return out.empty() ? " none" : out;
 }
@@ -154,9 +155,10 @@ std::string format_comparison(const Selection& a, const Selection& b) {
   auto cell = [](const std::optional<double>& v, int decimals) {
     return v ? fmt::format("{:.{}f}", *v, decimals) : std::string("-");
   };
-  std::string out = fmt::format("A: {} (config {}, {} run{})\nB: {} (config {}, {} run{})\n\n", a.label,
+  std::string out = fmt::format("A: {} (config {}, {} run{})\nB: {} (config {}, {} run{})\n\n",
+                                terminal_text(a.label),
                                 a.config_hash.substr(0, 8), a.runs.size(), a.runs.size() == 1 ? "" : "s",
-                                b.label, b.config_hash.substr(0, 8), b.runs.size(),
+                                terminal_text(b.label), b.config_hash.substr(0, 8), b.runs.size(),
                                 b.runs.size() == 1 ? "" : "s");
   std::size_t w_a = 1, w_b = 1;
   for (const auto& l : lines) {

@@ -2,7 +2,9 @@
 #include "report/export.h"
 
 #include <map>
+#include <regex>
 #include <set>
+#include <string_view>
 
 namespace orch {
 namespace {
@@ -14,10 +16,23 @@ nlohmann::json opt(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
+// A text cell that a spreadsheet would read as a formula (CSV injection): OWASP's advice is a
+// leading single quote inside a quoted field. Text that is a plain number ("-1.5") is left as
+// it is: no spreadsheet evaluates it, and it stays a number in pandas.
+bool formula_like(const std::string& s) {
+  if (s.empty() || std::string_view("=+-@\t\r").find(s.front()) == std::string_view::npos) {
+    return false;
+  }
+  static const std::regex kNumber(R"([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)");
+  return !std::regex_match(s, kNumber);
+}
+
 std::string csv_field(const nlohmann::json& cell) {
   if (cell.is_null()) return {};
   std::string s = cell.is_string() ? cell.get<std::string>() : cell.dump();
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  const bool neutralise = cell.is_string() && formula_like(s);
+  if (neutralise) s.insert(0, 1, '\'');
+  if (!neutralise && s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) {
     if (c == '"') q += '"';

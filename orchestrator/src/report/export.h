@@ -22,7 +22,9 @@ struct ExportTable {
 ExportTable export_table(const std::vector<storage::RunRecord>& runs);
 
 /// RFC 4180: a header line, CRLF line ends, fields with a comma, quote, CR or LF quoted and
-/// quotes doubled; null is an empty field; numbers in their shortest round-trip form.
+/// quotes doubled; null is an empty field; numbers in their shortest round-trip form. A text
+/// cell starting with `=`, `+`, `-`, `@`, tab or CR that is not a plain number is written as
+/// `"'..."` (OWASP's advice against CSV injection), so a spreadsheet shows it as text.
 std::string to_csv(const ExportTable& table);
 
 /// A JSON array with one object per row (null cells kept as null), pretty-printed.

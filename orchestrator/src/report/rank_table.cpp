@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "plan/terminal_text.h"
 #include "report/shown_runs.h"
 #include "report/sweep_choice.h"
 
@@ -85,12 +86,12 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
     ties = ties || c.tie;
     std::string split = "-";
     if (c.data_wait_ms && c.compute_ms) split = fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms);
-    t.rows.push_back({std::to_string(c.position), c.name, value, c.tie ? "tie" : "",
+    t.rows.push_back({std::to_string(c.position), terminal_text(c.name), value, c.tie ? "tie" : "",
                       std::to_string(c.stats.n),
                       std::isnan(c.speedup) ? "-" : fmt::format("{:.2f}x", c.speedup), split,
                       c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
                       or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""),
-                      c.diagnosis.empty() ? "-" : c.diagnosis});
+                      c.diagnosis.empty() ? "-" : terminal_text(c.diagnosis)});
     if (profiled) {
       auto& row = t.rows.back();
       row.insert(row.end() - 1, {or_dash(c.kernels_per_step, ""), or_dash(c.trace_busy_pct, "%")});

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "plan/terminal_text.h"
 #include "report/input_error.h"
 
 namespace orch {
@@ -22,7 +23,13 @@ std::unique_ptr<storage::Store> open_existing_store(const std::string& path) {
   if (!std::filesystem::exists(path)) {
     throw InputError("no database at " + path + " (run an experiment first, or pass --db)");
   }
-  return std::make_unique<storage::Store>(path);
+  auto store = std::make_unique<storage::Store>(path, storage::Store::ReadOnly{});
+  if (store->schema_version() < storage::kSchemaVersion) {
+    // An older orch database: migrated on open, as by every command that writes.
+    store.reset();
+    return std::make_unique<storage::Store>(path);
+  }
+  return store;
 }
 
 storage::SweepInfo choose_sweep(const storage::Store& store, const std::string& sweep_name,
@@ -52,8 +59,9 @@ storage::SweepInfo choose_sweep(const storage::Store& store, const std::string& 
 }
 
 std::string describe_sweep(const storage::SweepInfo& s) {
-  std::string out = fmt::format("sweep {} (experiment {}", s.name, s.experiment);
-  if (!s.experiment_file.empty()) out += ", " + s.experiment_file;
+  std::string out =
+      fmt::format("sweep {} (experiment {}", terminal_text(s.name), terminal_text(s.experiment));
+  if (!s.experiment_file.empty()) out += ", " + terminal_text(s.experiment_file);
   return out + "), updated " + s.updated_at;
 }
 

@@ -10,7 +10,9 @@
 namespace orch {
 
 /// Opens the database for a read-only command; a missing file is an InputError, so reading
-/// never creates a database.
+/// never creates a database, and the database is opened read-only (Store::ReadOnly): a file
+/// that is not an orch database is refused, never given orch's schema. Only an older orch
+/// database is opened for writing, to be migrated.
 std::unique_ptr<storage::Store> open_existing_store(const std::string& path);
 
 storage::SweepInfo choose_sweep(const storage::Store& store, const std::string& sweep_name,

@@ -14,6 +14,7 @@
 #include "result/result_document.h"
 #include "sweep/batch_search.h"
 #include "sweep/child_process.h"
+#include "sweep/sweep_paths.h"
 
 namespace orch::sweep {
 namespace {
@@ -263,11 +264,7 @@ class ChildRun final : public RunHandle {
 }  // namespace
 
 std::string sweep_work_dir(const std::string& db, const std::string& sweep) {
-  std::string safe = sweep;
-  for (char& c : safe) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  }
-  return db + ".runs/" + safe;
+  return db + ".runs/" + sweep_file_component(sweep);
 }
 
 std::string run_dir_name(const RunSpec& spec) {

@@ -22,8 +22,8 @@ struct ChildLaunchOptions {
   std::int64_t probe_granularity = 8;      ///< and narrows to multiples of this
 };
 
-/// The folder of one sweep's runs: `<db>.runs/<sweep>` (characters other than letters, digits,
-/// `-`, `_` and `.` in the sweep's name become `_`). `orch run` uses the same folders for its
+/// The folder of one sweep's runs: `<db>.runs/<sweep>`, the name encoded by
+/// sweep_file_component (one folder per name, never outside `<db>.runs/`). `orch run` uses the same folders for its
 /// profiler traces, so every file of a run is in one place, whichever command ran it.
 std::string sweep_work_dir(const std::string& db, const std::string& sweep);
 

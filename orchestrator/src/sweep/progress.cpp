@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "plan/terminal_text.h"
+
 namespace orch::sweep {
 
 std::string format_duration(double seconds) {
@@ -22,16 +24,19 @@ std::string format_progress(const ProgressState& p, const std::string& name, int
     std::string err = *doc.error;
     if (auto nl = err.find('\n'); nl != std::string::npos) err.resize(nl);
     if (err.size() > 120) err = err.substr(0, 117) + "...";
-    outcome += ": " + err;
+    outcome += ": " + terminal_text(err);
   }
   // The remaining runs share the usable slots; the mean of what finished so far is the guess.
   const double eta = p.mean_run_s * std::ceil(static_cast<double>(p.remaining) /
                                               static_cast<double>(std::max(1, p.parallel)));
   std::string line = fmt::format("[{}/{}] {} (repeat {}) on {}: {} | failures {} | elapsed {}",
-                                 p.done, p.total, name, repeat, where, outcome, p.failures,
+                                 p.done, p.total, terminal_text(name), repeat, where, outcome,
+                                 p.failures,
                                  format_duration(p.elapsed_s));
   if (p.remaining > 0) line += ", ETA " + format_duration(eta);
-  if (p.best) line += fmt::format(" | best {} {:.1f} img/s", p.best->first, p.best->second);
+  if (p.best) {
+    line += fmt::format(" | best {} {:.1f} img/s", terminal_text(p.best->first), p.best->second);
+  }
   return line;
 }
 

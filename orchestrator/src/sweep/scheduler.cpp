@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "plan/run_spec_json.h"
+#include "plan/terminal_text.h"
 #include "result/result_document.h"
 #include "sweep/progress.h"
 
@@ -20,7 +21,7 @@ void WallClock::sleep_for(std::chrono::milliseconds d) { std::this_thread::sleep
 
 int SweepSummary::exit_code() const {
   if (interrupted || deferred > 0) return 3;
-  return failed > 0 || skipped > 0 ? 1 : 0;
+  return failed > 0 || skipped > 0 || already_not_ok > 0 ? 1 : 0;
 }
 
 double cost_proxy(const RunSpec& spec) {
@@ -115,6 +116,7 @@ class Loop {
         const std::optional<RunStatus> st = parse_run_status(it->second.status);
         if (st == RunStatus::ok || (st && is_final_failure(*st) && !opt_.retry_failed)) {
           ++summary_.already_done;
+          if (st != RunStatus::ok) ++summary_.already_not_ok;
           continue;
         }
         if (st == RunStatus::running) {
@@ -169,7 +171,8 @@ class Loop {
                           : now < *opt_.deadline;
     if (!fits) {
       ++summary_.deferred;
-      out_ << fmt::format("  deferred {} (repeat {}): {} before the deadline\n", spec.name,
+      out_ << fmt::format("  deferred {} (repeat {}): {} before the deadline\n",
+                          terminal_text(spec.name),
                           spec.repeat,
                           est ? fmt::format("needs ~{} and would not finish", format_duration(*est))
                               : std::string("no time left"));
@@ -181,7 +184,7 @@ class Loop {
     slot.spec = &spec;
     slot.id = recorder_.begin(spec, slot.gpu);
     slot.started = slot.last_heartbeat = clock_.now();
-    out_ << fmt::format("  start {} (repeat {}) on {}\n", spec.name, spec.repeat,
+    out_ << fmt::format("  start {} (repeat {}) on {}\n", terminal_text(spec.name), spec.repeat,
                         slot_label(slot.gpu)) << std::flush;
     try {
       slot.handle = launcher_.launch(spec, slot.gpu);
@@ -210,7 +213,7 @@ class Loop {
     recorder_.finish(slot.id, to_json(doc));
     const RunStatus status = doc.status.value_or(RunStatus::failed);
     if (status == RunStatus::interrupted) {
-      out_ << fmt::format("  interrupted {} (repeat {})\n", spec.name, spec.repeat);
+      out_ << fmt::format("  interrupted {} (repeat {})\n", terminal_text(spec.name), spec.repeat);
       return;
     }
     durations_.push_back(elapsed);

@@ -92,11 +92,13 @@ struct SweepOptions {
 struct SweepSummary {
   int total = 0;            ///< runs in the plan
   int already_done = 0;     ///< finished before this invocation (resume)
+  int already_not_ok = 0;   ///< of those, recorded failed/oom/timeout/skipped (not retried)
   int ok = 0, failed = 0;   ///< finished in this invocation; failed = any non-ok outcome
   int skipped = 0;          ///< recorded `skipped`: no usable GPU was left
   int deferred = 0;         ///< not started: the deadline would have been missed
   bool interrupted = false; ///< stopped by a signal
-  /// 0 every run ok; 1 some run did not succeed; 3 the sweep stopped before the end
+  /// 0 every run of the plan ok (this invocation's and earlier ones'); 1 some run did not
+  /// succeed, now or in an earlier invocation; 3 the sweep stopped before the end
   /// (deadline or signal): run the same command again to resume.
   int exit_code() const;
 };

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sweep/sweep_paths.h"
+
 namespace orch::sweep {
 
 SweepLock::SweepLock(const std::string& path) {
@@ -38,13 +40,7 @@ SweepLock::~SweepLock() {
 }
 
 std::string lock_path(const std::string& db_path, const std::string& sweep_name) {
-  std::string safe = sweep_name;
-  for (char& c : safe) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  return db_path + "." + safe + ".lock";
+  return real_db_path(db_path) + "." + sweep_file_component(sweep_name) + ".lock";
 }
 
 }  // namespace orch::sweep

@@ -20,8 +20,8 @@ class SweepLock {
   int fd_ = -1;
 };
 
-/// The lock file for sweep `name` of database `db_path`: "<db>.<name>.lock", with characters
-/// outside [A-Za-z0-9._-] in the name replaced.
+/// The lock file for sweep `name` of database `db_path`: "<db>.<name>.lock" beside the real
+/// database file (real_db_path), the name encoded by sweep_file_component.
 std::string lock_path(const std::string& db_path, const std::string& sweep_name);
 
 }  // namespace orch::sweep

@@ -1,0 +1,19 @@
+// How a sweep's name and its database's path become file names: the lock file and the folder
+// of run files. Both must be one to one: two sweeps never share a lock or a folder, and one
+// database file has one lock whatever spelling of its path a command was given.
+#pragma once
+
+#include <string>
+
+namespace orch::sweep {
+
+/// The sweep's name as one file-name component, reversibly: letters, digits, '_', '-' and '.'
+/// stay (except a leading '.'), every other byte becomes %XX. So "a/b" -> "a%2Fb" is not
+/// "a_b", and ".." -> "%2E." stays inside the folder it is put in.
+std::string sweep_file_component(const std::string& sweep);
+
+/// The database's path with symbolic links, "." and ".." resolved (for a file that does not
+/// exist yet, its folder's), so a symlink or another spelling of one file meets one lock.
+std::string real_db_path(const std::string& db);
+
+}  // namespace orch::sweep

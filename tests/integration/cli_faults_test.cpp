@@ -1,0 +1,233 @@
+// The orch binary against hostile or unlucky surroundings: inputs that are files but not what
+// they seem, plans far over the limit, a second writer through another spelling of the
+// database, read commands given a foreign SQLite file or read-only media, outputs aimed at
+// the database or at a file of another kind.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "integration/test_support.h"
+#include "storage/store.h"
+#include "sweep/sweep_lock.h"
+#include "unit/store_test_support.h"
+
+using namespace orch;
+using Catch::Matchers::Contains;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+// A shell command line (already quoted), its output and exit code.
+test::CommandResult run_shell(const std::string& command) {
+  test::CommandResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+constexpr const char* kTiny = R"(name: tiny
+base:
+  model: {plugin: resnet, depth: 18}
+  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
+  batch_size: 4
+  steps: {warmup: 1, measure: 3}
+  device: cpu
+)";
+
+// An orch database with one sweep of two runs, written by the store directly.
+void make_results(const fs::path& db) {
+  storage::Store store(db.string());
+  const auto id = store.open_sweep("s", "exp", "exp.yaml");
+  store.record(id, test::result_doc("fast", "h1", 0, "ok", 1500));
+  store.record(id, test::result_doc("slow", "h2", 0, "ok", 1000));
+}
+
+}  // namespace
+
+TEST_CASE("orch plan /dev/zero fails at once, naming the path", "[cli]") {
+  const auto start = std::chrono::steady_clock::now();
+  auto r = test::run_orch("plan /dev/zero");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("/dev/zero: cannot read the file: it is a character device"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+}
+
+TEST_CASE("an experiment file over 1 MiB is refused with the limit", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "big.yaml", std::string(kTiny) + "# " + std::string(2 << 20, 'x') + "\n");
+  auto r = test::run_orch("plan " + q(tmp.path() / "big.yaml"));
+  INFO(r.output.substr(0, 2000));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("big.yaml: the file is ") && Contains("1048576 bytes (1 MiB)"));
+}
+
+TEST_CASE("a negative --max-runs is an error, not 'no limit'", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  auto r = test::run_orch("plan " + q(tmp.path() / "tiny.yaml") + " --max-runs -1");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--max-runs"));
+  CHECK(r.output.find("1 run (") == std::string::npos);  // it did not plan
+}
+
+TEST_CASE("a matrix far over --max-runs is refused before it is expanded", "[cli]") {
+  test::TempDir tmp;
+  std::string seeds, batches;
+  for (int i = 0; i < 1000; ++i) {
+    seeds += (i ? ", " : "") + std::to_string(i);
+    batches += (i ? ", " : "") + std::to_string(i + 1);
+  }
+  write(tmp.path() / "huge.yaml", std::string(kTiny) + "matrix:\n  seed: [" + seeds +
+                                      "]\n  batch_size: [" + batches + "]\n");
+  const auto start = std::chrono::steady_clock::now();
+  auto r = test::run_orch("plan " + q(tmp.path() / "huge.yaml"));
+  const auto took = std::chrono::steady_clock::now() - start;
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("1000000 runs") && Contains("more than the limit of 10000"));
+  CHECK(took < std::chrono::seconds(20));
+}
+
+TEST_CASE("orch run takes the sweep's lock, through any spelling of the database", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  fs::create_directories(tmp.path() / "sub");
+  const fs::path db = tmp.path() / "r.db";
+  fs::create_symlink(db, tmp.path() / "link.db");
+  // A sweep of the same name holds the lock of the real file.
+  sweep::SweepLock held(sweep::lock_path(db.string(), "tiny"));
+  for (const fs::path& spelling : {db, tmp.path() / "link.db", tmp.path() / "sub" / ".." / "r.db"}) {
+    auto r = test::run_orch("--db " + q(spelling) + " run " + q(tmp.path() / "tiny.yaml"));
+    INFO(spelling << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains("already running"));
+    auto s = test::run_orch("--db " + q(spelling) + " sweep " + q(tmp.path() / "tiny.yaml"));
+    INFO(s.output);
+    CHECK(s.exit_code == 2);
+    CHECK_THAT(s.output, Contains("already running"));
+  }
+  CHECK_FALSE(fs::exists(db));  // nothing was measured beside the running sweep
+}
+
+TEST_CASE("read commands never write: a foreign SQLite file is refused, untouched", "[cli]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "notes.db";
+  {
+    storage::Database foreign(db.string());
+    foreign.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)");
+    foreign.exec("INSERT INTO notes (text) VALUES ('keep me')");
+  }
+  const std::string before = slurp(db);
+  const std::string dbarg = "--db " + q(db) + " ";
+  for (const std::string cmd : {"rank", "compare a b", "export --format csv",
+                                "report -o " + q(tmp.path() / "r.html")}) {
+    auto r = test::run_orch(dbarg + cmd);
+    INFO(cmd << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains("is not an orch results database"));
+  }
+  CHECK(slurp(db) == before);  // no orch tables, no switch to WAL
+  CHECK_FALSE(fs::exists(tmp.path() / "notes.db-wal"));
+  storage::Database check(db.string());
+  storage::Statement mode(check, "PRAGMA journal_mode");
+  REQUIRE(mode.step());
+  CHECK(mode.column_text(0) == "delete");
+}
+
+TEST_CASE("read commands read a database on read-only media", "[cli]") {
+  test::TempDir tmp;
+  fs::create_directories(tmp.path() / "data");
+  fs::create_directories(tmp.path() / "ro");
+  const fs::path db = tmp.path() / "data" / "r.db";
+  make_results(db);  // WAL mode: a plain read-only open would need to create r.db-shm
+  // A read-only bind mount in a mount namespace of its own; skipped where that is not allowed.
+  const std::string mount = "unshare -m sh -c \"mount --bind " + q(tmp.path() / "data") + " " +
+                            q(tmp.path() / "ro") + " && mount -o remount,ro,bind " +
+                            q(tmp.path() / "ro") + " && ";
+  auto probe = run_shell(mount + "echo mounted\"");
+  if (probe.output.find("mounted") == std::string::npos) {
+    WARN("no read-only bind mount here (" << probe.output << "); skipped");
+    return;
+  }
+  auto r = run_shell(mount + "'" + ORCH_BINARY + "' --db " +
+                                q(tmp.path() / "ro" / "r.db") + " rank\"");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("fast") && Contains("slow"));
+}
+
+TEST_CASE("export -o and report -o never replace the database or a file of another kind",
+          "[cli]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  make_results(db);
+  fs::create_symlink(db, tmp.path() / "link.db");
+  const std::string dbarg = "--db " + q(db) + " ";
+  const std::string db_before = slurp(db);
+  for (const fs::path& target : {db, tmp.path() / "link.db"}) {
+    for (const std::string cmd : {"export --format csv -o ", "export --format json -o ",
+                                  "report -o "}) {
+      auto r = test::run_orch(dbarg + cmd + q(target));
+      INFO(cmd << target << ": " << r.output);
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.output, Contains("it is the results database"));
+    }
+  }
+  CHECK(slurp(db) == db_before);
+  CHECK(fs::is_symlink(tmp.path() / "link.db"));
+
+  SECTION("another SQLite database or a file of another kind is refused") {
+    const fs::path other = tmp.path() / "other.db";
+    { storage::Database d(other.string()); d.exec("CREATE TABLE t (x)"); }
+    const fs::path yaml = tmp.path() / "experiment.yaml";
+    write(yaml, kTiny);
+    for (const fs::path& target : {other, yaml}) {
+      for (const std::string cmd : {"export --format csv -o ", "report -o "}) {
+        auto r = test::run_orch(dbarg + cmd + q(target));
+        INFO(cmd << target << ": " << r.output);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.output, Contains("refusing to overwrite " + target.string()));
+      }
+    }
+    CHECK(slurp(yaml) == kTiny);
+  }
+  SECTION("an earlier output of the same kind is replaced; a new file is written") {
+    for (const std::string ext : {"csv", "json"}) {
+      const fs::path out = tmp.path() / ("runs." + ext);
+      auto first = test::run_orch(dbarg + "export --format " + ext + " -o " + q(out));
+      INFO(first.output);
+      CHECK(first.exit_code == 0);
+      auto again = test::run_orch(dbarg + "export --format " + ext + " -o " + q(out));
+      INFO(again.output);
+      CHECK(again.exit_code == 0);
+    }
+    const fs::path html = tmp.path() / "report.html";
+    CHECK(test::run_orch(dbarg + "report -o " + q(html)).exit_code == 0);
+    CHECK(test::run_orch(dbarg + "report -o " + q(html)).exit_code == 0);
+    // A CSV is not a report, nor a report a CSV.
+    CHECK(test::run_orch(dbarg + "report -o " + q(tmp.path() / "runs.csv")).exit_code == 2);
+    CHECK(test::run_orch(dbarg + "export --format csv -o " + q(html)).exit_code == 2);
+  }
+}
