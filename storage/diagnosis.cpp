@@ -73,9 +73,8 @@ std::optional<double> window_mean(const nlohmann::json& telemetry, const std::st
   const auto samples = tel->find("samples");
   if (samples == tel->end() || !samples->is_array()) return std::nullopt;
   double t0 = -1e300, t1 = 1e300;
-  if (auto w = tel->find("measure_window_s");
-      w != tel->end() && w->is_array() && w->size() == 2 && (*w)[0].is_number() &&
-      (*w)[1].is_number()) {
+  if (auto w = tel->find("measure_window_s"); w != tel->end() && w->is_array() && w->size() == 2 &&
+                                              (*w)[0].is_number() && (*w)[1].is_number()) {
     t0 = (*w)[0].get<double>();
     t1 = (*w)[1].get<double>();
   }
@@ -118,8 +117,8 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
   if (!step || *step <= 0) return std::nullopt;
   const double wait = number_at(metrics, "data_wait_ms_mean").value_or(0.0);
   const double wait_share = wait / *step;
-  const std::string wait_text =
-      fmt::format("data wait {:.2f} ms = {:.1f}% of the {:.2f} ms step", wait, 100 * wait_share, *step);
+  const std::string wait_text = fmt::format("data wait {:.2f} ms = {:.1f}% of the {:.2f} ms step",
+                                            wait, 100 * wait_share, *step);
 
   if (wait_share > kInputBoundWaitShare) {
     return Diagnosis{"input-bound",
@@ -177,8 +176,8 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
   // own host cost); the trace's numbers stand beside it as the evidence to look at.
   if (trace) detail += "; " + trace->text;
   if (*util < kBusyUtilPct) {
-    return Diagnosis{"launch-bound",
-                     fmt::format("{} (GPU busy under {:.0f}% with no data wait)", detail, kBusyUtilPct)};
+    return Diagnosis{"launch-bound", fmt::format("{} (GPU busy under {:.0f}% with no data wait)",
+                                                 detail, kBusyUtilPct)};
   }
   if (trace && trace->busy_pct < kBusyUtilPct) {
     // NVML counts a sampling period as busy when any kernel ran in it, so short gaps between

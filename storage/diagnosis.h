@@ -56,6 +56,7 @@ std::optional<double> pcie_link_bytes_per_s(int generation, int width);
 
 /// Mean of a telemetry sample field over the measured window (all samples when none fall in
 /// it); nullopt when the document has no value for it.
-std::optional<double> telemetry_window_mean(const nlohmann::json& document, const std::string& field);
+std::optional<double> telemetry_window_mean(const nlohmann::json& document,
+                                            const std::string& field);
 
 }  // namespace orch::storage

@@ -157,7 +157,8 @@ void fill_t_quantiles(Database& db) {
 void rediagnose_all(Database& db) {
   std::vector<std::pair<std::int64_t, std::string>> docs;
   {
-    Statement st(db, "SELECT id, document_json FROM runs WHERE status = 'ok' AND document_json IS NOT NULL");
+    Statement st(
+        db, "SELECT id, document_json FROM runs WHERE status = 'ok' AND document_json IS NOT NULL");
     while (st.step()) docs.emplace_back(st.column_int(0), st.column_text(1));
   }
   Statement upd(db, "UPDATE runs SET diagnosis = ?2, diagnosis_detail = ?3 WHERE id = ?1");
@@ -166,8 +167,10 @@ void rediagnose_all(Database& db) {
     if (doc.is_discarded()) continue;
     const auto d = diagnose(doc);
     upd.bind(1, id);
-    if (d) upd.bind(2, d->label).bind(3, d->detail);
-    else upd.bind_null(2).bind_null(3);
+    if (d)
+      upd.bind(2, d->label).bind(3, d->detail);
+    else
+      upd.bind_null(2).bind_null(3);
     upd.step();
     upd.reset();
   }

@@ -47,8 +47,10 @@ void bind_row(Statement& st, const RowValues& row) {
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::monostate>) st.bind_null(index);
-          else st.bind(index, v);
+          if constexpr (std::is_same_v<T, std::monostate>)
+            st.bind_null(index);
+          else
+            st.bind(index, v);
         },
         row.columns[i].second);
   }
@@ -72,7 +74,8 @@ void delete_run_children(Database& db, std::int64_t run_id) {
   }
 }
 
-std::int64_t run_id_of(Database& db, std::int64_t sweep_id, const std::string& hash, std::int64_t repeat) {
+std::int64_t run_id_of(Database& db, std::int64_t sweep_id, const std::string& hash,
+                       std::int64_t repeat) {
   Statement st(db, "SELECT id FROM runs WHERE sweep_id = ?1 AND config_hash = ?2 AND repeat = ?3");
   st.bind(1, sweep_id).bind(2, hash).bind(3, repeat);
   if (!st.step()) throw SqliteError("run row vanished after its upsert");

@@ -61,7 +61,8 @@ RowValues run_identity_values(std::int64_t sweep_id, const ResultDocument& doc);
 void delete_run_children(Database& db, std::int64_t run_id);
 
 /// The id of the run (sweep, hash, repeat); throws SqliteError when there is none.
-std::int64_t run_id_of(Database& db, std::int64_t sweep_id, const std::string& hash, std::int64_t repeat);
+std::int64_t run_id_of(Database& db, std::int64_t sweep_id, const std::string& hash,
+                       std::int64_t repeat);
 
 /// ISO 8601 UTC, seconds precision, like the runner's timestamps.
 std::string utc_now();

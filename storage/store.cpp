@@ -69,7 +69,8 @@ Store::Store(const std::string& path, ReadOnly) : db_(open_for_reading(path)) {
   if (version == 0) {
     // Every orch database carries its schema version; anything else was not written by orch,
     // and a read command must not turn it into one.
-    throw SqliteError(path + " is not an orch results database (it has no orch schema); pass "
+    throw SqliteError(path +
+                      " is not an orch results database (it has no orch schema); pass "
                       "the database a sweep wrote with --db");
   }
 }
@@ -104,8 +105,14 @@ std::int64_t Store::open_sweep(const std::string& name, const std::string& exper
     Statement ins(db_, R"(INSERT INTO sweeps (name, experiment, experiment_file, description,
                           created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5))");
     ins.bind(1, name).bind(2, experiment);
-    if (experiment_file.empty()) ins.bind_null(3); else ins.bind(3, experiment_file);
-    if (description.empty()) ins.bind_null(4); else ins.bind(4, description);
+    if (experiment_file.empty())
+      ins.bind_null(3);
+    else
+      ins.bind(3, experiment_file);
+    if (description.empty())
+      ins.bind_null(4);
+    else
+      ins.bind(4, description);
     ins.bind(5, now);
     ins.step();
     id = db_.last_insert_rowid();
@@ -114,8 +121,14 @@ std::int64_t Store::open_sweep(const std::string& name, const std::string& exper
                           experiment_file = COALESCE(?3, experiment_file),
                           description = COALESCE(?4, description) WHERE id = ?1)");
     upd.bind(1, id).bind(2, now);
-    if (experiment_file.empty()) upd.bind_null(3); else upd.bind(3, experiment_file);
-    if (description.empty()) upd.bind_null(4); else upd.bind(4, description);
+    if (experiment_file.empty())
+      upd.bind_null(3);
+    else
+      upd.bind(3, experiment_file);
+    if (description.empty())
+      upd.bind_null(4);
+    else
+      upd.bind(4, description);
     upd.step();
   }
   tx.commit();
@@ -167,12 +180,19 @@ std::map<std::pair<std::string, int>, RunState> Store::run_states(std::int64_t s
   st.bind(1, sweep_id);
   std::map<std::pair<std::string, int>, RunState> out;
   while (st.step()) {
-    RunState s{st.column_int(0),  st.column_text(1), st.column_text(2),
-               st.column_text(3), st.column_text(4), st.column_int(5),
-               static_cast<int>(st.column_int(6)), std::nullopt, std::nullopt};
+    RunState s{st.column_int(0),
+               st.column_text(1),
+               st.column_text(2),
+               st.column_text(3),
+               st.column_text(4),
+               st.column_int(5),
+               static_cast<int>(st.column_int(6)),
+               std::nullopt,
+               std::nullopt};
     if (!st.is_null(7)) s.duration_s = st.column_double(7);
     if (!st.is_null(8)) s.batch_size = st.column_int(8);
-    out.emplace(std::make_pair(st.column_text(9), static_cast<int>(st.column_int(10))), std::move(s));
+    out.emplace(std::make_pair(st.column_text(9), static_cast<int>(st.column_int(10))),
+                std::move(s));
   }
   return out;
 }
@@ -192,12 +212,28 @@ std::int64_t Store::begin_run(std::int64_t sweep_id, const nlohmann::json& heade
       .set("started_at", now)
       .set("batch_auto", std::int64_t{0});
   // A retry starts from a clean row: whatever the previous attempt recorded is cleared.
-  for (const char* column :
-       {"error", "device", "finished_at", "duration_s", "exit_code", "term_signal", "stderr_tail",
-        "images_per_s", "step_ms_mean", "diagnosis", "diagnosis_detail", "gpu_name",
-        "driver_version", "cuda_version", "cudnn_version", "torch_version", "hostname",
-        "telemetry_available", "telemetry_reason", "gpu_lost", "environment_json",
-        "document_json"}) {
+  for (const char* column : {"error",
+                             "device",
+                             "finished_at",
+                             "duration_s",
+                             "exit_code",
+                             "term_signal",
+                             "stderr_tail",
+                             "images_per_s",
+                             "step_ms_mean",
+                             "diagnosis",
+                             "diagnosis_detail",
+                             "gpu_name",
+                             "driver_version",
+                             "cuda_version",
+                             "cudnn_version",
+                             "torch_version",
+                             "hostname",
+                             "telemetry_available",
+                             "telemetry_reason",
+                             "gpu_lost",
+                             "environment_json",
+                             "document_json"}) {
     row.set_null(column);
   }
   Transaction tx(db_);

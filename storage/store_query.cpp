@@ -61,7 +61,9 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
   st.bind(1, key).bind(2, status);
   std::vector<RunRecord> out;
   std::map<std::int64_t, std::size_t> index;
-  auto opt_int = [&](int c) { return st.is_null(c) ? std::nullopt : std::optional<std::int64_t>(st.column_int(c)); };
+  auto opt_int = [&](int c) {
+    return st.is_null(c) ? std::nullopt : std::optional<std::int64_t>(st.column_int(c));
+  };
   while (st.step()) {
     RunRecord r;
     r.id = st.column_int(0);
@@ -100,7 +102,8 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
   if (out.empty()) return out;
 
   Statement met(db_, R"(SELECT m.run_id, m.name, m.value FROM run_metrics m
-      JOIN runs r ON r.id = m.run_id WHERE )" + where + R"( AND (?2 = '' OR r.status = ?2)
+      JOIN runs r ON r.id = m.run_id WHERE )" +
+                         where + R"( AND (?2 = '' OR r.status = ?2)
       AND m.value IS NOT NULL)");
   met.bind(1, key).bind(2, status);
   while (met.step()) {

@@ -1,5 +1,6 @@
 // Store::record: one finished result document -> its run row, metrics, steps, telemetry
-// samples and profile, in one durable transaction, as an upsert so that recording it again changes nothing.
+// samples and profile, in one durable transaction, as an upsert so that recording it again changes
+// nothing.
 #include <stdexcept>
 
 #include "storage/diagnosis.h"
@@ -21,10 +22,9 @@ void check_document(const ResultDocument& doc) {
   }
   const auto version = doc.version.value_or(0);
   if (version < kOldestResultVersion || version > kResultVersion) {
-    throw std::invalid_argument("result document version " + std::to_string(version) +
-                                " is not one this orch reads (" +
-                                std::to_string(kOldestResultVersion) + ".." +
-                                std::to_string(kResultVersion) + ")");
+    throw std::invalid_argument(
+        "result document version " + std::to_string(version) + " is not one this orch reads (" +
+        std::to_string(kOldestResultVersion) + ".." + std::to_string(kResultVersion) + ")");
   }
   // A status this orch does not know stays in `extra`, as it was written.
   if (!doc.status) {
@@ -65,8 +65,8 @@ void insert_samples(Database& db, std::int64_t id, const nlohmann::json& telemet
   auto it = telemetry.find("samples");
   if (it == telemetry.end() || !it->is_array()) return;
   // The sample fields, in column order; a null or missing one is stored as NULL.
-  static constexpr const char* kReal[] = {"t_s",           "gpu_util_pct",  "mem_util_pct",
-                                          "power_w",       "sm_clock_mhz",  "mem_clock_mhz",
+  static constexpr const char* kReal[] = {"t_s",          "gpu_util_pct", "mem_util_pct",
+                                          "power_w",      "sm_clock_mhz", "mem_clock_mhz",
                                           "temperature_c"};
   Statement st(db, R"(INSERT INTO telemetry_samples (run_id, seq, t_s, gpu_util_pct, mem_util_pct,
       power_w, sm_clock_mhz, mem_clock_mhz, temperature_c, memory_used_bytes, pcie_rx_bytes_per_s,
@@ -77,9 +77,16 @@ void insert_samples(Database& db, std::int64_t id, const nlohmann::json& telemet
     st.bind(1, id).bind(2, seq++);
     int col = 3;
     for (const char* f : kReal) st.bind(col++, json_number(s, f));
-    if (auto v = json_integer(s, "memory_used_bytes")) st.bind(10, *v); else st.bind_null(10);
-    st.bind(11, json_number(s, "pcie_rx_bytes_per_s")).bind(12, json_number(s, "pcie_tx_bytes_per_s"));
-    if (auto v = json_integer(s, "throttle_reasons")) st.bind(13, *v); else st.bind_null(13);
+    if (auto v = json_integer(s, "memory_used_bytes"))
+      st.bind(10, *v);
+    else
+      st.bind_null(10);
+    st.bind(11, json_number(s, "pcie_rx_bytes_per_s"))
+        .bind(12, json_number(s, "pcie_tx_bytes_per_s"));
+    if (auto v = json_integer(s, "throttle_reasons"))
+      st.bind(13, *v);
+    else
+      st.bind_null(13);
     st.step();
     st.reset();
   }
@@ -129,10 +136,10 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document
       .set("document_json", dump(document));
 
   Transaction tx(db_);
-  Statement up(db_, upsert_sql("runs", row, "sweep_id, config_hash, repeat",
-                               {"attempts = MAX(runs.attempts, 1)",
-                                "gpu = COALESCE(excluded.gpu, runs.gpu)",
-                                "started_at = COALESCE(excluded.started_at, runs.started_at)"}));
+  Statement up(
+      db_, upsert_sql("runs", row, "sweep_id, config_hash, repeat",
+                      {"attempts = MAX(runs.attempts, 1)", "gpu = COALESCE(excluded.gpu, runs.gpu)",
+                       "started_at = COALESCE(excluded.started_at, runs.started_at)"}));
   bind_row(up, row);
   up.step();
   const std::int64_t id = run_id_of(db_, sweep_id, doc.run->hash, doc.run->repeat);

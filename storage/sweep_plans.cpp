@@ -99,8 +99,10 @@ int record_plan(Database& db, std::int64_t sweep_id, const SweepPlan& plan) {
   Statement ins(db, R"(INSERT INTO sweep_plans (sweep_id, revision, created_at, experiment_file,
                        plan_json, warnings_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6))");
   ins.bind(1, sweep_id).bind(2, std::int64_t{revision}).bind(3, utc_now());
-  if (plan.experiment_file.empty()) ins.bind_null(4);
-  else ins.bind(4, plan.experiment_file);
+  if (plan.experiment_file.empty())
+    ins.bind_null(4);
+  else
+    ins.bind(4, plan.experiment_file);
   ins.bind(5, plan.to_json().dump()).bind(6, json(plan.warnings).dump());
   ins.step();
   tx.commit();
@@ -140,8 +142,10 @@ std::vector<std::string> plan_differences(const SweepPlan& stored, const SweepPl
   std::map<std::pair<int, int>, int> repeats;  // (before, after) -> configurations
   for (const auto& c : now.configs) {
     auto it = before.find(key(c));
-    if (it == before.end()) added.push_back(c.name);
-    else if (it->second->repeats != c.repeats) ++repeats[{it->second->repeats, c.repeats}];
+    if (it == before.end())
+      added.push_back(c.name);
+    else if (it->second->repeats != c.repeats)
+      ++repeats[{it->second->repeats, c.repeats}];
   }
   for (const auto& c : stored.configs) {
     if (!after.count(key(c))) removed.push_back(c.name);
@@ -159,8 +163,8 @@ std::vector<std::string> plan_differences(const SweepPlan& stored, const SweepPl
   }
   auto plural = [](std::size_t n) { return n == 1 ? "configuration" : "configurations"; };
   if (!added.empty()) {
-    out.push_back(fmt::format("{} {} added: {}", added.size(), plural(added.size()),
-                              list_names(added)));
+    out.push_back(
+        fmt::format("{} {} added: {}", added.size(), plural(added.size()), list_names(added)));
   }
   if (!removed.empty()) {
     out.push_back(fmt::format("{} {} removed: {}", removed.size(), plural(removed.size()),

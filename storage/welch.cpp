@@ -16,14 +16,16 @@ std::optional<WelchResult> welch_test_95(const Summary& a, const Summary& b) {
   if (se == 0) {
     r.dof = static_cast<double>(a.n + b.n - 2);
     r.critical = boost::math::quantile(boost::math::students_t(r.dof), 0.975);
-    r.t = a.mean == b.mean ? 0.0
-                           : std::copysign(std::numeric_limits<double>::infinity(), b.mean - a.mean);
+    r.t = a.mean == b.mean
+              ? 0.0
+              : std::copysign(std::numeric_limits<double>::infinity(), b.mean - a.mean);
     r.significant = a.mean != b.mean;
     return r;
   }
   r.t = (b.mean - a.mean) / se;
   const double num = (va + vb) * (va + vb);
-  const double den = va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1);
+  const double den =
+      va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1);
   r.dof = den > 0 ? num / den : static_cast<double>(a.n + b.n - 2);
   r.critical = boost::math::quantile(boost::math::students_t(r.dof), 0.975);
   r.significant = std::fabs(r.t) > r.critical;

@@ -9,9 +9,9 @@
 namespace orch::storage {
 
 struct WelchResult {
-  double t = 0;         ///< (mean b - mean a) / standard error of the difference
-  double dof = 0;       ///< Welch-Satterthwaite degrees of freedom (fractional)
-  double critical = 0;  ///< the two-sided 95% quantile of Student's t at `dof`
+  double t = 0;              ///< (mean b - mean a) / standard error of the difference
+  double dof = 0;            ///< Welch-Satterthwaite degrees of freedom (fractional)
+  double critical = 0;       ///< the two-sided 95% quantile of Student's t at `dof`
   bool significant = false;  ///< |t| > critical: the means differ at 95%
 };
 

@@ -1,16 +1,16 @@
 // The busy-GPU stand-in of `orch dataset bench --busy-gpu-ms` on a real GPU: a replay lasts
 // about the asked length, replays keep coming while it lives, they really occupy the GPU (a
 // product queued behind them on a stream of the same priority waits), and it stops cleanly.
+#include "runner/busy_gpu.h"
+
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
-
-#include "runner/busy_gpu.h"
 
 using namespace orch;
 
@@ -44,7 +44,8 @@ TEST_CASE("busy GPU: replays of about the asked length keep coming until it is d
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < 20; ++i) at::matmul_out(c, a, b);
       other.synchronize();
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+          .count();
     };
     wall_ms();  // warm cuBLAS on this stream
     const double shared = wall_ms();
@@ -57,7 +58,8 @@ TEST_CASE("busy GPU: replays of about the asked length keep coming until it is d
   // Destroyed: its thread has stopped and its stream drained, so the GPU is idle again.
   const auto t0 = std::chrono::steady_clock::now();
   torch::cuda::synchronize();
-  CHECK(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() < 5.0);
+  CHECK(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() <
+        5.0);
 }
 
 TEST_CASE("busy GPU: refuses a step of no length", "[gpu][busy_gpu]") {

@@ -11,8 +11,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -88,8 +88,9 @@ ThreeNets three_nets(bool fused_residual_grad) {
 
 }  // namespace
 
-TEST_CASE("conv_bn_relu_from_stats: conv + batch-norm (+ add) + ReLU from the convolution's statistics",
-          "[gpu][conv_bn_from_stats]") {
+TEST_CASE(
+    "conv_bn_relu_from_stats: conv + batch-norm (+ add) + ReLU from the convolution's statistics",
+    "[gpu][conv_bn_from_stats]") {
   // ResNet50's kinds of convolution (1x1 reduce, 3x3, strided 3x3, 1x1 expand with the
   // residual, the last stage) at small batches, fp16 channels-last.
   const std::vector<ConvCase> cases = {
@@ -292,8 +293,10 @@ TEST_CASE("a ResNet50 with conv_bn_stats takes every block pair, within fused_bn
     all_stats.push_back(p.value().grad().flatten().to(torch::kFloat));
   }
   const auto g_ref = torch::cat(all_ref);
-  const double whole = rel(torch::cat(all_stats), g_ref), whole_noise = rel(torch::cat(all_other), g_ref);
-  std::cout << "rel whole gradient: conv_bn_stats " << whole << ", noise floor " << whole_noise << "\n";
+  const double whole = rel(torch::cat(all_stats), g_ref),
+               whole_noise = rel(torch::cat(all_other), g_ref);
+  std::cout << "rel whole gradient: conv_bn_stats " << whole << ", noise floor " << whole_noise
+            << "\n";
   CHECK(whole <= 1.5 * whole_noise + 0.01);
 
   auto ref_buffers = plain->named_buffers();

@@ -27,8 +27,10 @@ struct Shape {
 
 // ResNet50 bottleneck convolutions (batch reduced to keep the reference fast): layer1's 1x1
 // reduce and 3x3, a 1x1 expand, layer2's strided 3x3, layer3's 1x1.
-const Shape kShapes[] = {{16, 64, 56, 64, 1, 1, 0},   {16, 64, 56, 64, 3, 1, 1},
-                         {16, 64, 56, 256, 1, 1, 0},  {16, 128, 56, 128, 3, 2, 1},
+const Shape kShapes[] = {{16, 64, 56, 64, 1, 1, 0},
+                         {16, 64, 56, 64, 3, 1, 1},
+                         {16, 64, 56, 256, 1, 1, 0},
+                         {16, 128, 56, 128, 3, 2, 1},
                          {16, 512, 28, 256, 1, 1, 0}};
 
 // One case's inputs: x and w channels-last in `dtype` (w scaled so the outputs stay near 1),
@@ -43,7 +45,8 @@ Problem make_problem(torch::ScalarType dtype, const Shape& sh, bool with_prologu
   const auto opts = torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
   Problem p;
   p.x = torch::randn({sh.n, sh.c, sh.h, sh.h}, opts).contiguous(at::MemoryFormat::ChannelsLast);
-  p.w = (torch::randn({sh.k, sh.c, sh.r, sh.r}, opts) / std::sqrt(static_cast<double>(sh.c * sh.r * sh.r)))
+  p.w = (torch::randn({sh.k, sh.c, sh.r, sh.r}, opts) /
+         std::sqrt(static_cast<double>(sh.c * sh.r * sh.r)))
             .contiguous(at::MemoryFormat::ChannelsLast);
   if (with_prologue)
     p.pro = ScaleBiasRelu{torch::rand({sh.c}, opts) + 0.5, torch::randn({sh.c}, opts) * 0.1};
@@ -67,7 +70,8 @@ std::string check_against_aten(const torch::Tensor& x, const torch::Tensor& w, s
   const auto ref = torch::conv2d(in, w.to(torch::kFloat32), {}, stride, pad);
   const auto y = r.y.to(torch::kFloat32);
   REQUIRE(y.sizes() == ref.sizes());
-  const double tol = x.scalar_type() == torch::kHalf ? 1e-2 : 5e-2;  // output rounding + accumulation
+  const double tol =
+      x.scalar_type() == torch::kHalf ? 1e-2 : 5e-2;  // output rounding + accumulation
   const double err = (y - ref).abs().max().item<double>();
   const double scale = ref.abs().max().item<double>();
   // The statistics are of the output cuDNN wrote (as rounded or before rounding: both within
@@ -86,9 +90,10 @@ std::string check_against_aten(const torch::Tensor& x, const torch::Tensor& w, s
   return o.str();
 }
 
-using ConvStatsFn = std::variant<ConvStats, std::string> (*)(const torch::Tensor&, const torch::Tensor&,
-                                                           std::int64_t, std::int64_t,
-                                                           const std::optional<ScaleBiasRelu>&);
+using ConvStatsFn = std::variant<ConvStats, std::string> (*)(const torch::Tensor&,
+                                                             const torch::Tensor&, std::int64_t,
+                                                             std::int64_t,
+                                                             const std::optional<ScaleBiasRelu>&);
 
 // Every shape x dtype x prologue through `fn`: taken or refused, and right where taken.
 // Returns how many cuDNN took.
@@ -113,8 +118,8 @@ int probe(const char* api, ConvStatsFn fn) {
         }
         ++taken;
         const ConvStats& r = std::get<ConvStats>(got);
-        std::cout << label.str() << ": taken" << (r.engine.empty() ? "" : " by " + r.engine)
-                  << "; " << check_against_aten(x, w, sh.stride, sh.pad, pro, r) << "\n";
+        std::cout << label.str() << ": taken" << (r.engine.empty() ? "" : " by " + r.engine) << "; "
+                  << check_against_aten(x, w, sh.stride, sh.pad, pro, r) << "\n";
       }
     }
   }
@@ -199,8 +204,8 @@ std::vector<Shape> resnet50_block_shapes(std::int64_t batch, std::int64_t image)
 TEST_CASE("conv + GEN_STATS right for every ResNet50 bottleneck convolution",
           "[gpu][conv_stats_graph]") {
   torch::manual_seed(9);
-  for (const auto& [batch, image] : {std::pair<std::int64_t, std::int64_t>{16, 64}, {32, 64},
-                                     {8, 224}}) {
+  for (const auto& [batch, image] :
+       {std::pair<std::int64_t, std::int64_t>{16, 64}, {32, 64}, {8, 224}}) {
     for (const Shape& sh : resnet50_block_shapes(batch, image)) {
       const Problem pb = make_problem(torch::kHalf, sh, false);
       INFO(pb.label << " (image " << image << ")");

@@ -12,8 +12,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
 #include <optional>
@@ -339,11 +339,11 @@ TEST_CASE("cuDNN's fused batch-norm + ReLU (+ add) matches the unfused ops",
         REQUIRE(y.is_contiguous(kCl));
         y.backward(dy);
 
-        check_against_reference({x, res, bn->weight, bn->bias, rm0, rv0, dy},
-                                {y, xf.grad(), with_residual ? rf.grad() : torch::Tensor(),
-                                 bn->weight.grad(), bn->bias.grad(), bn->running_mean,
-                                 bn->running_var},
-                                /*dres_exact=*/false);
+        check_against_reference(
+            {x, res, bn->weight, bn->bias, rm0, rv0, dy},
+            {y, xf.grad(), with_residual ? rf.grad() : torch::Tensor(), bn->weight.grad(),
+             bn->bias.grad(), bn->running_mean, bn->running_var},
+            /*dres_exact=*/false);
         CHECK(bn->num_batches_tracked.item<std::int64_t>() == 1);
       }
     }
@@ -472,10 +472,10 @@ TEST_CASE("batch_norm_cudnn (no activation) matches the module's batch-norm",
   // activation, against torch::nn::BatchNorm2d's own forward on a copy (ATen: cuDNN for fp16,
   // its native kernels for bf16): output, input / weight / bias gradients, running statistics.
   const std::vector<std::vector<std::int64_t>> shapes = {
-      {4, 256, 14, 14},   // ResNet50 layer3's downsample at batch 4
-      {2, 260, 3, 5},     // C a multiple of 4, not of 8
-      {8, 2048, 7, 7},    // layer4's
-      {32, 256, 56, 56}}; // layer1's at batch 32: 100,352 rows
+      {4, 256, 14, 14},    // ResNet50 layer3's downsample at batch 4
+      {2, 260, 3, 5},      // C a multiple of 4, not of 8
+      {8, 2048, 7, 7},     // layer4's
+      {32, 256, 56, 56}};  // layer1's at batch 32: 100,352 rows
   torch::manual_seed(5);
   const auto opts = torch::TensorOptions().device(torch::kCUDA);
   for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
@@ -520,7 +520,8 @@ TEST_CASE("batch_norm_cudnn (no activation) matches the module's batch-norm",
   odd->to(torch::kCUDA);
   odd->train();
   const auto before = resnet::fused_bn_counters();
-  resnet::batch_norm_cudnn(*odd, torch::randn({4, 66, 8, 8}, opts).to(torch::kHalf).contiguous(kCl));
+  resnet::batch_norm_cudnn(*odd,
+                           torch::randn({4, 66, 8, 8}, opts).to(torch::kHalf).contiguous(kCl));
   resnet::batch_norm_cudnn(*odd, torch::randn({4, 66, 8, 8}, opts).contiguous(kCl));
   const auto after = resnet::fused_bn_counters();
   CHECK(after.plain_module - before.plain_module == 2);
@@ -528,9 +529,10 @@ TEST_CASE("batch_norm_cudnn (no activation) matches the module's batch-norm",
   CHECK(odd->num_batches_tracked.item<std::int64_t>() == 2);
 }
 
-TEST_CASE("a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs every "
-          "batch-norm in cuDNN and is as close to fp32 as the plain model",
-          "[gpu][fused_bn_cudnn][downsample_bn]") {
+TEST_CASE(
+    "a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs every "
+    "batch-norm in cuDNN and is as close to fp32 as the plain model",
+    "[gpu][fused_bn_cudnn][downsample_bn]") {
   // Three copies with the same weights: an fp32 reference (unfused: fp32 runs no fused path;
   // no TF32), the plain fused model and one with the downsample branches' batch-norm in cuDNN
   // and the stem folded space-to-depth, both under autocast. Through 50 rounded layers the two
@@ -591,7 +593,8 @@ TEST_CASE("a ResNet50 with downsample_bn_cudnn and stem_conv space_to_depth runs
       REQUIRE(p.value().grad().defined());
       const auto g = pr[p.key()].grad().to(torch::kFloat);
       const double norm = g.norm().item<double>() + 1e-30;
-      const double e_plain = (pp[p.key()].grad().to(torch::kFloat) - g).norm().item<double>() / norm;
+      const double e_plain =
+          (pp[p.key()].grad().to(torch::kFloat) - g).norm().item<double>() / norm;
       const double e_tuned = (p.value().grad().to(torch::kFloat) - g).norm().item<double>() / norm;
       INFO("relative gradient error vs fp32: plain " << e_plain << ", tuned " << e_tuned);
       CHECK(e_tuned <= 2 * e_plain + 0.01);
@@ -642,9 +645,10 @@ TEST_CASE("a fused ResNet runs under the cuda-graph stream strategy", "[.][gpu][
   }
 }
 
-TEST_CASE("fused_residual_grad: a fused ResNet50's gradients with conv1's data gradient added "
-          "onto the shortcut's in one GEMM",
-          "[gpu][fused_bn][residual_grad]") {
+TEST_CASE(
+    "fused_residual_grad: a fused ResNet50's gradients with conv1's data gradient added "
+    "onto the shortcut's in one GEMM",
+    "[gpu][fused_bn][residual_grad]") {
   // Same weights, AMP fp16, channels-last, deterministic cuDNN, both fused implementations:
   // with fused_residual_grad the 12 identity blocks hand the shortcut's gradient to conv1's
   // backward (one in-place addmm) instead of autograd adding it; the forward is unchanged
@@ -677,7 +681,8 @@ TEST_CASE("fused_residual_grad: a fused ResNet50's gradients with conv1's data g
     for (const auto& p : linked->named_parameters()) {
       INFO(p.key());
       REQUIRE(p.value().grad().defined());
-      const auto a = p.value().grad().to(torch::kFloat), b = grads[p.key()].grad().to(torch::kFloat);
+      const auto a = p.value().grad().to(torch::kFloat),
+                 b = grads[p.key()].grad().to(torch::kFloat);
       const double rel = (a - b).norm().item<double>() / (b.norm().item<double>() + 1e-12);
       CHECK(rel < 2e-2);
     }

@@ -4,15 +4,16 @@
 // register one ctest entry per case (tests/CMakeLists.txt), and scripts/gpu-tests-isolated.sh
 // to run each in its own process.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <torch/cuda.h>
 
+#include <catch2/catch.hpp>
 #include <iostream>
 #include <string_view>
 
 int main(int argc, char* argv[]) {
   bool listing = false;
-  for (int i = 1; i < argc; ++i) listing = listing || std::string_view(argv[i]).rfind("--list", 0) == 0;
+  for (int i = 1; i < argc; ++i)
+    listing = listing || std::string_view(argv[i]).rfind("--list", 0) == 0;
   if (!listing && !torch::cuda::is_available()) {
     std::cout << "SKIPPED: no CUDA device visible; the GPU suite runs on the GPU machine\n";
     return 77;

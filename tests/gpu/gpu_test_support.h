@@ -5,8 +5,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -99,8 +99,8 @@ struct SmallBatches {
 inline SmallBatches small_batches() {
   SmallBatches b;
   for (int i = 0; i < 4; ++i) {
-    b.images.push_back(torch::randn({32, 3, 64, 64}, torch::kCUDA)
-                           .contiguous(torch::MemoryFormat::ChannelsLast));
+    b.images.push_back(
+        torch::randn({32, 3, 64, 64}, torch::kCUDA).contiguous(torch::MemoryFormat::ChannelsLast));
     b.labels.push_back(
         torch::randint(0, 10, {32}, torch::dtype(torch::kLong).device(torch::kCUDA)));
   }
@@ -160,7 +160,8 @@ inline void check_loss_curve_within_noise(const std::vector<double>& ref,
     curve << "\n";
   }
   INFO("loss reference / reference from nudged weights / under test"
-       << (other.empty() ? "" : " / other valid run") << ":\n" << curve.str());
+       << (other.empty() ? "" : " / other valid run") << ":\n"
+       << curve.str());
   CHECK(test[0] == Approx(ref[0]).epsilon(0.02));
   const auto window = [](const std::vector<double>& l, int w) {
     double m = 0;

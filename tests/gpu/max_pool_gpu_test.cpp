@@ -12,8 +12,8 @@
 
 #include "gpu/gpu_test_support.h"
 #include "integration/test_support.h"
-#include "resnet.h"
 #include "max_pool.h"
+#include "resnet.h"
 
 using namespace orch;
 
@@ -88,7 +88,8 @@ TEST_CASE("max_pool_impl: orch runs ATen's where our kernels do not take the inp
     torch::Tensor x;
   };
   const std::vector<Case> refused = {
-      {"fp16 with 6 channels (not 16 bytes)", torch::randn({2, 6, 9, 9}, opts).to(torch::kHalf).contiguous(kCl)},
+      {"fp16 with 6 channels (not 16 bytes)",
+       torch::randn({2, 6, 9, 9}, opts).to(torch::kHalf).contiguous(kCl)},
       {"NCHW", torch::randn({2, 16, 9, 9}, opts).to(torch::kHalf)},
       {"double", torch::randn({2, 16, 9, 9}, opts.dtype(torch::kDouble)).contiguous(kCl)},
   };

@@ -6,13 +6,13 @@
 // pixels and batches, exactly on the hardware engines. `cpu_share` puts imagefolder's pixels in
 // a batch's last rows and nvJPEG's in the others.
 #include <c10/cuda/CUDAStream.h>
-#include <catch2/catch.hpp>
 #include <orch/imagedata/image_folder.h>
 #include <orch/imagedata/image_generator.h>
 #include <orch/imagedata/jpeg_codec.h>
 #include <orch/imagedata/resample.h>
 #include <torch/torch.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <thread>
@@ -45,7 +45,8 @@ DeviceImages decode_on_device(nvjpeg::Decoder& d, const Files& files) {
   DeviceImages out;
   for (const auto& f : files) out.infos.push_back(d.info(f.data(), f.size()));
   out.layout = nvjpeg::layout_batch(out.infos, d.output());
-  out.pixels = torch::empty({out.layout.bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA));
+  out.pixels = torch::empty({out.layout.bytes},
+                            torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA));
   std::vector<nvjpeg::DecodeJob> jobs;
   for (std::size_t i = 0; i < files.size(); ++i)
     jobs.push_back(nvjpeg::decode_job(out.layout, i, out.infos[i], files[i].data(), files[i].size(),
@@ -85,23 +86,34 @@ std::vector<torch::Tensor> gpu_decode(nvjpeg::Decoder& d, const Files& files) {
 }
 
 // The crop kernel on `images` with one job per (image, box, flip): N x 3 x s x s on the device.
-struct Box { std::size_t image; float x, y, w, h; bool flip; };
-torch::Tensor crop_on_device(const DeviceImages& images, const std::vector<Box>& boxes, int s, bool channels_last) {
+struct Box {
+  std::size_t image;
+  float x, y, w, h;
+  bool flip;
+};
+torch::Tensor crop_on_device(const DeviceImages& images, const std::vector<Box>& boxes, int s,
+                             bool channels_last) {
   std::vector<nvjpeg::CropJob> jobs;
   for (const Box& b : boxes) {
     const auto& info = images.infos[b.image];
-    jobs.push_back({images.layout.offset[b.image], info.width, info.height, b.x, b.y, b.w, b.h, b.flip ? 1 : 0,
+    jobs.push_back({images.layout.offset[b.image], info.width, info.height, b.x, b.y, b.w, b.h,
+                    b.flip ? 1 : 0,
                     images.layout.ycc[b.image] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
                     images.layout.planes[b.image]});
   }
   const auto n = static_cast<std::int64_t>(jobs.size());
-  auto jobs_dev = torch::from_blob(jobs.data(), {n * std::int64_t{sizeof(nvjpeg::CropJob)}}, torch::kUInt8).to(torch::kCUDA);
-  auto out = torch::empty({n, 3, s, s}, torch::TensorOptions().device(torch::kCUDA)
-                                           .memory_format(channels_last ? at::MemoryFormat::ChannelsLast
-                                                                        : at::MemoryFormat::Contiguous));
-  REQUIRE(nvjpeg::crop_resize_normalize(reinterpret_cast<const nvjpeg::CropJob*>(jobs_dev.data_ptr<std::uint8_t>()),
-                                        static_cast<int>(n), images.pixels.data_ptr<std::uint8_t>(), s,
-                                        channels_last, out.data_ptr<float>(), current_stream()) == cudaSuccess);
+  auto jobs_dev =
+      torch::from_blob(jobs.data(), {n * std::int64_t{sizeof(nvjpeg::CropJob)}}, torch::kUInt8)
+          .to(torch::kCUDA);
+  auto out =
+      torch::empty({n, 3, s, s}, torch::TensorOptions()
+                                     .device(torch::kCUDA)
+                                     .memory_format(channels_last ? at::MemoryFormat::ChannelsLast
+                                                                  : at::MemoryFormat::Contiguous));
+  REQUIRE(nvjpeg::crop_resize_normalize(
+              reinterpret_cast<const nvjpeg::CropJob*>(jobs_dev.data_ptr<std::uint8_t>()),
+              static_cast<int>(n), images.pixels.data_ptr<std::uint8_t>(), s, channels_last,
+              out.data_ptr<float>(), current_stream()) == cudaSuccess);
   return out;
 }
 
@@ -115,7 +127,8 @@ torch::Tensor level_diff(const torch::Tensor& a, const torch::Tensor& b) {
 // upsampling: mean under 1.5 levels, under 0.5% of values more than 8 levels off.
 void check_close_levels(const torch::Tensor& levels, const std::string& what) {
   const auto f = levels.to(torch::kFloat64);
-  const double mean = f.mean().item<double>(), over8 = (f > 8).to(torch::kFloat64).mean().item<double>();
+  const double mean = f.mean().item<double>(),
+               over8 = (f > 8).to(torch::kFloat64).mean().item<double>();
   std::cout << what << ": mean |diff| " << mean << " levels (max " << f.max().item<double>()
             << ", share over 8 " << over8 << ")\n";
   INFO(what << ": mean " << mean << ", over 8 " << over8);
@@ -135,7 +148,8 @@ Files sampled_files() {
 
 torch::Tensor as_tensor(const imagedata::RgbImage& img) {
   return torch::from_blob(const_cast<std::uint8_t*>(img.pixels.data()), {img.height, img.width, 3},
-                          torch::kUInt8).clone();
+                          torch::kUInt8)
+      .clone();
 }
 
 const std::filesystem::path& dataset_dir() {
@@ -152,18 +166,21 @@ const std::filesystem::path& dataset_dir() {
   return dir.path();
 }
 
-std::shared_ptr<DataLoader> make_loader(const std::string& plugin, std::map<std::string, Value> params,
-                                        std::int64_t seed, std::int64_t batch = 8) {
+std::shared_ptr<DataLoader> make_loader(const std::string& plugin,
+                                        std::map<std::string, Value> params, std::int64_t seed,
+                                        std::int64_t batch = 8) {
   const PluginInfo* info = test::built_plugins().find(PluginKind::kDataLoader, plugin);
   REQUIRE(info != nullptr);
   params.emplace("image_size", std::int64_t{64});
   const PluginChoice choice{plugin, resolve_params(*info, params)};
-  return test::built_plugins().create_loader(choice, {batch, torch::Device(torch::kCUDA, 0), seed, true});
+  return test::built_plugins().create_loader(choice,
+                                             {batch, torch::Device(torch::kCUDA, 0), seed, true});
 }
 
 }  // namespace
 
-TEST_CASE("nvJPEG decodes like libjpeg-turbo, on the hardware engines and with CUDA", "[gpu][nvjpeg]") {
+TEST_CASE("nvJPEG decodes like libjpeg-turbo, on the hardware engines and with CUDA",
+          "[gpu][nvjpeg]") {
   // nvJPEG replicates chroma samples where libjpeg-turbo (and PIL) interpolate them by default
   // ("fancy upsampling"): on this photo-like content that alone moves RGB by ~4 levels on
   // average. So the decode is checked against libjpeg-turbo without fancy
@@ -195,7 +212,8 @@ TEST_CASE("nvJPEG decodes like libjpeg-turbo, on the hardware engines and with C
       const double plain_mean = vs_plain.to(torch::kFloat64).mean().item<double>();
       const double plain_over8 = (vs_plain > 8).to(torch::kFloat64).mean().item<double>();
       const double luma_mean = luma_diff.mean().item<double>();
-      std::cout << "nvjpeg " << d.backend_name() << " image " << i << ": mean |diff| vs libjpeg-turbo "
+      std::cout << "nvjpeg " << d.backend_name() << " image " << i
+                << ": mean |diff| vs libjpeg-turbo "
                 << "plain upsampling " << plain_mean << " (max " << vs_plain.max().item<int>()
                 << ", share over 8 levels " << plain_over8 << "), vs fancy "
                 << vs_fancy.to(torch::kFloat64).mean().item<double>() << "; luma vs fancy "
@@ -235,7 +253,8 @@ TEST_CASE("nvjpeg hw_pipeline false decodes the same pixels as the pipelined dec
   }
 }
 
-TEST_CASE("nvjpeg preallocated buffers decode the same pixels, also past the hint", "[gpu][nvjpeg]") {
+TEST_CASE("nvjpeg preallocated buffers decode the same pixels, also past the hint",
+          "[gpu][nvjpeg]") {
   // Hints below the batch (9 images) and the images (~500x375) make nvJPEG grow its buffers;
   // one at a typical size does not. Two rounds each: the second reuses what the first left.
   Files files;
@@ -267,29 +286,36 @@ TEST_CASE("the crop kernel computes exactly what the CPU loaders compute", "[gpu
   const imagedata::RgbImage img = imagedata::decode_jpeg(file.data(), file.size());
   const auto dev_pixels = as_tensor(img).view({-1}).to(torch::kCUDA);
   const int s = 56;
-  struct Case { double x, y, w, h; bool flip; };
+  struct Case {
+    double x, y, w, h;
+    bool flip;
+  };
   const std::vector<Case> cases = {
-      {0, 0, double(img.width), double(img.height), false},         // whole image, downscale
-      {10, 20, 30, 25, true},                                         // small crop, upscale, flipped
-      {img.width - 40.0, img.height - 33.0, 40, 33, false},           // touching the right/bottom edges
-      {0, img.height - 100.0, 77, 100, true}};                        // left/bottom edges, flipped
+      {0, 0, double(img.width), double(img.height), false},  // whole image, downscale
+      {10, 20, 30, 25, true},                                // small crop, upscale, flipped
+      {img.width - 40.0, img.height - 33.0, 40, 33, false},  // touching the right/bottom edges
+      {0, img.height - 100.0, 77, 100, true}};               // left/bottom edges, flipped
   for (bool channels_last : {false, true}) {
     for (const auto& c : cases) {
       INFO("box " << c.x << "," << c.y << " " << c.w << "x" << c.h << " flip " << c.flip
                   << " channels_last " << channels_last);
       std::vector<std::uint8_t> rgb(static_cast<std::size_t>(s) * s * 3);
-      imagedata::resample_bilinear(img, imagedata::BoxF{c.x, c.y, c.w, c.h}, s, s, c.flip, rgb.data());
+      imagedata::resample_bilinear(img, imagedata::BoxF{c.x, c.y, c.w, c.h}, s, s, c.flip,
+                                   rgb.data());
       std::vector<float> want(rgb.size());
       imagedata::normalize_imagenet(rgb.data(), s, s, channels_last, want.data());
 
-      nvjpeg::CropJob job{0, img.width, img.height, float(c.x), float(c.y), float(c.w), float(c.h), c.flip, nvjpeg::kCropRgbi, {}};
+      nvjpeg::CropJob job{0,          img.width,  img.height, float(c.x),        float(c.y),
+                          float(c.w), float(c.h), c.flip,     nvjpeg::kCropRgbi, {}};
       auto job_dev = torch::from_blob(&job, {sizeof job}, torch::kUInt8).to(torch::kCUDA);
       auto out = torch::empty({1, 3, s, s}, torch::TensorOptions().device(torch::kCUDA));
-      REQUIRE(nvjpeg::crop_resize_normalize(reinterpret_cast<const nvjpeg::CropJob*>(job_dev.data_ptr<std::uint8_t>()),
-                                            1, dev_pixels.data_ptr<std::uint8_t>(), s, channels_last,
-                                            out.data_ptr<float>(), current_stream()) == cudaSuccess);
+      REQUIRE(nvjpeg::crop_resize_normalize(
+                  reinterpret_cast<const nvjpeg::CropJob*>(job_dev.data_ptr<std::uint8_t>()), 1,
+                  dev_pixels.data_ptr<std::uint8_t>(), s, channels_last, out.data_ptr<float>(),
+                  current_stream()) == cudaSuccess);
       auto got = out.cpu().view({-1});
-      auto expected = torch::from_blob(want.data(), {static_cast<std::int64_t>(want.size())}).clone();
+      auto expected =
+          torch::from_blob(want.data(), {static_cast<std::int64_t>(want.size())}).clone();
       auto diff = (got - expected).abs();
       // Sampling positions are computed in float on the GPU and in double on the CPU: a weight
       // may round to the neighbouring 1/256 now and then, one level at most.
@@ -312,10 +338,12 @@ TEST_CASE("the crop kernel's launch check is not fooled by an error an earlier c
   const auto file = imagedata::encode_jpeg(imagedata::render_image(5, 1, 3), 90);
   const imagedata::RgbImage img = imagedata::decode_jpeg(file.data(), file.size());
   const auto dev_pixels = as_tensor(img).view({-1}).to(torch::kCUDA);
-  nvjpeg::CropJob job{0, img.width, img.height, 0.f, 0.f, float(img.width), float(img.height), false,
-                      nvjpeg::kCropRgbi, {}};
+  nvjpeg::CropJob job{
+      0,     img.width,         img.height, 0.f, 0.f, float(img.width), float(img.height),
+      false, nvjpeg::kCropRgbi, {}};
   auto job_dev = torch::from_blob(&job, {sizeof job}, torch::kUInt8).to(torch::kCUDA);
-  auto out = torch::full({1, 3, 32, 32}, std::nanf(""), torch::TensorOptions().device(torch::kCUDA));
+  auto out =
+      torch::full({1, 3, 32, 32}, std::nanf(""), torch::TensorOptions().device(torch::kCUDA));
   const cudaStream_t stream = current_stream();
   cudaError_t pending = cudaSuccess, launched = cudaErrorUnknown, after = cudaErrorUnknown;
   std::thread([&] {
@@ -324,9 +352,9 @@ TEST_CASE("the crop kernel's launch check is not fooled by an error an earlier c
     cudaFuncAttributes attr{};
     (void)cudaFuncGetAttributes(&attr, &not_a_kernel);
     pending = cudaPeekAtLastError();
-    launched = nvjpeg::crop_resize_normalize(reinterpret_cast<const nvjpeg::CropJob*>(job_dev.data_ptr<std::uint8_t>()),
-                                             1, dev_pixels.data_ptr<std::uint8_t>(), 32, false,
-                                             out.data_ptr<float>(), stream);
+    launched = nvjpeg::crop_resize_normalize(
+        reinterpret_cast<const nvjpeg::CropJob*>(job_dev.data_ptr<std::uint8_t>()), 1,
+        dev_pixels.data_ptr<std::uint8_t>(), 32, false, out.data_ptr<float>(), stream);
     after = cudaStreamSynchronize(stream);
   }).join();
   REQUIRE(pending != cudaSuccess);  // the set-up did leave an error pending
@@ -351,29 +379,34 @@ TEST_CASE("output yuv: nvJPEG's planes converted by the crop kernel give the RGB
     INFO("backend " << backend << " -> " << rgb_decoder.backend_name());
     const DeviceImages rgbi = decode_on_device(rgb_decoder, files);
     const DeviceImages ycc = decode_on_device(yuv_decoder, files);
-    std::cout << "nvjpeg " << rgb_decoder.backend_name() << ": decoded one at a time (not batched): rgb "
-              << rgb_decoder.single_decodes() << ", yuv " << yuv_decoder.single_decodes() << " of "
-              << files.size() << "\n";
+    std::cout << "nvjpeg " << rgb_decoder.backend_name()
+              << ": decoded one at a time (not batched): rgb " << rgb_decoder.single_decodes()
+              << ", yuv " << yuv_decoder.single_decodes() << " of " << files.size() << "\n";
     const auto from_rgbi = to_rgb(rgbi), from_planes = to_rgb(ycc);
     for (std::size_t i = 0; i < files.size(); ++i) {
       INFO("image " << i << " (" << ycc.infos[i].width << "x" << ycc.infos[i].height << ", "
-                    << ycc.infos[i].components << " components, subsampling " << ycc.infos[i].subsampling << ")");
+                    << ycc.infos[i].components << " components, subsampling "
+                    << ycc.infos[i].subsampling << ")");
       CHECK(ycc.layout.ycc[i]);  // every one of these is decoded to planes
       const auto diff = (from_planes[i].to(torch::kInt32) - from_rgbi[i].to(torch::kInt32)).abs();
-      const auto vs_libjpeg = (from_planes[i].to(torch::kInt32) - as_tensor(plain[i]).to(torch::kInt32)).abs();
-      std::cout << "nvjpeg " << rgb_decoder.backend_name() << " image " << i << ": planes converted vs RGBI: max "
-                << diff.max().item<int>() << ", differing share " << (diff > 0).to(torch::kFloat64).mean().item<double>()
+      const auto vs_libjpeg =
+          (from_planes[i].to(torch::kInt32) - as_tensor(plain[i]).to(torch::kInt32)).abs();
+      std::cout << "nvjpeg " << rgb_decoder.backend_name() << " image " << i
+                << ": planes converted vs RGBI: max " << diff.max().item<int>()
+                << ", differing share " << (diff > 0).to(torch::kFloat64).mean().item<double>()
                 << "; vs libjpeg-turbo plain: max " << vs_libjpeg.max().item<int>() << "\n";
       if (exact)
         CHECK(torch::equal(from_planes[i], from_rgbi[i]));
       else
-        check_close_levels(diff.to(torch::kFloat32), std::string("planes vs RGBI, image ") + std::to_string(i));
+        check_close_levels(diff.to(torch::kFloat32),
+                           std::string("planes vs RGBI, image ") + std::to_string(i));
     }
     // The crop kernel on both buffers with the same boxes: whole images, small upscaled crops,
     // crops touching the right and bottom edges (odd sizes: the last chroma column and row).
     std::vector<Box> boxes;
     for (std::size_t i = 0; i < files.size(); ++i) {
-      const float w = static_cast<float>(ycc.infos[i].width), h = static_cast<float>(ycc.infos[i].height);
+      const float w = static_cast<float>(ycc.infos[i].width),
+                  h = static_cast<float>(ycc.infos[i].height);
       boxes.push_back({i, 0, 0, w, h, false});
       boxes.push_back({i, 10, 20, 30, 25, true});
       boxes.push_back({i, w - 40, h - 33, 40, 33, false});
@@ -387,20 +420,27 @@ TEST_CASE("output yuv: nvJPEG's planes converted by the crop kernel give the RGB
       if (exact)
         CHECK(torch::equal(a, b));
       else
-        check_close_levels(level_diff(a, b), std::string("crop kernel, yuv vs rgb, ") + rgb_decoder.backend_name());
+        check_close_levels(level_diff(a, b),
+                           std::string("crop kernel, yuv vs rgb, ") + rgb_decoder.backend_name());
     }
   }
 }
 
-TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader's crops", "[gpu][nvjpeg]") {
+TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader's crops",
+          "[gpu][nvjpeg]") {
   const std::string root = (dataset_dir() / "data").string();
   // a: the defaults (one decoder, PyTorch's allocator); b: nvJPEG's own allocator and one
   // batch ahead; d: three decoders with preallocated buffers. Batches must come back the
   // same, in the same order, whichever producer made them and wherever its buffers came from.
   auto a = make_loader("nvjpeg", {{"root", root}}, 1);
-  auto b = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{1}}, {"prefetch", std::int64_t{1}},
-                                  {"allocator", std::string("cuda")}}, 1);
-  auto d = make_loader("nvjpeg", {{"root", root}, {"decoders", std::int64_t{3}}, {"hw_preallocate", true}}, 1);
+  auto b = make_loader("nvjpeg",
+                       {{"root", root},
+                        {"decoders", std::int64_t{1}},
+                        {"prefetch", std::int64_t{1}},
+                        {"allocator", std::string("cuda")}},
+                       1);
+  auto d = make_loader(
+      "nvjpeg", {{"root", root}, {"decoders", std::int64_t{3}}, {"hw_preallocate", true}}, 1);
   auto other = make_loader("nvjpeg", {{"root", root}}, 2);
   auto cpu = make_loader("imagefolder", {{"root", root}, {"workers", std::int64_t{2}}}, 1);
   CHECK(a->num_classes() == 3);
@@ -431,7 +471,8 @@ TEST_CASE("nvjpeg loader: device batches, deterministic, the imagefolder loader'
     same_seed += (x.images.cpu() - c.images.cpu()).abs().mean().item<double>();
     other_seed += (z.images.cpu() - c.images.cpu()).abs().mean().item<double>();
   }
-  INFO("mean |nvjpeg - imagefolder|: same seed " << same_seed / 6 << ", other seed " << other_seed / 6);
+  INFO("mean |nvjpeg - imagefolder|: same seed " << same_seed / 6 << ", other seed "
+                                                 << other_seed / 6);
   std::cout << "nvjpeg vs imagefolder, mean |diff| per batch: same seed " << same_seed / 6
             << ", other seed " << other_seed / 6 << "\n";
   CHECK(same_seed < 0.35 * other_seed);
@@ -461,7 +502,8 @@ TEST_CASE("nvjpeg loader: cpu_share decodes each batch's last rows on the CPU, a
   const std::string root = (dataset_dir() / "data").string();
   // Batches of 8: cpu_share 0.4 sends round(3.2) = 3 rows to the CPU, 1.0 all of them.
   auto gpu = make_loader("nvjpeg", {{"root", root}}, 1);
-  auto part = make_loader("nvjpeg", {{"root", root}, {"cpu_share", 0.4}, {"workers", std::int64_t{3}}}, 1);
+  auto part =
+      make_loader("nvjpeg", {{"root", root}, {"cpu_share", 0.4}, {"workers", std::int64_t{3}}}, 1);
   auto all = make_loader("nvjpeg", {{"root", root}, {"cpu_share", 1.0}}, 1);
   auto cpu = make_loader("imagefolder", {{"root", root}, {"workers", std::int64_t{2}}}, 1);
   for (int i = 0; i < 6; ++i) {  // crosses into the second epoch
@@ -495,22 +537,29 @@ TEST_CASE("nvjpeg loader: output yuv gives output rgb's batches", "[gpu][nvjpeg]
   // both outputs: the same samples, crops and pixels (exactly on the JPEG engines).
   test::TempDir tmp;
   const test::Sampling kinds[] = {test::kS420, test::kS444, test::kS422, test::kGray};
-  const auto odd = [](int n, int less) { const int m = n - less; return m % 2 ? m : m - 1; };
+  const auto odd = [](int n, int less) {
+    const int m = n - less;
+    return m % 2 ? m : m - 1;
+  };
   for (int c = 0; c < 2; ++c) {
     const auto dir = tmp.path() / "data" / "train" / imagedata::class_folder_name(c);
     std::filesystem::create_directories(dir);
     for (int i = 0; i < 8; ++i) {
       const imagedata::RgbImage img = imagedata::render_image(7, c, i);
-      const auto file = test::encode_sampled(test::crop_rgb(img, odd(img.width, 6 * i), odd(img.height, 5 * i)), 90,
-                                             kinds[(c + i) % 4]);
+      const auto file =
+          test::encode_sampled(test::crop_rgb(img, odd(img.width, 6 * i), odd(img.height, 5 * i)),
+                               90, kinds[(c + i) % 4]);
       std::ofstream(dir / ("img_" + std::to_string(i) + ".JPEG"), std::ios::binary)
-          .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+          .write(reinterpret_cast<const char*>(file.data()),
+                 static_cast<std::streamsize>(file.size()));
     }
   }
   const std::string root = (tmp.path() / "data").string();
   for (const char* backend : {"auto", "gpu"}) {
     auto rgb = make_loader("nvjpeg", {{"root", root}, {"backend", std::string(backend)}}, 3);
-    auto yuv = make_loader("nvjpeg", {{"root", root}, {"backend", std::string(backend)}, {"output", std::string("yuv")}}, 3);
+    auto yuv = make_loader(
+        "nvjpeg",
+        {{"root", root}, {"backend", std::string(backend)}, {"output", std::string("yuv")}}, 3);
     const bool exact = rgb->counters().at("hardware_decode") == 1.0;
     INFO("backend " << backend << (exact ? " (hardware)" : " (CUDA decoder)"));
     // 16 images in batches of 8: two epochs.
@@ -524,18 +573,21 @@ TEST_CASE("nvjpeg loader: output yuv gives output rgb's batches", "[gpu][nvjpeg]
       if (exact)
         CHECK(torch::equal(x.images, y.images));
       else
-        check_close_levels(level_diff(x.images, y.images), std::string("loader batch ") + std::to_string(k) + ", yuv vs rgb");
+        check_close_levels(level_diff(x.images, y.images),
+                           std::string("loader batch ") + std::to_string(k) + ", yuv vs rgb");
     }
     const auto a = rgb->counters(), b = yuv->counters();
-    std::cout << "nvjpeg loader " << backend << ": single decodes rgb " << a.at("single_decodes") << ", yuv "
-              << b.at("single_decodes") << "; decode_ms rgb " << a.at("decode_ms") << ", yuv " << b.at("decode_ms") << "\n";
+    std::cout << "nvjpeg loader " << backend << ": single decodes rgb " << a.at("single_decodes")
+              << ", yuv " << b.at("single_decodes") << "; decode_ms rgb " << a.at("decode_ms")
+              << ", yuv " << b.at("decode_ms") << "\n";
     CHECK(b.at("images") >= 32);  // what each producer made so far (it may be ahead)
     CHECK(b.at("skipped") == 0);
     CHECK(b.at("hardware_decode") == a.at("hardware_decode"));
   }
 }
 
-TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped and counted", "[gpu][nvjpeg]") {
+TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped and counted",
+          "[gpu][nvjpeg]") {
   test::TempDir tmp;
   imagedata::GeneratorOptions o;
   o.classes = 2;
@@ -561,7 +613,9 @@ TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped 
       CHECK(thrown);
     }
     {
-      auto loader = make_loader("nvjpeg", {{"root", root}, {"on_error", std::string("skip")}, {"cpu_share", share}}, 1, 4);
+      auto loader = make_loader(
+          "nvjpeg", {{"root", root}, {"on_error", std::string("skip")}, {"cpu_share", share}}, 1,
+          4);
       for (int i = 0; i < 8; ++i) {
         const Batch b = loader->next();
         CHECK(b.images.size(0) == 4);
@@ -575,7 +629,8 @@ TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped 
   const auto truncated = index.samples[5].path;
   auto bytes = imagedata::read_file(truncated);
   std::ofstream(truncated, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size() / 2));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size() / 2));
   auto loader = make_loader("nvjpeg", {{"root", root}, {"on_error", std::string("skip")}}, 1, 4);
   for (int i = 0; i < 8; ++i) loader->next();
   torch::cuda::synchronize();

@@ -1,9 +1,9 @@
 // Precision modes and optimizer implementations on a real GPU: fp16 AMP really scales the loss
 // (and skips a step with an injected inf, on the device with the fused optimizer), tf32 trains,
 // and loop, foreach and fused SGD give the same parameters on CUDA.
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 

@@ -1,7 +1,8 @@
 // The runner on a real GPU: each precision and memory format trains on CUDA, the run records
 // the device, its environment and allocator peaks, and autocast really runs bf16 kernels.
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
+
+#include <catch2/catch.hpp>
 
 #include "integration/test_support.h"
 #include "runner/runner.h"
@@ -42,7 +43,8 @@ TEST_CASE("the amp plugin runs the forward pass in bf16 on CUDA", "[gpu]") {
 
   test::LinearProbe probe;  // reports the dtype its layer produced under autocast
   probe.fc->to(torch::kCUDA);
-  Batch b{torch::randn({8, 4}, torch::kCUDA), torch::randint(3, {8}, torch::TensorOptions(torch::kCUDA).dtype(torch::kLong))};
+  Batch b{torch::randn({8, 4}, torch::kCUDA),
+          torch::randint(3, {8}, torch::TensorOptions(torch::kCUDA).dtype(torch::kLong))};
   auto loss = precision->forward_loss(probe, b);
   CHECK(probe.seen == torch::kBFloat16);
   CHECK(loss.scalar_type() == torch::kFloat);  // the loss itself is computed in fp32

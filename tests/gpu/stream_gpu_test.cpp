@@ -1,11 +1,10 @@
 // Stream strategies on a real GPU: copy-overlap and cuda-graph change where and how work is
 // launched, not what is computed, so after the same steps the weights match `default`'s; a
 // step that cannot be captured fails cleanly and leaves the GPU usable.
-#include <catch2/catch.hpp>
+#include <cuda_runtime_api.h>
 #include <torch/torch.h>
 
-#include <cuda_runtime_api.h>
-
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "integration/test_support.h"
@@ -51,8 +50,10 @@ StepFunctions ones_batch_functions() {
 
 TEST_CASE("the synthetic loader's pinned batches are page-locked host memory", "[gpu][stream]") {
   auto loader = test::built_plugins().create_loader(
-      test::choice("synthetic", {{"image_size", std::int64_t{8}}, {"channels", std::int64_t{3}},
-                                 {"classes", std::int64_t{10}}, {"batches", std::int64_t{1}},
+      test::choice("synthetic", {{"image_size", std::int64_t{8}},
+                                 {"channels", std::int64_t{3}},
+                                 {"classes", std::int64_t{10}},
+                                 {"batches", std::int64_t{1}},
                                  {"location", std::string("pinned")}}),
       {2, torch::Device(torch::kCUDA, 0), 0, false});
   const Batch b = loader->next();

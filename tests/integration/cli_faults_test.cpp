@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -99,8 +98,8 @@ TEST_CASE("a matrix far over --max-runs is refused before it is expanded", "[cli
     seeds += (i ? ", " : "") + std::to_string(i);
     batches += (i ? ", " : "") + std::to_string(i + 1);
   }
-  write(tmp.path() / "huge.yaml", std::string(kTiny) + "matrix:\n  seed: [" + seeds +
-                                      "]\n  batch_size: [" + batches + "]\n");
+  write(tmp.path() / "huge.yaml",
+        std::string(kTiny) + "matrix:\n  seed: [" + seeds + "]\n  batch_size: [" + batches + "]\n");
   const auto start = std::chrono::steady_clock::now();
   auto r = test::run_orch("plan " + q(tmp.path() / "huge.yaml"));
   const auto took = std::chrono::steady_clock::now() - start;
@@ -118,7 +117,8 @@ TEST_CASE("orch run takes the sweep's lock, through any spelling of the database
   fs::create_symlink(db, tmp.path() / "link.db");
   // A sweep of the same name holds the lock of the real file.
   sweep::SweepLock held(sweep::lock_path(db.string(), "tiny"));
-  for (const fs::path& spelling : {db, tmp.path() / "link.db", tmp.path() / "sub" / ".." / "r.db"}) {
+  for (const fs::path& spelling :
+       {db, tmp.path() / "link.db", tmp.path() / "sub" / ".." / "r.db"}) {
     auto r = test::run_orch("--db " + q(spelling) + " run " + q(tmp.path() / "tiny.yaml"));
     INFO(spelling << ": " << r.output);
     CHECK(r.exit_code == 2);
@@ -141,8 +141,8 @@ TEST_CASE("read commands never write: a foreign SQLite file is refused, untouche
   }
   const std::string before = slurp(db);
   const std::string dbarg = "--db " + q(db) + " ";
-  for (const std::string cmd : {"rank", "compare a b", "export --format csv",
-                                "report -o " + q(tmp.path() / "r.html")}) {
+  for (const std::string cmd :
+       {"rank", "compare a b", "export --format csv", "report -o " + q(tmp.path() / "r.html")}) {
     auto r = test::run_orch(dbarg + cmd);
     INFO(cmd << ": " << r.output);
     CHECK(r.exit_code == 2);
@@ -171,15 +171,14 @@ TEST_CASE("read commands read a database on read-only media", "[cli]") {
     WARN("no read-only bind mount here (" << probe.output << "); skipped");
     return;
   }
-  auto r = run_shell(mount + "'" + ORCH_BINARY + "' --db " +
-                                q(tmp.path() / "ro" / "r.db") + " rank\"");
+  auto r =
+      run_shell(mount + "'" + ORCH_BINARY + "' --db " + q(tmp.path() / "ro" / "r.db") + " rank\"");
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("fast") && Contains("slow"));
 }
 
-TEST_CASE("export -o and report -o never replace the database or a file of another kind",
-          "[cli]") {
+TEST_CASE("export -o and report -o never replace the database or a file of another kind", "[cli]") {
   test::TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
   make_results(db);
@@ -187,8 +186,8 @@ TEST_CASE("export -o and report -o never replace the database or a file of anoth
   const std::string dbarg = "--db " + q(db) + " ";
   const std::string db_before = slurp(db);
   for (const fs::path& target : {db, tmp.path() / "link.db"}) {
-    for (const std::string cmd : {"export --format csv -o ", "export --format json -o ",
-                                  "report -o "}) {
+    for (const std::string cmd :
+         {"export --format csv -o ", "export --format json -o ", "report -o "}) {
       auto r = test::run_orch(dbarg + cmd + q(target));
       INFO(cmd << target << ": " << r.output);
       CHECK(r.exit_code == 2);
@@ -200,7 +199,10 @@ TEST_CASE("export -o and report -o never replace the database or a file of anoth
 
   SECTION("another SQLite database or a file of another kind is refused") {
     const fs::path other = tmp.path() / "other.db";
-    { storage::Database d(other.string()); d.exec("CREATE TABLE t (x)"); }
+    {
+      storage::Database d(other.string());
+      d.exec("CREATE TABLE t (x)");
+    }
     const fs::path yaml = tmp.path() / "experiment.yaml";
     write(yaml, kTiny);
     for (const fs::path& target : {other, yaml}) {

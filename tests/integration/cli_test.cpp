@@ -1,7 +1,6 @@
 // The orch binary end to end: a run lands in SQLite and in the ranking; bad input is refused
 // before anything runs or any database file is created; refused plugins are reported.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 
 #include "integration/test_support.h"
@@ -32,7 +31,8 @@ TEST_CASE("orch run records every run in SQLite and prints the ranking", "[cli]"
   test::TempDir tmp;
   write(tmp.path() / "tiny.yaml", kTinyExperiment);
   const auto db = tmp.path() / "r.db";
-  auto r = test::run_orch("--db '" + db.string() + "' run '" + (tmp.path() / "tiny.yaml").string() + "'");
+  auto r = test::run_orch("--db '" + db.string() + "' run '" + (tmp.path() / "tiny.yaml").string() +
+                          "'");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("[1/2] contiguous"));
@@ -61,9 +61,9 @@ TEST_CASE("orch run records every run in SQLite and prints the ranking", "[cli]"
 TEST_CASE("orch run refuses a bad experiment before creating the database", "[cli]") {
   test::TempDir tmp;
   const auto db = tmp.path() / "r.db";
-  write(tmp.path() / "bad.yaml",
-        "name: bad\nbase:\n  precision: {plugin: amp, dtype: fp8}\n");
-  auto r = test::run_orch("--db '" + db.string() + "' run '" + (tmp.path() / "bad.yaml").string() + "'");
+  write(tmp.path() / "bad.yaml", "name: bad\nbase:\n  precision: {plugin: amp, dtype: fp8}\n");
+  auto r =
+      test::run_orch("--db '" + db.string() + "' run '" + (tmp.path() / "bad.yaml").string() + "'");
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("bad.yaml:3:"));
@@ -76,21 +76,24 @@ TEST_CASE("every file of the bad corpus is refused by the binary, and no databas
   test::TempDir tmp;
   const auto db = tmp.path() / "r.db";
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCH_FIXTURES_DIR) + "/bad")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(ORCH_FIXTURES_DIR) + "/bad")) {
     if (entry.path().extension() != ".yaml") continue;
     ++files;
     auto r = test::run_orch("--db '" + db.string() + "' run '" + entry.path().string() + "'");
     INFO(entry.path().filename() << ": " << r.output);
     CHECK(r.exit_code == 2);
     // file:line:col: ... on the first line of the error
-    CHECK_THAT(r.output, Matches("(.|\n)*" + entry.path().filename().string() + ":[0-9]+:[0-9]+: (.|\n)*"));
+    CHECK_THAT(r.output,
+               Matches("(.|\n)*" + entry.path().filename().string() + ":[0-9]+:[0-9]+: (.|\n)*"));
     CHECK_FALSE(std::filesystem::exists(db));
   }
   CHECK(files >= 25);
 }
 
 TEST_CASE("orch plan prints the runs and validates without running", "[cli]") {
-  auto r = test::run_orch(std::string("plan '") + ORCH_SOURCE_DIR + "/experiments/quickstart.yaml'");
+  auto r =
+      test::run_orch(std::string("plan '") + ORCH_SOURCE_DIR + "/experiments/quickstart.yaml'");
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("amp/channels_last"));
@@ -100,7 +103,8 @@ TEST_CASE("orch plan prints the runs and validates without running", "[cli]") {
 TEST_CASE("every shipped experiment and benchmark file plans with the built plugins", "[cli]") {
   int files = 0;
   for (const char* dir : {"/experiments", "/bench/suites"}) {
-    for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCH_SOURCE_DIR) + dir)) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(ORCH_SOURCE_DIR) + dir)) {
       if (entry.path().extension() != ".yaml") continue;
       ++files;
       // The fault plugin is on the path for bench/suites/sweeps.sweep.yaml's injected failures.

@@ -3,7 +3,8 @@
 // batch-norm pair counted as a fallback (on the CPU there is no cuDNN graph and no fused
 // kernel), including the identity blocks' conv1 with fused_residual_grad's sink; and a run
 // stores those counts with its counters (model.*). The GPU path
-// (statistics from the convolution's epilogue) is compared in tests/gpu/conv_bn_from_stats_gpu_test.cpp.
+// (statistics from the convolution's epilogue) is compared in
+// tests/gpu/conv_bn_from_stats_gpu_test.cpp.
 #include "conv_bn_from_stats.h"
 
 #include <torch/torch.h>
@@ -76,7 +77,8 @@ TEST_CASE("conv_bn_stats on the CPU trains exactly like fused_bn alone, every pa
       INFO(b.key());
       CHECK(torch::equal(b.value(), buffers[b.key()]));
     }
-    // Evaluation: the modules' own forward (conv_bn_relu_from_stats falls back: no batch statistics).
+    // Evaluation: the modules' own forward (conv_bn_relu_from_stats falls back: no batch
+    // statistics).
     stats->eval();
     plain->eval();
     torch::NoGradGuard no_grad;
@@ -89,9 +91,8 @@ TEST_CASE("a run keeps the resnet's path counts with its counters",
   // ResNet18 on the CPU with fused_bn and conv_bn_stats: every call falls back, and the run's
   // counters say so (1 warm-up + 2 measured steps, each a forward).
   RunSpec spec = test::small_cpu_spec();
-  spec.model = test::choice("resnet", {{"depth", std::int64_t{18}},
-                                       {"fused_bn", true},
-                                       {"conv_bn_stats", true}});
+  spec.model = test::choice(
+      "resnet", {{"depth", std::int64_t{18}}, {"fused_bn", true}, {"conv_bn_stats", true}});
   spec.measure_steps = 2;
   const auto doc = run_one(spec, test::built_plugins());
   INFO(doc.dump(2));

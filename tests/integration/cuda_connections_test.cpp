@@ -2,14 +2,14 @@
 // (stored with the run), `orch sweep` gives every configuration its own, `orch run` (one
 // process) refuses configurations that differ before anything is written, and a run started in
 // a process set up for another value fails instead of being stored as if it had it.
-#include <catch2/catch.hpp>
+#include "runner/cuda_connections.h"
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 
 #include "integration/test_support.h"
-#include "runner/cuda_connections.h"
 #include "runner/runner.h"
 #include "storage/store.h"
 
@@ -57,8 +57,10 @@ struct SavedVariable {
     ::unsetenv(kCudaConnectionsVariable);
   }
   ~SavedVariable() {
-    if (value) ::setenv(kCudaConnectionsVariable, value->c_str(), 1);
-    else ::unsetenv(kCudaConnectionsVariable);
+    if (value)
+      ::setenv(kCudaConnectionsVariable, value->c_str(), 1);
+    else
+      ::unsetenv(kCudaConnectionsVariable);
   }
   std::optional<std::string> value;
 };
@@ -148,8 +150,7 @@ TEST_CASE("common_cuda_connections names two configurations that differ", "[cuda
   a.cuda_connections = b.cuda_connections = 16;
   CHECK(common_cuda_connections({a, b}) == 16);
   b.cuda_connections.reset();
-  CHECK_THROWS_WITH(common_cuda_connections({a, b}),
-                    Contains("'a': 16, 'b': driver"));
+  CHECK_THROWS_WITH(common_cuda_connections({a, b}), Contains("'a': 16, 'b': driver"));
 }
 
 }  // namespace orch

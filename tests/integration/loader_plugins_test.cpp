@@ -1,11 +1,11 @@
 // The imagefolder and cached loaders through the real registry, on a generated JPEG folder:
 // batch shapes, dtypes and value ranges, channels-last, determinism for a seed whatever the
 // workers, counters, on_error both ways, and the `orch dataset` commands and an `orch run`.
-#include <catch2/catch.hpp>
 #include <orch/imagedata/image_cache.h>
 #include <orch/imagedata/image_folder.h>
 #include <orch/imagedata/image_generator.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <set>
 
@@ -36,8 +36,9 @@ const std::filesystem::path& dataset_dir() {
   return dir.path();
 }
 
-std::shared_ptr<DataLoader> make_loader(const std::string& plugin, std::map<std::string, Value> params,
-                                        std::int64_t seed = 1, bool channels_last = false) {
+std::shared_ptr<DataLoader> make_loader(const std::string& plugin,
+                                        std::map<std::string, Value> params, std::int64_t seed = 1,
+                                        bool channels_last = false) {
   const PluginInfo* info = test::built_plugins().find(PluginKind::kDataLoader, plugin);
   REQUIRE(info != nullptr);
   params.emplace("image_size", std::int64_t{kSize});
@@ -54,8 +55,9 @@ std::shared_ptr<DataLoader> folder_loader(std::int64_t workers, std::int64_t see
 
 std::shared_ptr<DataLoader> cached_loader(std::int64_t workers, std::int64_t seed = 1,
                                           bool channels_last = false) {
-  return make_loader("cached", {{"path", (dataset_dir() / "cache.bin").string()}, {"workers", workers}},
-                     seed, channels_last);
+  return make_loader("cached",
+                     {{"path", (dataset_dir() / "cache.bin").string()}, {"workers", workers}}, seed,
+                     channels_last);
 }
 
 void check_batch(const Batch& b) {
@@ -138,7 +140,8 @@ TEST_CASE("imagefolder: counters", "[loader]") {
   CHECK(cached->counters().at("bytes_read") >= kBatch * 48.0 * 48 * 3);
 }
 
-TEST_CASE("imagefolder: a corrupt file fails the run naming it, or is counted and skipped", "[loader]") {
+TEST_CASE("imagefolder: a corrupt file fails the run naming it, or is counted and skipped",
+          "[loader]") {
   test::TempDir tmp;
   imagedata::GeneratorOptions o;
   o.classes = 2;
@@ -151,7 +154,8 @@ TEST_CASE("imagefolder: a corrupt file fails the run naming it, or is counted an
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::ofstream(victim, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 3);
   }
-  auto failing = make_loader("imagefolder", {{"root", tmp.path().string()}, {"workers", std::int64_t{2}}});
+  auto failing =
+      make_loader("imagefolder", {{"root", tmp.path().string()}, {"workers", std::int64_t{2}}});
   // 16 images, batches of 8: the bad file is in one of the first two batches.
   try {
     failing->next();
@@ -177,22 +181,26 @@ TEST_CASE("imagefolder: a corrupt file fails the run naming it, or is counted an
 TEST_CASE("orch dataset make, cache and bench through the binary", "[loader][cli]") {
   test::TempDir tmp;
   const auto dir = tmp.path() / "gen";
-  auto made = test::run_orch("dataset make '" + dir.string() + "' --classes 2 --per-class 3 --seed 1");
+  auto made =
+      test::run_orch("dataset make '" + dir.string() + "' --classes 2 --per-class 3 --seed 1");
   INFO(made.output);
   REQUIRE(made.exit_code == 0);
   CHECK_THAT(made.output, Contains("6 JPEGs"));
   auto again = test::run_orch("dataset make '" + dir.string() + "' --classes 2 --per-class 3");
   CHECK(again.exit_code == 2);
   CHECK_THAT(again.output, Contains("not empty"));
-  auto cached = test::run_orch("dataset cache '" + dir.string() + "' '" + (tmp.path() / "c.bin").string() + "' --size 40");
+  auto cached = test::run_orch("dataset cache '" + dir.string() + "' '" +
+                               (tmp.path() / "c.bin").string() + "' --size 40");
   INFO(cached.output);
   REQUIRE(cached.exit_code == 0);
   CHECK(imagedata::ImageCache(tmp.path() / "c.bin").size() == 6);
-  auto missing = test::run_orch("dataset cache '" + (tmp.path() / "nope").string() + "' '" + (tmp.path() / "d.bin").string() + "'");
+  auto missing = test::run_orch("dataset cache '" + (tmp.path() / "nope").string() + "' '" +
+                                (tmp.path() / "d.bin").string() + "'");
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.output, Contains("no such folder"));
-  auto bench = test::run_orch("dataset bench --data '{plugin: imagefolder, root: " + dir.string() +
-                              ", workers: 2, image_size: 32}' --batch-size 2 --batches 4 --warmup 1");
+  auto bench =
+      test::run_orch("dataset bench --data '{plugin: imagefolder, root: " + dir.string() +
+                     ", workers: 2, image_size: 32}' --batch-size 2 --batches 4 --warmup 1");
   INFO(bench.output);
   REQUIRE(bench.exit_code == 0);
   CHECK_THAT(bench.output, Contains("img/s") && Contains("data.decode_ms"));
@@ -216,18 +224,22 @@ TEST_CASE("orch run trains ResNet18 from a generated JPEG folder", "[loader][cli
   o.classes = 4;
   o.per_class = 16;
   imagedata::make_dataset(tmp.path() / "data", o);
-  std::ofstream(tmp.path() / "jpeg.yaml") << "name: jpeg\nbase:\n  model: {plugin: resnet, depth: 18}\n"
-                                          << "  data: {plugin: imagefolder, root: " << (tmp.path() / "data").string()
-                                          << ", image_size: 64, workers: 2}\n"
-                                          << "  batch_size: 8\n  steps: {warmup: 1, measure: 3}\n  device: cpu\n";
+  std::ofstream(tmp.path() / "jpeg.yaml")
+      << "name: jpeg\nbase:\n  model: {plugin: resnet, depth: 18}\n"
+      << "  data: {plugin: imagefolder, root: " << (tmp.path() / "data").string()
+      << ", image_size: 64, workers: 2}\n"
+      << "  batch_size: 8\n  steps: {warmup: 1, measure: 3}\n  device: cpu\n";
   const auto db = tmp.path() / "r.db";
-  auto r = test::run_orch("--db '" + db.string() + "' run '" + (tmp.path() / "jpeg.yaml").string() + "'");
+  auto r = test::run_orch("--db '" + db.string() + "' run '" + (tmp.path() / "jpeg.yaml").string() +
+                          "'");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   storage::Store store(db.string());
-  storage::Statement st(store.database(),
-                        "SELECT status, images_per_s, json_extract(document_json, '$.counters.\"data.images\"'), "
-                        "json_extract(document_json, '$.counters.\"data.bytes_read\"') FROM runs WHERE experiment = 'jpeg'");
+  storage::Statement st(
+      store.database(),
+      "SELECT status, images_per_s, json_extract(document_json, '$.counters.\"data.images\"'), "
+      "json_extract(document_json, '$.counters.\"data.bytes_read\"') FROM runs WHERE experiment = "
+      "'jpeg'");
   REQUIRE(st.step());
   CHECK(st.column_text(0) == "ok");
   CHECK(st.column_double(1) > 0);
@@ -236,14 +248,16 @@ TEST_CASE("orch run trains ResNet18 from a generated JPEG folder", "[loader][cli
   CHECK(st.column_double(3) > 0);
 }
 
-TEST_CASE("imagefolder: shuffle off keeps folder order; drop_last off keeps the short batch", "[loader]") {
+TEST_CASE("imagefolder: shuffle off keeps folder order; drop_last off keeps the short batch",
+          "[loader]") {
   const PluginInfo* info = test::built_plugins().find(PluginKind::kDataLoader, "imagefolder");
   REQUIRE(info != nullptr);
-  const PluginChoice choice{"imagefolder", resolve_params(*info, {{"root", (dataset_dir() / "data").string()},
-                                                                  {"image_size", std::int64_t{kSize}},
-                                                                  {"shuffle", false},
-                                                                  {"drop_last", false},
-                                                                  {"workers", std::int64_t{2}}})};
+  const PluginChoice choice{"imagefolder",
+                            resolve_params(*info, {{"root", (dataset_dir() / "data").string()},
+                                                   {"image_size", std::int64_t{kSize}},
+                                                   {"shuffle", false},
+                                                   {"drop_last", false},
+                                                   {"workers", std::int64_t{2}}})};
   auto loader = test::built_plugins().create_loader(choice, {10, torch::kCPU, 0, false});
   // 24 images in batches of 10: 10, 10, 4, then the next epoch.
   const Batch a = loader->next(), b = loader->next(), c = loader->next(), d = loader->next();
@@ -253,13 +267,15 @@ TEST_CASE("imagefolder: shuffle off keeps folder order; drop_last off keeps the 
   CHECK(d.images.size(0) == 10);
   // Folder order: class 0's six images, then class 1's.
   const std::vector<std::int64_t> want = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
-  CHECK(std::vector<std::int64_t>(a.labels.data_ptr<std::int64_t>(), a.labels.data_ptr<std::int64_t>() + 10) == want);
+  CHECK(std::vector<std::int64_t>(a.labels.data_ptr<std::int64_t>(),
+                                  a.labels.data_ptr<std::int64_t>() + 10) == want);
   CHECK(torch::equal(a.labels, d.labels));
   CHECK(c.labels.min().item<std::int64_t>() == kClasses - 1);
   // Same images, new crops in the next epoch.
   CHECK_FALSE(torch::equal(a.images, d.images));
 
-  const PluginChoice strict{"imagefolder", resolve_params(*info, {{"root", (dataset_dir() / "data").string()}})};
+  const PluginChoice strict{"imagefolder",
+                            resolve_params(*info, {{"root", (dataset_dir() / "data").string()}})};
   CHECK_THROWS_WITH(test::built_plugins().create_loader(strict, {64, torch::kCPU, 0, false}),
                     Contains("fewer than one batch"));
 }

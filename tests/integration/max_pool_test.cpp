@@ -7,11 +7,10 @@
 
 #include <torch/torch.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "integration/test_support.h"
 #include "max_pool_index.h"
@@ -103,19 +102,20 @@ Scalar scalar_pool(const torch::Tensor& x, const torch::Tensor& dy, int k, int s
   auto X = x.accessor<double, 4>();
   auto DY = dy.accessor<double, 4>();
   Scalar out{torch::empty({n, c, d.out_h, d.out_w}, torch::kDouble),
-             torch::empty({n, c, d.out_h, d.out_w}, torch::kLong),
-             torch::empty_like(x)};
+             torch::empty({n, c, d.out_h, d.out_w}, torch::kLong), torch::empty_like(x)};
   auto Y = out.y.accessor<double, 4>();
   auto I = out.indices.accessor<std::int64_t, 4>();
   auto DX = out.dx.accessor<double, 4>();
   std::vector<std::uint8_t> where(static_cast<std::size_t>(n * c * d.out_h * d.out_w));
-  const auto where_at = [&](std::int64_t b, std::int64_t ch, std::int64_t oh, std::int64_t ow) -> std::uint8_t& {
+  const auto where_at = [&](std::int64_t b, std::int64_t ch, std::int64_t oh,
+                            std::int64_t ow) -> std::uint8_t& {
     return where[static_cast<std::size_t>(((b * c + ch) * d.out_h + oh) * d.out_w + ow)];
   };
   for (std::uint32_t i = 0; i < d.n * d.out_h * d.out_w * groups; ++i) {
     const mp::Place at = mp::place_of(i, groups, d.out_h, d.out_w);
     REQUIRE(at.pixel == (at.n * d.out_h + at.row) * d.out_w + at.col);
-    const mp::Window win = mp::window_of(static_cast<std::int32_t>(at.row), static_cast<std::int32_t>(at.col), d);
+    const mp::Window win =
+        mp::window_of(static_cast<std::int32_t>(at.row), static_cast<std::int32_t>(at.col), d);
     for (std::int64_t ch = at.group * per; ch < (at.group + 1) * per; ++ch) {
       double best = -std::numeric_limits<double>::infinity();
       std::uint8_t pos = mp::position(win.hs, win.ws, win.h0, win.w0, k);
@@ -160,16 +160,20 @@ TEST_CASE("the max-pool kernels' index arithmetic reproduces ATen's pooling on t
     std::uint32_t groups;
   };
   const std::vector<Case> cases = {
-      {{2, 16, 112 / 4, 112 / 4}, 3, 2, 1, 2}, {{3, 16, 9, 11}, 3, 2, 1, 2},
-      {{2, 8, 7, 7}, 3, 2, 1, 1},              {{2, 32, 10, 10}, 2, 2, 0, 4},
-      {{2, 24, 13, 9}, 3, 1, 1, 3},            {{1, 16, 12, 12}, 5, 2, 2, 2},
-      {{1, 8, 1, 1}, 3, 2, 1, 1},              {{2, 8, 2, 5}, 3, 2, 1, 8},
+      {{2, 16, 112 / 4, 112 / 4}, 3, 2, 1, 2},
+      {{3, 16, 9, 11}, 3, 2, 1, 2},
+      {{2, 8, 7, 7}, 3, 2, 1, 1},
+      {{2, 32, 10, 10}, 2, 2, 0, 4},
+      {{2, 24, 13, 9}, 3, 1, 1, 3},
+      {{1, 16, 12, 12}, 5, 2, 2, 2},
+      {{1, 8, 1, 1}, 3, 2, 1, 1},
+      {{2, 8, 2, 5}, 3, 2, 1, 8},
   };
   torch::manual_seed(21);
   for (const auto& c : cases) {
     for (int values = 0; values < 3; ++values) {
-      INFO(torch::IntArrayRef(c.shape) << " kernel " << c.k << " stride " << c.s << " padding "
-                                       << c.p << " values " << values);
+      INFO(torch::IntArrayRef(c.shape)
+           << " kernel " << c.k << " stride " << c.s << " padding " << c.p << " values " << values);
       torch::Tensor x = values == 0   ? torch::randn(c.shape, torch::kDouble)
                         : values == 1 ? torch::randint(0, 3, c.shape, torch::kDouble)  // ties
                                       : torch::randn(c.shape, torch::kDouble).relu();

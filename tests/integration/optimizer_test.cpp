@@ -1,9 +1,9 @@
 // The three SGD implementations (loop, foreach, fused) on the CPU: each matches an update
 // computed by hand, they agree with each other over several real training steps, and the fused
 // one unscales and skips on the device.
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <stdexcept>
 

@@ -1,7 +1,7 @@
 // Plugin discovery, schemas, ABI refusal, broken libraries, and object lifetime.
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 
@@ -85,8 +85,7 @@ TEST_CASE("loading a plugin library runs its static constructors once", "[plugin
   CHECK(loads == 1);
 }
 
-TEST_CASE("a shared library without orch's exports is refused, a missing file named",
-          "[plugins]") {
+TEST_CASE("a shared library without orch's exports is refused, a missing file named", "[plugins]") {
   PluginRegistry reg;
   CHECK_FALSE(reg.load_file(std::filesystem::path(ORCH_TEST_PLUGIN_DIR) / "libnot_orch.so"));
   CHECK_FALSE(reg.load_file("/nonexistent/libnothing.so"));
@@ -114,8 +113,8 @@ TEST_CASE("an object made by a plugin keeps its library loaded after the registr
   {
     PluginRegistry reg;
     reg.load_file(std::filesystem::path(ORCH_PLUGIN_BUILD_DIR) / "liborch_model_resnet.so");
-    model = reg.create_model(test::choice("resnet", {{"depth", std::int64_t{18}}}),
-                             {10, {3, 32, 32}});
+    model =
+        reg.create_model(test::choice("resnet", {{"depth", std::int64_t{18}}}), {10, {3, 32, 32}});
   }
   // The registry (and its handle on the library) is destroyed; the model's code must still be
   // mapped, or this call would crash.

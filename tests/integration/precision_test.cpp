@@ -2,10 +2,10 @@
 // by step, fp32/tf32/amp set the TF32 flags they promise, and every precision (fp32, tf32, amp
 // bf16, amp fp16 with loss scaling) trains ResNet18 to a lower loss. LibTorch 2.11's CPU
 // autocast supports float16, so the fp16 path runs here end to end.
-#include <catch2/catch.hpp>
+#include <ATen/Context.h>
 #include <torch/torch.h>
 
-#include <ATen/Context.h>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 
@@ -147,11 +147,10 @@ TEST_CASE("every precision trains ResNet18 to a lower loss on the CPU", "[precis
   const auto fp16 = test::choice("amp", {{"dtype", std::string("fp16")},
                                          {"init_scale", 65536.0},
                                          {"growth_interval", std::int64_t{2000}}});
-  auto c = GENERATE_COPY(Case{"fp32", test::choice("fp32"), "foreach"},
-                         Case{"tf32", test::choice("tf32"), "loop"},
-                         Case{"amp bf16", test::choice("amp", {{"dtype", std::string("bf16")}}),
-                              "fused"},
-                         Case{"amp fp16", fp16, "fused"});
+  auto c = GENERATE_COPY(
+      Case{"fp32", test::choice("fp32"), "foreach"}, Case{"tf32", test::choice("tf32"), "loop"},
+      Case{"amp bf16", test::choice("amp", {{"dtype", std::string("bf16")}}), "fused"},
+      Case{"amp fp16", fp16, "fused"});
   INFO(c.name << ", optimizer.impl " << c.impl);
   RunSpec spec = test::small_cpu_spec();
   spec.precision = c.precision;

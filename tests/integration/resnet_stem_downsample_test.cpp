@@ -59,8 +59,9 @@ TEST_CASE("resnet declares stem_conv (auto) and downsample_bn_cudnn (on), unhash
     CHECK(std::string(resnet::to_string(resnet::stem_conv_from_string(name))) == name);
   }
   CHECK_FALSE(stem->hashed_at_default);
-  CHECK_THROWS_WITH(resnet::stem_conv_from_string("s2d"),
-                    Catch::Matchers::Contains("not one of auto, direct, pad4, pad8, space_to_depth"));
+  CHECK_THROWS_WITH(
+      resnet::stem_conv_from_string("s2d"),
+      Catch::Matchers::Contains("not one of auto, direct, pad4, pad8, space_to_depth"));
   const ParamSpec* ds = find_param("downsample_bn_cudnn");
   REQUIRE(ds != nullptr);
   CHECK(ds->type == ParamType::kBool);
@@ -84,8 +85,8 @@ TEST_CASE("space_to_depth is the stem's strided 7x7 convolution, odd sizes inclu
           "[resnet][stem_conv]") {
   torch::manual_seed(13);
   const auto w = torch::randn({8, 3, 7, 7}, torch::kDouble);
-  for (const auto& hw : std::vector<std::pair<std::int64_t, std::int64_t>>{
-           {224, 224}, {32, 32}, {33, 31}, {7, 8}}) {
+  for (const auto& hw :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{224, 224}, {32, 32}, {33, 31}, {7, 8}}) {
     INFO(hw.first << "x" << hw.second);
     const auto x = torch::randn({2, 3, hw.first, hw.second}, torch::kDouble);
     using Ints = std::vector<std::int64_t>;
@@ -120,8 +121,8 @@ TEST_CASE("every stem_conv computes the direct stem's outputs and gradients",
         auto* net = plain->module().as<resnet::ResNetImpl>();
         REQUIRE(net != nullptr);
         const auto d = net->conv1->forward(images);
-        const auto f = resnet::stem_conv_forward(*net->conv1, images,
-                                                 resnet::stem_conv_from_string(how));
+        const auto f =
+            resnet::stem_conv_forward(*net->conv1, images, resnet::stem_conv_from_string(how));
         INFO("max |stem difference| " << (d - f).abs().max().item<double>() << " of "
                                       << d.abs().max().item<double>());
         CHECK(torch::allclose(d, f, 1e-5, 1e-5));

@@ -1,6 +1,7 @@
 // The resnet model plugin against torchvision's numbers.
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
+
+#include <catch2/catch.hpp>
 
 #include "integration/test_support.h"
 

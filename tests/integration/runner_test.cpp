@@ -1,9 +1,10 @@
 // One run end to end on the CPU: the loop trains (the loss falls on a fixed batch), the result
 // document carries what the store and the ranking need, and failures become outcomes.
+#include "runner/runner.h"
+
 #include <catch2/catch.hpp>
 
 #include "integration/test_support.h"
-#include "runner/runner.h"
 
 using namespace orch;
 
@@ -27,7 +28,8 @@ TEST_CASE("amp bf16 training on the CPU lowers the loss too", "[runner]") {
   const auto doc = run_one(spec, test::built_plugins());
   INFO(doc.dump(2));
   REQUIRE(doc["status"] == "ok");
-  CHECK(doc["metrics"]["loss_last"].get<double>() < 0.7 * doc["metrics"]["loss_first"].get<double>());
+  CHECK(doc["metrics"]["loss_last"].get<double>() <
+        0.7 * doc["metrics"]["loss_first"].get<double>());
 }
 
 TEST_CASE("a failing run is an outcome with the reason, not an exception", "[runner]") {

@@ -39,7 +39,8 @@ TEST_CASE("multi-stream splits the batch and still trains", "[stream]") {
   const auto doc = run_with("multi-stream", {{"streams", std::int64_t{2}}}, "device", 16);
   INFO(doc.dump(2));
   REQUIRE(doc["status"] == "ok");
-  CHECK(doc["metrics"]["loss_last"].get<double>() < 0.5 * doc["metrics"]["loss_first"].get<double>());
+  CHECK(doc["metrics"]["loss_last"].get<double>() <
+        0.5 * doc["metrics"]["loss_first"].get<double>());
 }
 
 TEST_CASE("multi-stream refuses more streams than samples", "[stream]") {
@@ -58,8 +59,10 @@ TEST_CASE("cuda-graph on the CPU fails the run with the reason", "[stream]") {
 
 TEST_CASE("the synthetic loader serves host batches when asked", "[stream]") {
   auto loader = test::built_plugins().create_loader(
-      test::choice("synthetic", {{"image_size", std::int64_t{16}}, {"channels", std::int64_t{3}},
-                                 {"classes", std::int64_t{10}}, {"batches", std::int64_t{2}},
+      test::choice("synthetic", {{"image_size", std::int64_t{16}},
+                                 {"channels", std::int64_t{3}},
+                                 {"classes", std::int64_t{10}},
+                                 {"batches", std::int64_t{2}},
                                  {"location", std::string("pageable")}}),
       {4, torch::kCPU, 7, /*channels_last=*/true});
   auto a = loader->next();
@@ -79,8 +82,10 @@ TEST_CASE("the synthetic loader puts batches where `location` says", "[stream]")
   for (const char* location : {"device", "pinned", "pageable"}) {
     INFO(location);
     auto loader = test::built_plugins().create_loader(
-        test::choice("synthetic", {{"image_size", std::int64_t{8}}, {"channels", std::int64_t{3}},
-                                   {"classes", std::int64_t{10}}, {"batches", std::int64_t{1}},
+        test::choice("synthetic", {{"image_size", std::int64_t{8}},
+                                   {"channels", std::int64_t{3}},
+                                   {"classes", std::int64_t{10}},
+                                   {"batches", std::int64_t{1}},
                                    {"location", std::string(location)}}),
         {2, torch::Device(torch::kMeta), 0, /*channels_last=*/false});
     const Batch b = loader->next();

@@ -2,7 +2,6 @@
 // (exit 2, or --replan for a new revision that the read commands then show), a {date} sweep
 // name makes one sweep per night, and `orch compare --sweeps` judges night against night.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -59,8 +58,7 @@ TEST_CASE("sweep: a changed plan stops with exit 2; --replan records a revision"
     CHECK(store.runs(*store.find_sweep("night")).size() == 2);  // nothing ran
   }
 
-  auto replanned =
-      test::run_orch(orch_at(db) + "sweep --replan '" + changed.string() + "'");
+  auto replanned = test::run_orch(orch_at(db) + "sweep --replan '" + changed.string() + "'");
   INFO(replanned.output);
   REQUIRE(replanned.exit_code == 0);
   CHECK_THAT(replanned.output, Contains("plan revision 2"));
@@ -71,8 +69,8 @@ TEST_CASE("sweep: a changed plan stops with exit 2; --replan records a revision"
   CHECK(rank.exit_code == 0);
   CHECK(count(rank.output, " b2 ") == 1);
   CHECK(count(rank.output, " b4 ") == 1);
-  CHECK_THAT(rank.output, Contains("plan revision 2 of 2") &&
-                              Contains("2 runs of other revisions not shown"));
+  CHECK_THAT(rank.output,
+             Contains("plan revision 2 of 2") && Contains("2 runs of other revisions not shown"));
   auto old = test::run_orch(orch_at(db) + "rank --sweep night --revision 1");
   INFO(old.output);
   CHECK(old.exit_code == 0);
@@ -116,10 +114,12 @@ TEST_CASE("sweep: {date} names one sweep per night; compare --sweeps judges two 
   auto cmp = test::run_orch(orch_at(db) + "compare --sweeps '" + name + "' other");
   INFO(cmp.output);
   CHECK(cmp.exit_code == 0);
-  CHECK_THAT(cmp.output, Contains("environment: the same driver") &&
-                             Contains("Welch's t-test") && Contains("95%"));
-  CHECK(std::regex_search(cmp.output,
-                          std::regex(R"(b2 +[0-9.]+ ± [0-9.]+ +2 +[0-9.]+ ± [0-9.]+ +2 +[-+][0-9.]+% +(faster|slower|no change))")));
+  CHECK_THAT(cmp.output, Contains("environment: the same driver") && Contains("Welch's t-test") &&
+                             Contains("95%"));
+  CHECK(std::regex_search(
+      cmp.output,
+      std::regex(
+          R"(b2 +[0-9.]+ ± [0-9.]+ +2 +[0-9.]+ ± [0-9.]+ +2 +[-+][0-9.]+% +(faster|slower|no change))")));
   auto missing = test::run_orch(orch_at(db) + "compare --sweeps other");
   CHECK(missing.exit_code != 0);
 }

@@ -20,12 +20,14 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-std::string fault_plugin_path() { return std::string("--plugin-path '") + ORCH_FAULT_PLUGIN_DIR + "'"; }
+std::string fault_plugin_path() {
+  return std::string("--plugin-path '") + ORCH_FAULT_PLUGIN_DIR + "'";
+}
 
 // A tiny CPU configuration on the fault model; `base_extra` lines are added under `base:`
 // (they may replace the model, data or steps lines), `matrix` under `matrix:`.
-fs::path write_experiment(const TempDir& tmp, const std::string& name, const std::string& base_extra,
-                          const std::string& matrix) {
+fs::path write_experiment(const TempDir& tmp, const std::string& name,
+                          const std::string& base_extra, const std::string& matrix) {
   std::map<std::string, std::string> base = {
       {"model", "{plugin: fault}"},
       {"data", "{plugin: synthetic, image_size: 8, classes: 4, batches: 1}"},
@@ -48,7 +50,8 @@ fs::path write_experiment(const TempDir& tmp, const std::string& name, const std
   return file;
 }
 
-std::map<std::string, storage::RunRecord> runs_by_name(const fs::path& db, const std::string& sweep) {
+std::map<std::string, storage::RunRecord> runs_by_name(const fs::path& db,
+                                                       const std::string& sweep) {
   storage::Store store(db.string());
   auto id = store.find_sweep(sweep);
   REQUIRE(id.has_value());
@@ -69,11 +72,14 @@ TEST_CASE("sweep: every fault outcome is recorded and the next run still succeed
   const fs::path db = tmp.path() / "r.db";
   // Matrix order puts a healthy run (at_step 100 is never reached: 4 forward passes) right
   // after each fault; K is high so the CPU slot is never retired.
-  const auto faults = write_experiment(tmp, "faults", "  timeout: 4\n", R"(  model.mode: [segfault, abort, throw, hang, oom, exit, none]
+  const auto faults =
+      write_experiment(tmp, "faults", "  timeout: 4\n",
+                       R"(  model.mode: [segfault, abort, throw, hang, oom, exit, none]
   model.at_step: [2, 100]
 )");
-  auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() +
-                          " sweep --max-consecutive-failures 10 --grace 1 '" + faults.string() + "'");
+  auto r =
+      test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() +
+                     " sweep --max-consecutive-failures 10 --grace 1 '" + faults.string() + "'");
   INFO(r.output);
   CHECK(r.exit_code == 1);  // something failed
   auto runs = runs_by_name(db, "faults");
@@ -125,8 +131,9 @@ fs::path slow_experiment(const TempDir& tmp, int n) {
   std::string seeds;
   for (int i = 0; i < n; ++i) seeds += (i ? ", " : "") + std::to_string(i);
   // 1 + 8 forward passes of 100 ms: about a second per run, plus the process start.
-  return write_experiment(tmp, "resume", "  model: {plugin: fault, sleep_ms: 100}\n  steps: {warmup: 1, measure: 8}\n",
-                          "  seed: [" + seeds + "]\n");
+  return write_experiment(
+      tmp, "resume", "  model: {plugin: fault, sleep_ms: 100}\n  steps: {warmup: 1, measure: 8}\n",
+      "  seed: [" + seeds + "]\n");
 }
 
 // Polled while a sweep starts: the database file appears before the sweep's row does, so a
@@ -142,8 +149,8 @@ int count_with_status(const fs::path& db, const std::string& status) {
 
 sweep::ChildProcess start_sweep(const fs::path& db, const fs::path& file, const fs::path& log) {
   sweep::ChildOptions o;
-  o.argv = {ORCH_BINARY, "--db", db.string(), "--plugin-path", ORCH_FAULT_PLUGIN_DIR, "sweep",
-            file.string()};
+  o.argv = {ORCH_BINARY,           "--db",  db.string(),  "--plugin-path",
+            ORCH_FAULT_PLUGIN_DIR, "sweep", file.string()};
   o.stdout_path = log.string();
   o.stderr_path = log.string() + ".err";
   return sweep::ChildProcess(o);
@@ -176,8 +183,8 @@ TEST_CASE("sweep: kill -9 of the orchestrator, then resume: nothing lost, nothin
   REQUIRE(finished_before.size() >= 2);
   CHECK(integrity(db) == "ok");
   // The run in flight was left `running`, its child killed with the orchestrator (PDEATHSIG).
-  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" +
-                              ORCH_FAULT_PLUGIN_DIR + "' sweep '" + file.string() + "'");
+  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" + ORCH_FAULT_PLUGIN_DIR +
+                              "' sweep '" + file.string() + "'");
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(again.output.find(std::to_string(finished_before.size()) + " already finished") !=
@@ -206,8 +213,8 @@ TEST_CASE("sweep: SIGTERM stops cleanly, the run in flight is interrupted, resum
   }
   CHECK(count_with_status(db, "running") == 0);
   CHECK(count_with_status(db, "interrupted") + count_with_status(db, "ok") >= 1);
-  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" +
-                              ORCH_FAULT_PLUGIN_DIR + "' sweep '" + file.string() + "'");
+  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" + ORCH_FAULT_PLUGIN_DIR +
+                              "' sweep '" + file.string() + "'");
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(count_with_status(db, "ok") == 4);
@@ -228,8 +235,8 @@ TEST_CASE("sweep: SIGHUP stops cleanly like SIGTERM: interrupted, exit 3, resume
   }
   CHECK(count_with_status(db, "running") == 0);
   CHECK(count_with_status(db, "interrupted") + count_with_status(db, "ok") >= 1);
-  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" +
-                              ORCH_FAULT_PLUGIN_DIR + "' sweep '" + file.string() + "'");
+  auto again = test::run_orch("--db '" + db.string() + "' --plugin-path '" + ORCH_FAULT_PLUGIN_DIR +
+                              "' sweep '" + file.string() + "'");
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(count_with_status(db, "ok") == 4);
@@ -259,8 +266,7 @@ TEST_CASE("sweep: a closed output pipe stops the sweep cleanly, never kills it b
   CHECK(integrity(db) == "ok");
 }
 
-TEST_CASE("sweep: a database deleted during the sweep stops it with a clear message",
-          "[sweep]") {
+TEST_CASE("sweep: a database deleted during the sweep stops it with a clear message", "[sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
   const auto file = slow_experiment(tmp, 6);
@@ -275,7 +281,8 @@ TEST_CASE("sweep: a database deleted during the sweep stops it with a clear mess
   CHECK(st.exit_code == 1);  // not 0: nothing after the deletion was recorded anywhere
   CHECK(errors.find("r.db was deleted or moved away during the sweep") != std::string::npos);
   std::ifstream out(log);
-  const std::string progress((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  const std::string progress((std::istreambuf_iterator<char>(out)),
+                             std::istreambuf_iterator<char>());
   CHECK(progress.find("[6/6]") == std::string::npos);  // it stopped, it did not run on blind
 }
 
@@ -283,8 +290,9 @@ TEST_CASE("sweep: batch_size auto finds the largest batch under a memory limit",
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
   // The fault model emulates a device holding 100 samples: larger batches fail to allocate.
-  const auto file = write_experiment(
-      tmp, "auto", "  model: {plugin: fault, max_batch: 100}\n  repeat: 2\n", "  batch_size: [auto]\n");
+  const auto file =
+      write_experiment(tmp, "auto", "  model: {plugin: fault, max_batch: 100}\n  repeat: 2\n",
+                       "  batch_size: [auto]\n");
   auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() + " sweep '" +
                           file.string() + "'");
   INFO(r.output);
@@ -315,8 +323,9 @@ TEST_CASE("sweep: batch_size auto treats an error above a batch that fitted as n
   auto runs = store.runs(*store.find_sweep("auto"));
   REQUIRE(runs.size() == 1);
   CHECK(runs[0].batch_size == 96);
-  storage::Statement st(store.database(),
-                        "SELECT json_extract(document_json, '$.batch_search.probes[1].note') FROM runs");
+  storage::Statement st(
+      store.database(),
+      "SELECT json_extract(document_json, '$.batch_search.probes[1].note') FROM runs");
   REQUIRE(st.step());
   CHECK_THAT(st.column_text(0), Catch::Contains("CUDNN_STATUS_INTERNAL_ERROR"));
 }

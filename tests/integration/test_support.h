@@ -2,11 +2,12 @@
 // by hand (independent of the planner), temporary folders, and running the orch binary.
 #pragma once
 
+#include <torch/nn/modules/linear.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
-#include <torch/nn/modules/linear.h>
 
 #include "orch/model.h"
 #include "plan/run_spec.h"

@@ -83,7 +83,9 @@ TEST_CASE("cluster: the per-task command runs orch exec on the task's spec", "[c
   CHECK(has_line(s, "OUT=\"$DIR/results/${RESULTS[$TASK]}.json\""));
   // --supervise: the run goes through the local sweep's launcher (timeout, crash document,
   // batch_size: auto) inside the task.
-  CHECK(has_line(s, "\"$ORCH\" \"${ORCH_ARGS[@]}\" exec --supervise --work-dir \"$DIR/runs\" --spec \"$SPEC\" --out \"$OUT\" &"));
+  CHECK(has_line(s,
+                 "\"$ORCH\" \"${ORCH_ARGS[@]}\" exec --supervise --work-dir \"$DIR/runs\" --spec "
+                 "\"$SPEC\" --out \"$OUT\" &"));
   // Task i's result name is the i-th entry of RESULTS.
   CHECK(s.find("RESULTS=(\n  'h0-r0'\n  'h1-r0'\n  'h2-r0'\n)") != std::string::npos);
 }

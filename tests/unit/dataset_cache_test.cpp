@@ -1,12 +1,13 @@
 // The image cache: round trip against an independent decode, and refusal of foreign, newer and
 // truncated files.
-#include <catch2/catch.hpp>
 #include <orch/imagedata/dataset_error.h>
 #include <orch/imagedata/image_cache.h>
 #include <orch/imagedata/image_folder.h>
 #include <orch/imagedata/image_generator.h>
 #include <orch/imagedata/jpeg_codec.h>
 #include <orch/imagedata/resample.h>
+
+#include <catch2/catch.hpp>
 
 #include "unit/dataset_test_support.h"
 

@@ -1,6 +1,5 @@
 // JPEG decoding: the DCT-scaled, cropped path against a full reference decode, corrupt and
 // truncated files, and the sample randomness (shuffles and crop geometry).
-#include <catch2/catch.hpp>
 #include <orch/imagedata/augment.h>
 #include <orch/imagedata/dataset_error.h>
 #include <orch/imagedata/image_generator.h>
@@ -8,6 +7,7 @@
 #include <orch/imagedata/resample.h>
 #include <orch/imagedata/sample_random.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <set>
 
@@ -41,7 +41,8 @@ TEST_CASE("decode: plain chroma upsampling changes colour, not luma", "[dataset]
   const RgbImage fancy = decode_jpeg(sample_jpeg().data(), sample_jpeg().size());
   const RgbImage plain = decode_jpeg(sample_jpeg().data(), sample_jpeg().size(), false);
   REQUIRE(plain.pixels.size() == fancy.pixels.size());
-  const double rgb = test::mean_abs_diff(plain.pixels.data(), fancy.pixels.data(), fancy.pixels.size());
+  const double rgb =
+      test::mean_abs_diff(plain.pixels.data(), fancy.pixels.data(), fancy.pixels.size());
   double luma = 0;
   for (std::size_t i = 0; i < fancy.pixels.size(); i += 3) {
     auto y = [&](const RgbImage& im) {
@@ -104,7 +105,8 @@ TEST_CASE("decode: flip mirrors the output", "[dataset]") {
   resample_bilinear(full, BoxF{10, 10, 200, 200}, s, s, true, b.data());
   for (int y = 0; y < s; ++y)
     for (int x = 0; x < s; ++x)
-      for (int c = 0; c < 3; ++c) REQUIRE(a[(y * s + x) * 3 + c] == b[(y * s + (s - 1 - x)) * 3 + c]);
+      for (int c = 0; c < 3; ++c)
+        REQUIRE(a[(y * s + x) * 3 + c] == b[(y * s + (s - 1 - x)) * 3 + c]);
 }
 
 TEST_CASE("decode: truncated, garbled and non-JPEG data throw DatasetError", "[dataset]") {
@@ -113,17 +115,20 @@ TEST_CASE("decode: truncated, garbled and non-JPEG data throw DatasetError", "[d
   auto rng = SampleRng::for_sample(0, 0, 0);
   // Truncated at several points: in the header, early and late in the entropy-coded data.
   for (std::size_t keep : {std::size_t{20}, jpeg.size() / 3, jpeg.size() - 100}) {
-    const std::vector<std::uint8_t> cut(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(keep));
+    const std::vector<std::uint8_t> cut(jpeg.begin(),
+                                        jpeg.begin() + static_cast<std::ptrdiff_t>(keep));
     INFO("kept " << keep << " of " << jpeg.size() << " bytes");
     CHECK_THROWS_AS(decode_jpeg(cut.data(), cut.size()), DatasetError);
     CHECK_THROWS_AS(augment_jpeg(cut.data(), cut.size(), rng, 64, out.data()), DatasetError);
   }
   // Garbage over the entropy-coded data.
   std::vector<std::uint8_t> garbled = jpeg;
-  for (std::size_t i = garbled.size() / 2; i < garbled.size() / 2 + 2000; ++i) garbled[i] = static_cast<std::uint8_t>(i * 37);
+  for (std::size_t i = garbled.size() / 2; i < garbled.size() / 2 + 2000; ++i)
+    garbled[i] = static_cast<std::uint8_t>(i * 37);
   CHECK_THROWS_AS(decode_jpeg(garbled.data(), garbled.size()), DatasetError);
   const std::vector<std::uint8_t> text = {'h', 'e', 'l', 'l', 'o'};
-  CHECK_THROWS_WITH(read_jpeg_size(text.data(), text.size()), Catch::Contains("not a readable JPEG"));
+  CHECK_THROWS_WITH(read_jpeg_size(text.data(), text.size()),
+                    Catch::Contains("not a readable JPEG"));
   CHECK_THROWS_AS(decode_jpeg_region(text.data(), 0, {}, 8, 8), DatasetError);
   // The intact file still decodes after all that (no state leaks between calls).
   CHECK(decode_jpeg(jpeg.data(), jpeg.size()).width > 0);
@@ -172,7 +177,8 @@ TEST_CASE("random_resized_crop: inside the image, scale and ratio within range",
     // Same inputs, same crop.
     auto again = SampleRng::for_sample(1, 0, static_cast<std::uint64_t>(i));
     const AugmentChoice b = choose_augment(w, h, again);
-    REQUIRE((b.crop.x == c.x && b.crop.y == c.y && b.crop.w == c.w && b.crop.h == c.h && b.flip == a.flip));
+    REQUIRE((b.crop.x == c.x && b.crop.y == c.y && b.crop.w == c.w && b.crop.h == c.h &&
+             b.flip == a.flip));
   }
   CHECK(min_scale < 0.1);  // the whole range is used
   CHECK(max_scale > 0.9);
@@ -201,7 +207,8 @@ TEST_CASE("normalize_imagenet: planar and channels-last layouts of the same valu
 
 TEST_CASE("resample_bilinear: the separable filter equals the direct 2x2 filter", "[dataset]") {
   const RgbImage src = decode_jpeg(sample_jpeg().data(), sample_jpeg().size());
-  for (const BoxF box : {BoxF{13.5, 7.25, 300, 211}, BoxF{0, 0, 40, 40}, BoxF{100, 90, 223.7, 301.2}}) {
+  for (const BoxF box :
+       {BoxF{13.5, 7.25, 300, 211}, BoxF{0, 0, 40, 40}, BoxF{100, 90, 223.7, 301.2}}) {
     for (const bool flip : {false, true}) {
       const int ow = 57, oh = 43;
       std::vector<std::uint8_t> fast(ow * oh * 3);
@@ -210,10 +217,15 @@ TEST_CASE("resample_bilinear: the separable filter equals the direct 2x2 filter"
       for (int oy = 0; oy < oh; ++oy)
         for (int ox = 0; ox < ow; ++ox) {
           const double fx = std::clamp(box.x + (ox + 0.5) * box.w / ow - 0.5, 0.0, src.width - 1.0);
-          const double fy = std::clamp(box.y + (oy + 0.5) * box.h / oh - 0.5, 0.0, src.height - 1.0);
-          const int x0 = std::min(static_cast<int>(fx), src.width - 2), y0 = std::min(static_cast<int>(fy), src.height - 2);
-          const int wx = static_cast<int>(std::lround((fx - x0) * 256)), wy = static_cast<int>(std::lround((fy - y0) * 256));
-          auto px = [&](int x, int y, int c) { return int{src.pixels[(static_cast<std::size_t>(y) * src.width + x) * 3 + c]}; };
+          const double fy =
+              std::clamp(box.y + (oy + 0.5) * box.h / oh - 0.5, 0.0, src.height - 1.0);
+          const int x0 = std::min(static_cast<int>(fx), src.width - 2),
+                    y0 = std::min(static_cast<int>(fy), src.height - 2);
+          const int wx = static_cast<int>(std::lround((fx - x0) * 256)),
+                    wy = static_cast<int>(std::lround((fy - y0) * 256));
+          auto px = [&](int x, int y, int c) {
+            return int{src.pixels[(static_cast<std::size_t>(y) * src.width + x) * 3 + c]};
+          };
           const int dx = flip ? ow - 1 - ox : ox;
           for (int c = 0; c < 3; ++c) {
             const int top = px(x0, y0, c) * (256 - wx) + px(x0 + 1, y0, c) * wx;

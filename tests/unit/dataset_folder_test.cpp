@@ -1,11 +1,11 @@
 // Folder scanning and class mapping, the generator's layout, determinism and size statistics.
-#include <catch2/catch.hpp>
 #include <orch/imagedata/dataset_error.h>
 #include <orch/imagedata/image_folder.h>
 #include <orch/imagedata/image_generator.h>
 #include <orch/imagedata/jpeg_codec.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "unit/dataset_test_support.h"
@@ -14,12 +14,14 @@ using namespace orch::imagedata;
 using orch::imagedata::test::ScratchDir;
 namespace fs = std::filesystem;
 
-TEST_CASE("scan_image_folder: sorted classes give labels, non-JPEG files are ignored", "[dataset]") {
+TEST_CASE("scan_image_folder: sorted classes give labels, non-JPEG files are ignored",
+          "[dataset]") {
   ScratchDir d;
   const auto jpeg = encode_jpeg(render_image(1, 0, 0), 80);
   for (const char* cls : {"n0300", "n0100", "n0200"}) {
     fs::create_directories(d.path() / "train" / cls);
-    for (const char* f : {"b.JPEG", "a.jpg", "c.Jpeg"}) test::spit(d.path() / "train" / cls / f, jpeg);
+    for (const char* f : {"b.JPEG", "a.jpg", "c.Jpeg"})
+      test::spit(d.path() / "train" / cls / f, jpeg);
     test::spit(d.path() / "train" / cls / "notes.txt", {'x'});
   }
   const FolderIndex idx = scan_image_folder(d.path());
@@ -29,7 +31,8 @@ TEST_CASE("scan_image_folder: sorted classes give labels, non-JPEG files are ign
   for (std::size_t i = 0; i < idx.samples.size(); ++i) {
     const auto& s = idx.samples[i];
     CHECK(s.label == static_cast<int>(i / 3));
-    CHECK(s.path.parent_path().filename().string() == idx.classes[static_cast<std::size_t>(s.label)]);
+    CHECK(s.path.parent_path().filename().string() ==
+          idx.classes[static_cast<std::size_t>(s.label)]);
   }
   CHECK(idx.samples[0].path.filename() == "a.jpg");
   CHECK(idx.samples[1].path.filename() == "b.JPEG");
@@ -38,23 +41,28 @@ TEST_CASE("scan_image_folder: sorted classes give labels, non-JPEG files are ign
   CHECK(direct.samples.size() == 9);
 }
 
-TEST_CASE("scan_image_folder: missing folder, no classes, empty class are clear errors", "[dataset]") {
+TEST_CASE("scan_image_folder: missing folder, no classes, empty class are clear errors",
+          "[dataset]") {
   ScratchDir d;
-  CHECK_THROWS_WITH(scan_image_folder(d.path() / "nope"), Catch::Contains("nope") && Catch::Contains("no such folder"));
+  CHECK_THROWS_WITH(scan_image_folder(d.path() / "nope"),
+                    Catch::Contains("nope") && Catch::Contains("no such folder"));
   CHECK_THROWS_WITH(scan_image_folder(d.path()), Catch::Contains("no class folders"));
   fs::create_directories(d.path() / "n01");
   test::spit(d.path() / "n01" / "x.JPEG", encode_jpeg(render_image(1, 0, 0), 80));
   fs::create_directories(d.path() / "n02");
   test::spit(d.path() / "n02" / "readme.txt", {'x'});
-  CHECK_THROWS_WITH(scan_image_folder(d.path()), Catch::Contains("n02") && Catch::Contains("no .JPEG"));
+  CHECK_THROWS_WITH(scan_image_folder(d.path()),
+                    Catch::Contains("n02") && Catch::Contains("no .JPEG"));
 }
 
 TEST_CASE("read_file: an unreadable file names its path", "[dataset]") {
   ScratchDir d;
-  CHECK_THROWS_WITH(read_file(d.path() / "missing.JPEG"), Catch::Contains("missing.JPEG") && Catch::Contains("cannot open"));
+  CHECK_THROWS_WITH(read_file(d.path() / "missing.JPEG"),
+                    Catch::Contains("missing.JPEG") && Catch::Contains("cannot open"));
 }
 
-TEST_CASE("make_dataset: ImageNet layout, byte-identical for a seed whatever the threads", "[dataset]") {
+TEST_CASE("make_dataset: ImageNet layout, byte-identical for a seed whatever the threads",
+          "[dataset]") {
   ScratchDir a, b, c;
   GeneratorOptions o;
   o.classes = 3;
@@ -109,7 +117,7 @@ TEST_CASE("generated images: ImageNet-like dimensions and JPEG sizes", "[dataset
   }
   const double mean_kb = bytes / n / 1000.0;
   INFO("mean file size " << mean_kb << " KB");
-  CHECK(mean_kb > 70);   // ImageNet's training JPEGs average ~110 KB
+  CHECK(mean_kb > 70);  // ImageNet's training JPEGs average ~110 KB
   CHECK(mean_kb < 160);
   CHECK(width / n == Approx(500).margin(60));
   CHECK(height / n == Approx(360).margin(50));

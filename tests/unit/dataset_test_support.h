@@ -1,6 +1,8 @@
 // Helpers for the dataset unit tests: temporary folders and small generated JPEG folders.
 #pragma once
 
+#include <orch/imagedata/image_generator.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -8,8 +10,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <orch/imagedata/image_generator.h>
 
 namespace orch::imagedata::test {
 
@@ -37,26 +37,31 @@ inline std::vector<std::uint8_t> slurp(const std::filesystem::path& p) {
 
 inline void spit(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 /// Mean absolute difference of two equally sized byte buffers.
 inline double mean_abs_diff(const std::uint8_t* a, const std::uint8_t* b, std::size_t n) {
   double sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += std::abs(static_cast<int>(a[i]) - static_cast<int>(b[i]));
+  for (std::size_t i = 0; i < n; ++i)
+    sum += std::abs(static_cast<int>(a[i]) - static_cast<int>(b[i]));
   return sum / static_cast<double>(n);
 }
 
 /// The reference resize: every output pixel the mean of the full-resolution pixels it covers
 /// (what an antialiased resize does), out_size x out_size RGB.
-inline std::vector<std::uint8_t> area_resize(const RgbImage& full, const CropBox& box, int out_size) {
+inline std::vector<std::uint8_t> area_resize(const RgbImage& full, const CropBox& box,
+                                             int out_size) {
   std::vector<std::uint8_t> ref(static_cast<std::size_t>(out_size) * out_size * 3);
   for (int oy = 0; oy < out_size; ++oy)
     for (int ox = 0; ox < out_size; ++ox) {
       const int xa = box.x + static_cast<int>(ox * static_cast<double>(box.w) / out_size);
       const int ya = box.y + static_cast<int>(oy * static_cast<double>(box.h) / out_size);
-      const int xb = std::max(xa + 1, box.x + static_cast<int>((ox + 1) * static_cast<double>(box.w) / out_size));
-      const int yb = std::max(ya + 1, box.y + static_cast<int>((oy + 1) * static_cast<double>(box.h) / out_size));
+      const int xb = std::max(
+          xa + 1, box.x + static_cast<int>((ox + 1) * static_cast<double>(box.w) / out_size));
+      const int yb = std::max(
+          ya + 1, box.y + static_cast<int>((oy + 1) * static_cast<double>(box.h) / out_size));
       for (int c = 0; c < 3; ++c) {
         double sum = 0;
         for (int y = ya; y < yb; ++y)

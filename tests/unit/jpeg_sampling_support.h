@@ -77,7 +77,8 @@ inline bool encode(const imagedata::RgbImage& img, int quality, const Sampling& 
   } else {
     cinfo.comp_info[0].h_samp_factor = s.h;
     cinfo.comp_info[0].v_samp_factor = s.v;
-    for (int c = 1; c < 3; ++c) cinfo.comp_info[c].h_samp_factor = cinfo.comp_info[c].v_samp_factor = 1;
+    for (int c = 1; c < 3; ++c)
+      cinfo.comp_info[c].h_samp_factor = cinfo.comp_info[c].v_samp_factor = 1;
   }
   jpeg_set_quality(&cinfo, quality, TRUE);
   jpeg_start_compress(&cinfo, TRUE);

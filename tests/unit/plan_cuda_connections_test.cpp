@@ -37,11 +37,12 @@ TEST_CASE("cuda_connections: out of range or not a number is refused where it is
     const char* value;
     const char* message;
   };
-  for (const Case c : {Case{"0", "0 is out of range"}, Case{"33", "33 is out of range"},
-                       Case{"-4", "-4 is out of range"}, Case{"many", "got 'many'"},
-                       Case{"8.5", "got '8.5'"}}) {
+  for (const Case c :
+       {Case{"0", "0 is out of range"}, Case{"33", "33 is out of range"},
+        Case{"-4", "-4 is out of range"}, Case{"many", "got 'many'"}, Case{"8.5", "got '8.5'"}}) {
     INFO(c.value);
-    PlanError e = plan_failure(std::string("name: x\nbase:\n  cuda_connections: ") + c.value + "\n");
+    PlanError e =
+        plan_failure(std::string("name: x\nbase:\n  cuda_connections: ") + c.value + "\n");
     CHECK(e.key_path == "base.cuda_connections");
     CHECK(e.line == 3);
     CHECK(e.col == 21);

@@ -180,17 +180,18 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
   // Pinned on purpose: stored results are keyed by this hash. If this fails, the canonical
   // configuration changed, and every stored hash changes with it.
   Plan p = plan_text("name: defaults\n", {}, test::real_catalog());
-  CHECK(p.runs[0].config.dump() ==
-        R"({"batch_size":64,"cuda_connections":"driver","cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
-        R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
-        R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
-        R"("fused_bn_impl":"cudnn","fused_residual_grad":true,"max_pool_impl":"orch"},)"
-        R"("plugin":"resnet"},)"
-        R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
-        R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"
-        R"("repeat":1,"seed":0,)"
-        R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
-        R"("telemetry":{"enabled":true,"interval_ms":100},"timeout":1800.0})");
+  CHECK(
+      p.runs[0].config.dump() ==
+      R"({"batch_size":64,"cuda_connections":"driver","cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
+      R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
+      R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
+      R"("fused_bn_impl":"cudnn","fused_residual_grad":true,"max_pool_impl":"orch"},)"
+      R"("plugin":"resnet"},)"
+      R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
+      R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"
+      R"("repeat":1,"seed":0,)"
+      R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
+      R"("telemetry":{"enabled":true,"interval_ms":100},"timeout":1800.0})");
   // XXH3-128 of that JSON without "repeat", "timeout", the default "telemetry", "profile" and
   // "cuda_connections"
   // and resnet's default "fused_bn", "fused_bn_impl", "fused_residual_grad" and
@@ -198,8 +199,7 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
   CHECK(p.runs[0].hash == "8b922a3df0c97eb438ad02254c052273");
 }
 
-TEST_CASE("hash: resnet's fused_bn_impl at its default (cudnn) keeps the hashes",
-          "[plan][hash]") {
+TEST_CASE("hash: resnet's fused_bn_impl at its default (cudnn) keeps the hashes", "[plan][hash]") {
   const auto hash = [](const std::string& model) {
     Plan p = test::plan_text("name: x\nbase:\n  model: " + model + "\n", {}, test::real_catalog());
     return p.runs[0].hash;
@@ -237,8 +237,14 @@ TEST_CASE("hash: a parameter added later leaves the hash alone at its default", 
   const auto catalog = [](bool later, bool ordinary) {
     std::vector<ParamSpec> params = {int_param("width", 8, {}, 1, 64)};
     if (later)
-      params.push_back(ParamSpec{"fused", ParamType::kBool, false, {}, std::nullopt, std::nullopt,
-                                 "", /*hashed_at_default=*/false});
+      params.push_back(ParamSpec{"fused",
+                                 ParamType::kBool,
+                                 false,
+                                 {},
+                                 std::nullopt,
+                                 std::nullopt,
+                                 "",
+                                 /*hashed_at_default=*/false});
     if (ordinary) params.push_back(int_param("width2", 4, {}, 1, 64));
     std::vector<PluginInfo> all = test::real_plugins();
     all.push_back(plugin("toy", PluginKind::kModel, params));

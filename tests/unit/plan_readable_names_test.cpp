@@ -34,8 +34,8 @@ TEST_CASE("readable names: paths show their shortest distinguishing tail", "[pla
 TEST_CASE("readable names: pieces by style, only those that differ", "[plan][names]") {
   using S = PieceStyle;
   const std::vector<NamePiece> pieces = {
-      {"data", S::kValue, "", 0, '-', -1},   {"root", S::kSetting, "", 0, '-', 0},
-      {"workers", S::kLeaf, "", 0, '-', 0},  {"pin", S::kFlag, "", 0, '-', 0},
+      {"data", S::kValue, "", 0, '-', -1},         {"root", S::kSetting, "", 0, '-', 0},
+      {"workers", S::kLeaf, "", 0, '-', 0},        {"pin", S::kFlag, "", 0, '-', 0},
       {"batch_size", S::kPrefix, "b", 1, '-', -1}, {"impl", S::kSetting, "", 2, ',', -1},
       {"lr", S::kSetting, "", 2, ',', -1}};
   using V = std::vector<std::optional<std::string>>;
@@ -55,18 +55,16 @@ TEST_CASE("readable names: pieces by style, only those that differ", "[plan][nam
                             "exp") == std::vector<std::string>{"synthetic", "imagefolder"});
 }
 
-TEST_CASE("readable names: a configuration with only flags off is named by them",
-          "[plan][names]") {
+TEST_CASE("readable names: a configuration with only flags off is named by them", "[plan][names]") {
   const std::vector<NamePiece> pieces = {{"fused_bn", PieceStyle::kFlag, "", 0, '-', -1},
                                          {"conv_bn_stats", PieceStyle::kFlag, "", 0, '-', -1}};
   CHECK(make_readable_names(pieces, {{"false", "false"}, {"true", "false"}, {"true", "true"}},
-                            "exp") ==
-        std::vector<std::string>{"no-fused_bn,no-conv_bn_stats", "fused_bn",
-                                 "fused_bn-conv_bn_stats"});
+                            "exp") == std::vector<std::string>{"no-fused_bn,no-conv_bn_stats",
+                                                               "fused_bn",
+                                                               "fused_bn-conv_bn_stats"});
 }
 
-TEST_CASE("readable names: a whole optimizer shows only the fields that differ",
-          "[plan][names]") {
+TEST_CASE("readable names: a whole optimizer shows only the fields that differ", "[plan][names]") {
   Plan p = plan_text(R"(
 name: opt
 matrix:

@@ -44,7 +44,8 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("compare shows the article's before/after table with the change in percent", "[report][compare]") {
+TEST_CASE("compare shows the article's before/after table with the change in percent",
+          "[report][compare]") {
   Fixture f;
   const auto runs = f.runs();
   const auto a = select_runs(f.store, runs, "fp32");
@@ -87,14 +88,16 @@ TEST_CASE("compare refuses unknown, ambiguous and unsuccessful selections with t
                     Contains("not a configuration name, run id or hash prefix") &&
                         Contains("amp-bf16/channels_last") && Contains("fp32"));
   // "aaaa" prefixes two configurations
-  CHECK_THROWS_WITH(select_runs(f.store, runs, "aaaa"),
-                    Contains("ambiguous") && Contains("hash:aaaa1111") && Contains("hash:aaaa3333"));
+  CHECK_THROWS_WITH(select_runs(f.store, runs, "aaaa"), Contains("ambiguous") &&
+                                                            Contains("hash:aaaa1111") &&
+                                                            Contains("hash:aaaa3333"));
   // "12" is a configuration name and could be run id 12 only if it existed: name wins here
   CHECK(select_runs(f.store, runs, "12").config_hash == "cccc4444");
   // a name that is also an existing run id
   const std::string id = std::to_string(f.amp_run);
   f.store.record(f.sweep, test::result_doc(id, "dddd5555", 0, "ok", 5));
-  CHECK_THROWS_WITH(select_runs(f.store, f.runs(), id), Contains("ambiguous") && Contains("run:" + id));
+  CHECK_THROWS_WITH(select_runs(f.store, f.runs(), id),
+                    Contains("ambiguous") && Contains("run:" + id));
   CHECK_THROWS_WITH(select_runs(f.store, runs, "broken"),
                     Contains("no successful run") && Contains("oom"));
 }

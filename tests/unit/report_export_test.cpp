@@ -1,7 +1,6 @@
 // `orch export`: CSV parsed back with a small RFC 4180 reader (names with a comma, a quote and
 // a line break survive), JSON parsed back with nlohmann, flattened configuration keys.
 #include <catch2/catch.hpp>
-
 #include <map>
 
 #include "report/export.h"
@@ -21,9 +20,12 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
-      else field += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        field += c;
     } else if (c == '"' && !field_started) {
       quoted = field_started = true;
     } else if (c == ',') {
@@ -65,8 +67,9 @@ TEST_CASE("CSV export parses back: one row per run, quoting intact", "[report][e
   const auto& header = rows[0];
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  for (const char* c : {"run_id", "name", "status", "config.precision.plugin", "config.precision.dtype",
-                        "config.batch_size", "metrics.images_per_s", "diagnosis", "gpu"}) {
+  for (const char* c :
+       {"run_id", "name", "status", "config.precision.plugin", "config.precision.dtype",
+        "config.batch_size", "metrics.images_per_s", "diagnosis", "gpu"}) {
     INFO(c);
     CHECK(col.count(c) == 1);
   }

@@ -21,7 +21,9 @@ using namespace orch;
 namespace {
 
 // ESC [2J clears the screen, ESC ]0; retitles the window; U+009B is the one-byte CSI.
-const std::string kEvil = "fast\x1b[2J\x1b]0;pwned\x07\nfake row\t\xc2\x9b" "31m";
+const std::string kEvil =
+    "fast\x1b[2J\x1b]0;pwned\x07\nfake row\t\xc2\x9b"
+    "31m";
 
 bool has_control(const std::string& s, bool newlines_allowed) {
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -81,8 +83,8 @@ TEST_CASE("terminal text: rank and compare escape names, diagnoses and sweep des
   INFO(rank);
   CHECK_FALSE(has_control(rank, true));
   CHECK_THAT(rank, Catch::Contains("fast\\x1b[2J"));
-  const std::string cmp = format_comparison(select_runs(store, runs, "plain"),
-                                            select_runs(store, runs, kEvil));
+  const std::string cmp =
+      format_comparison(select_runs(store, runs, "plain"), select_runs(store, runs, kEvil));
   INFO(cmp);
   CHECK_FALSE(has_control(cmp, true));
 }
@@ -91,8 +93,8 @@ TEST_CASE("CSV export: formula-like text cells are quoted with a leading quote, 
           "[report][export]") {
   ExportTable t;
   t.columns = {"name", "value", "text_number"};
-  for (const std::string evil : {"=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0",
-                                 "-2+3", "@SUM(A1:A9)", "\tx", "\rx"}) {
+  for (const std::string evil : {"=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3",
+                                 "@SUM(A1:A9)", "\tx", "\rx"}) {
     t.rows.push_back({evil, -1.5, "-1.5"});
   }
   t.rows.push_back({"plain", 2, "+3e4"});

@@ -31,8 +31,8 @@ TEST_CASE("welch: significant differences and not", "[report][nights]") {
   CHECK(r->critical > 2.571);
   CHECK(r->critical < 2.776);
   CHECK(r->significant);
-  const auto close = storage::welch_test_95(summarize({1000, 1040, 960}),
-                                            summarize({1010, 1050, 970}));
+  const auto close =
+      storage::welch_test_95(summarize({1000, 1040, 960}), summarize({1010, 1050, 970}));
   REQUIRE(close);
   CHECK_FALSE(close->significant);
   CHECK_FALSE(storage::welch_test_95(summarize({1000}), summarize({1000, 1001})));
@@ -55,10 +55,10 @@ storage::RunRecord run(const std::string& name, const std::string& hash, double 
 }
 
 TEST_CASE("sweep diff: paired by hash, judged by Welch at 95%", "[report][nights]") {
-  const std::vector<storage::RunRecord> a = {
-      run("fast", "h1", 1000), run("fast", "h1", 1010), run("fast", "h1", 990),
-      run("same", "h2", 500),  run("same", "h2", 520),  run("same", "h2", 480),
-      run("one", "h3", 700),   run("gone", "h4", 100)};
+  const std::vector<storage::RunRecord> a = {run("fast", "h1", 1000), run("fast", "h1", 1010),
+                                             run("fast", "h1", 990),  run("same", "h2", 500),
+                                             run("same", "h2", 520),  run("same", "h2", 480),
+                                             run("one", "h3", 700),   run("gone", "h4", 100)};
   const std::vector<storage::RunRecord> b = {
       run("fast", "h1", 1100, "590.10"), run("fast", "h1", 1120, "590.10"),
       run("fast", "h1", 1080, "590.10"), run("same", "h2", 505, "590.10"),
@@ -126,8 +126,8 @@ TEST_CASE("shown runs: the latest plan revision by default", "[report][nights]")
   CHECK(latest.revisions == 2);
   REQUIRE(latest.runs.size() == 2);
   for (const auto& r : latest.runs) CHECK(r.config_hash != "h2");
-  CHECK_THAT(latest.note, Contains("plan revision 2 of 2") &&
-                              Contains("1 run of other revisions not shown"));
+  CHECK_THAT(latest.note,
+             Contains("plan revision 2 of 2") && Contains("1 run of other revisions not shown"));
   ShownRuns first = shown_runs(store, sweep, 1);
   REQUIRE(first.runs.size() == 2);
   for (const auto& r : first.runs) CHECK(r.config_hash != "h3");

@@ -2,7 +2,6 @@
 // with the leader, lower-is-better metrics, the metric catalogue, and agreement with the SQL
 // ranking view.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "report/input_error.h"
@@ -64,10 +63,9 @@ TEST_CASE("mean, standard deviation and 95% interval of three values, by hand", 
 TEST_CASE("configurations are ranked by mean with ties against the leader", "[report][rank]") {
   // A: 100, 110, 120 -> 110 ± 24.84; B: 90, 95, 100 -> 95 ± 12.42 (overlaps A: tie);
   // C: 10, 11, 12 -> 11 ± 2.48 (no overlap); D: failed only (not ranked).
-  std::vector<storage::RunRecord> runs = {run("A", 100), run("A", 110), run("A", 120),
-                                          run("B", 90),  run("B", 95),  run("B", 100),
-                                          run("C", 10),  run("C", 11),  run("C", 12),
-                                          run("D", 0, "failed")};
+  std::vector<storage::RunRecord> runs = {
+      run("A", 100), run("A", 110), run("A", 120), run("B", 90), run("B", 95),
+      run("B", 100), run("C", 10),  run("C", 11),  run("C", 12), run("D", 0, "failed")};
   const auto ranking = rank_runs(runs, require_metric("images_per_s"));
   REQUIRE(ranking.rows.size() == 3);
   CHECK(ranking.unranked == 1);
@@ -96,7 +94,8 @@ TEST_CASE("configurations are ranked by mean with ties against the leader", "[re
 }
 
 TEST_CASE("single runs have no interval and tie only on an equal mean", "[report][rank]") {
-  const auto ranking = rank_runs({run("A", 100), run("B", 99), run("C", 100)}, require_metric("images_per_s"));
+  const auto ranking =
+      rank_runs({run("A", 100), run("B", 99), run("C", 100)}, require_metric("images_per_s"));
   REQUIRE(ranking.rows.size() == 3);
   CHECK(ranking.rows[0].name == "A");  // equal means: by name
   CHECK(ranking.rows[1].name == "C");
@@ -109,7 +108,8 @@ TEST_CASE("single runs have no interval and tie only on an equal mean", "[report
 }
 
 TEST_CASE("lower-is-better metrics rank ascending with speed-up as worst/this", "[report][rank]") {
-  const auto ranking = rank_runs({run("fast", 200), run("slow", 50)}, require_metric("step_ms_mean"));
+  const auto ranking =
+      rank_runs({run("fast", 200), run("slow", 50)}, require_metric("step_ms_mean"));
   REQUIRE(ranking.rows.size() == 2);
   CHECK(ranking.rows[0].name == "fast");  // 5 ms before 20 ms
   CHECK(ranking.rows[0].stats.mean == Approx(5));
@@ -138,7 +138,8 @@ TEST_CASE("the rank table shows mean ± CI, ties, the step split and '-' for wha
   INFO(t);
   CHECK_THAT(t, Contains("ranked by images_per_s (img/s, higher is better)"));
   CHECK_THAT(t, Contains("110.0 ± 24.8"));
-  CHECK_THAT(t, Contains("0.25 / 8.89"));  // mean step (10 + 9.09 + 8.33) / 3 = 9.14, minus the wait
+  CHECK_THAT(t,
+             Contains("0.25 / 8.89"));  // mean step (10 + 9.09 + 8.33) / 3 = 9.14, minus the wait
   CHECK_THAT(t, Contains("98%"));
   CHECK_THAT(t, Contains("tie"));
   CHECK_THAT(t, Contains("compute-bound"));
@@ -153,9 +154,10 @@ TEST_CASE("the SQL ranking view and the C++ ranking agree", "[report][rank][stor
   store.record(sweep, test::result_doc("b", "h2", 0, "ok", 900));
   const auto ranking = rank_runs(store.runs(sweep), require_metric("images_per_s"));
   REQUIRE(ranking.rows.size() == 2);
-  storage::Statement st(store.database(),
-                        "SELECT images_per_s, images_per_s_stddev, images_per_s_ci95, runs FROM ranking "
-                        "WHERE config_hash = 'h1'");
+  storage::Statement st(
+      store.database(),
+      "SELECT images_per_s, images_per_s_stddev, images_per_s_ci95, runs FROM ranking "
+      "WHERE config_hash = 'h1'");
   REQUIRE(st.step());
   CHECK(st.column_double(0) == Approx(ranking.rows[0].stats.mean));
   CHECK(st.column_double(1) == Approx(*ranking.rows[0].stats.stddev).epsilon(1e-12));

@@ -1,7 +1,8 @@
 // The result document: its statuses, and its JSON form read and written again unchanged.
+#include "result/result_document.h"
+
 #include <catch2/catch.hpp>
 
-#include "result/result_document.h"
 #include "store_test_support.h"
 
 namespace orch {
@@ -22,8 +23,7 @@ TEST_CASE("result: every status reads back from its spelling", "[result]") {
   CHECK_FALSE(is_final_failure(RunStatus::ok));
 }
 
-TEST_CASE("result: a document reads into typed members and writes back byte for byte",
-          "[result]") {
+TEST_CASE("result: a document reads into typed members and writes back byte for byte", "[result]") {
   json doc = test::result_doc("a", "aaaa", 1, "ok", 1234.5);
   doc["outcome"] = {{"exit_code", nullptr}, {"signal", 11}, {"stderr_tail", "Segmentation fault"}};
   doc["batch_auto"] = true;
@@ -47,8 +47,12 @@ TEST_CASE("result: a document reads into typed members and writes back byte for 
 }
 
 TEST_CASE("result: ill-typed and unknown values are kept as they were", "[result]") {
-  const json doc = {{"format", "orch.result"}, {"version", "two"},    {"status", "weird"},
-                    {"run", {{"hash", "h"}}},  {"outcome", "crashed"}, {"metrics", nullptr},
+  const json doc = {{"format", "orch.result"},
+                    {"version", "two"},
+                    {"status", "weird"},
+                    {"run", {{"hash", "h"}}},
+                    {"outcome", "crashed"},
+                    {"metrics", nullptr},
                     {"device", 3}};
   const ResultDocument d = result_from_json(doc);
   CHECK_FALSE(d.status);

@@ -1,9 +1,8 @@
 // A reader on another connection (like sqlite3 or pandas during a night's sweep) reads while
 // many runs are recorded: neither side sees SQLITE_BUSY, and the reader only ever sees whole
 // runs (each recorded in one transaction).
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "storage/store.h"
@@ -57,8 +56,8 @@ TEST_CASE("a concurrent reader never fails and sees consistent counts", "[store]
   std::string writer_error;
   try {
     for (int i = 0; i < kRuns; ++i) {
-      writer.record(sweep, result_doc("c" + std::to_string(i % 10), "h" + std::to_string(i % 10), i / 10,
-                                      "ok", 1000 + i));
+      writer.record(sweep, result_doc("c" + std::to_string(i % 10), "h" + std::to_string(i % 10),
+                                      i / 10, "ok", 1000 + i));
     }
   } catch (const std::exception& e) {
     writer_error = e.what();

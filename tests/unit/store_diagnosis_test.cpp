@@ -18,7 +18,8 @@ nlohmann::json doc_with(double step_ms, double wait_ms) {
 
 }  // namespace
 
-TEST_CASE("data wait above 10% of the step is input-bound, with or without telemetry", "[diagnosis]") {
+TEST_CASE("data wait above 10% of the step is input-bound, with or without telemetry",
+          "[diagnosis]") {
   auto doc = doc_with(100, 25);
   auto d = diagnose(doc);
   REQUIRE(d);
@@ -86,7 +87,9 @@ TEST_CASE("without utilization the diagnosis is unknown, with the reason", "[dia
   auto d = diagnose(doc);
   REQUIRE(d);
   CHECK(d->label == "unknown (no telemetry)");
-  doc["telemetry"] = {{"available", false}, {"reason", "NVML library not found"}, {"samples", nlohmann::json::array()}};
+  doc["telemetry"] = {{"available", false},
+                      {"reason", "NVML library not found"},
+                      {"samples", nlohmann::json::array()}};
   CHECK_THAT(diagnose(doc)->detail, Contains("NVML library not found"));
   doc.erase("telemetry");
   doc["device"] = "cpu";

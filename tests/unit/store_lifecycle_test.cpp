@@ -7,9 +7,9 @@
 #include "unit/store_test_support.h"
 
 using namespace orch::storage;
+using Catch::Matchers::Contains;
 using orch::test::result_doc;
 using orch::test::TempDb;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -38,13 +38,15 @@ TEST_CASE("open_sweep creates a sweep once, by name, and updates it", "[store][l
   CHECK(info->experiment == "exp");
   CHECK(info->experiment_file == "other.yaml");
   CHECK(info->description == "first");  // an empty description keeps the old one
-  CHECK_THROWS_WITH(store.open_sweep("night", "another-exp", ""), Contains("belongs to experiment 'exp'"));
+  CHECK_THROWS_WITH(store.open_sweep("night", "another-exp", ""),
+                    Contains("belongs to experiment 'exp'"));
   const auto second = store.open_sweep("day", "exp", "");
   CHECK(second != id);
   CHECK(store.sweeps().size() == 2);
 }
 
-TEST_CASE("begin_run, heartbeat and record: one row through the whole life of a run", "[store][lifecycle]") {
+TEST_CASE("begin_run, heartbeat and record: one row through the whole life of a run",
+          "[store][lifecycle]") {
   TempDb db;
   Store store(db.path);
   const auto sweep = store.open_sweep("s", "exp", "");
@@ -79,7 +81,8 @@ TEST_CASE("begin_run, heartbeat and record: one row through the whole life of a 
   CHECK(run->diagnosis == "compute-bound");
 }
 
-TEST_CASE("a retry reuses the row, counts the attempt and drops the old attempt's data", "[store][lifecycle]") {
+TEST_CASE("a retry reuses the row, counts the attempt and drops the old attempt's data",
+          "[store][lifecycle]") {
   TempDb db;
   Store store(db.path);
   const auto sweep = store.open_sweep("s", "exp", "");
@@ -95,7 +98,8 @@ TEST_CASE("a retry reuses the row, counts the attempt and drops the old attempt'
   CHECK(store.begin_run(sweep, header_of(ok), "node2", 2, "1") == id);
   CHECK(count(store, "SELECT COUNT(*) FROM run_metrics WHERE run_id = ?1", id) == 0);
   CHECK(count(store, "SELECT COUNT(*) FROM run_steps WHERE run_id = ?1", id) == 0);
-  Statement cleared(store.database(), "SELECT status, error, term_signal, owner_host, gpu FROM runs WHERE id = ?1");
+  Statement cleared(store.database(),
+                    "SELECT status, error, term_signal, owner_host, gpu FROM runs WHERE id = ?1");
   cleared.bind(1, id);
   REQUIRE(cleared.step());
   CHECK(cleared.column_text(0) == "running");

@@ -2,7 +2,6 @@
 // version 2: every run kept with its id, metrics and steps; one sweep per experiment;
 // duplicated (experiment, hash, repeat) rows become extra repeats.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <sstream>
 
@@ -37,8 +36,10 @@ void insert_v1(Database& db, const std::string& experiment, const std::string& n
               'channels_last', 'cuda:0', ?6, ?7, '2024-05-01T10:00:00Z', '2024-05-01T10:01:00Z',
               ?8, ?9, ?10))");
   ins.bind(1, experiment).bind(2, name).bind(3, hash).bind(4, std::int64_t{repeat}).bind(5, status);
-  if (status == "ok") ins.bind(6, ips).bind(7, 256000.0 / ips);
-  else ins.bind_null(6).bind_null(7);
+  if (status == "ok")
+    ins.bind(6, ips).bind(7, 256000.0 / ips);
+  else
+    ins.bind_null(6).bind_null(7);
   ins.bind(8, doc["config"].dump()).bind(9, doc["environment"].dump()).bind(10, doc.dump());
   ins.step();
   const auto id = db.last_insert_rowid();
@@ -49,7 +50,9 @@ void insert_v1(Database& db, const std::string& experiment, const std::string& n
       met.step();
       met.reset();
     }
-    Statement step(db, "INSERT INTO run_steps (run_id, step, step_ms, data_wait_ms, loss) VALUES (?1, ?2, 10, 0.5, 6.9)");
+    Statement step(db,
+                   "INSERT INTO run_steps (run_id, step, step_ms, data_wait_ms, loss) VALUES (?1, "
+                   "?2, 10, 0.5, 6.9)");
     for (std::int64_t s = 0; s < 3; ++s) {
       step.bind(1, id).bind(2, s);
       step.step();
@@ -75,14 +78,14 @@ TEST_CASE("a version 1 database is migrated to the current version keeping every
     v1.exec(read_file(std::string(ORCH_SOURCE_DIR) + "/storage/migrations/schema_v1.sql"));
     v1.exec("PRAGMA user_version=1");
     // quickstart, run twice (orch 0.1.0 appended rows: hash q1 repeat 0 appears twice)
-    insert_v1(v1, "quickstart", "fp32", "q1", 0, "ok", 1000);      // id 1
-    insert_v1(v1, "quickstart", "amp", "q2", 0, "ok", 2000);       // id 2
-    insert_v1(v1, "quickstart", "fp32", "q1", 0, "ok", 1100);      // id 3: duplicate
-    insert_v1(v1, "quickstart", "amp", "q2", 0, "failed", 0);      // id 4: duplicate
-    insert_v1(v1, "quickstart", "fp32", "q1", 0, "ok", 1200);      // id 5: duplicate again
+    insert_v1(v1, "quickstart", "fp32", "q1", 0, "ok", 1000);  // id 1
+    insert_v1(v1, "quickstart", "amp", "q2", 0, "ok", 2000);   // id 2
+    insert_v1(v1, "quickstart", "fp32", "q1", 0, "ok", 1100);  // id 3: duplicate
+    insert_v1(v1, "quickstart", "amp", "q2", 0, "failed", 0);  // id 4: duplicate
+    insert_v1(v1, "quickstart", "fp32", "q1", 0, "ok", 1200);  // id 5: duplicate again
     // another experiment with two repeats
-    insert_v1(v1, "other", "x", "o1", 0, "ok", 500);               // id 6
-    insert_v1(v1, "other", "x", "o1", 1, "ok", 700);               // id 7
+    insert_v1(v1, "other", "x", "o1", 0, "ok", 500);  // id 6
+    insert_v1(v1, "other", "x", "o1", 1, "ok", 700);  // id 7
   }
   Store store(db.path);
   CHECK(store.schema_version() == kSchemaVersion);
@@ -93,7 +96,9 @@ TEST_CASE("a version 1 database is migrated to the current version keeping every
   CHECK(count(store, "SELECT COUNT(*) FROM sweeps") == 2);
   CHECK(count(store, "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'v1_%'") == 0);
   // foreign keys still point at the right rows
-  CHECK(count(store, "SELECT COUNT(*) FROM run_metrics m LEFT JOIN runs r ON r.id = m.run_id WHERE r.id IS NULL") == 0);
+  CHECK(count(store,
+              "SELECT COUNT(*) FROM run_metrics m LEFT JOIN runs r ON r.id = m.run_id WHERE r.id "
+              "IS NULL") == 0);
   Statement fk(store.database(), "PRAGMA foreign_key_check");
   CHECK_FALSE(fk.step());
   Statement ic(store.database(), "PRAGMA integrity_check");

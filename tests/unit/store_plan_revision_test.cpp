@@ -1,7 +1,6 @@
 // Plan revisions of a sweep: recorded, compared, and the runs a revision owns; the migration
 // of a version-3 database adds the table.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <sstream>
 
@@ -62,8 +61,8 @@ TEST_CASE("plan revisions: what differs", "[store][revisions]") {
   const auto before = plan_of({config("h1", "fp32"), config("h2", "amp"), config("h3", "tf32")});
   CHECK(plan_differences(before, before).empty());
   // Order does not matter; the set of configurations and their repeats do.
-  CHECK(plan_differences(before, plan_of({config("h3", "tf32"), config("h1", "fp32"),
-                                          config("h2", "amp")}))
+  CHECK(plan_differences(before,
+                         plan_of({config("h3", "tf32"), config("h1", "fp32"), config("h2", "amp")}))
             .empty());
   CHECK(plan_differences(before, plan_of({config("h1", "fp32"), config("h4", "bf16")})) ==
         std::vector<std::string>{"1 configuration added: bf16",
@@ -72,14 +71,14 @@ TEST_CASE("plan revisions: what differs", "[store][revisions]") {
                                           config("h3", "tf32")})) ==
         std::vector<std::string>{"repeats 3 -> 5 for 2 configurations"});
   // Steps change every hash: said once, configurations matched by name.
-  const auto steps = plan_differences(
-      before, plan_of({config("s1", "fp32", 3, 100), config("s2", "amp", 3, 100),
-                       config("s3", "tf32", 3, 100)}));
+  const auto steps =
+      plan_differences(before, plan_of({config("s1", "fp32", 3, 100), config("s2", "amp", 3, 100),
+                                        config("s3", "tf32", 3, 100)}));
   REQUIRE(steps.size() == 1);
   CHECK(steps[0] == "steps: measure 50, warmup 10 -> measure 100, warmup 10");
   // Another setting under the same names.
-  CHECK(plan_differences(before, plan_of({config("x1", "fp32"), config("h2", "amp"),
-                                          config("h3", "tf32")})) ==
+  CHECK(plan_differences(
+            before, plan_of({config("x1", "fp32"), config("h2", "amp"), config("h3", "tf32")})) ==
         std::vector<std::string>{"1 configuration changed settings under the same names: fp32"});
 }
 
@@ -109,8 +108,9 @@ std::string read_text(const std::string& path) {
 
 std::vector<std::string> schema_of(const Database& db) {
   std::vector<std::string> out;
-  Statement st(db, "SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master "
-                   "WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
+  Statement st(db,
+               "SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master "
+               "WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
   while (st.step()) out.push_back(st.column_text(0));
   return out;
 }

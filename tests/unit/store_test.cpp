@@ -1,14 +1,15 @@
 // The SQLite store: schema creation and version, WAL, the ranking view, refusal of a newer
 // schema, names bound as data.
+#include "storage/store.h"
+
 #include <catch2/catch.hpp>
 
-#include "storage/store.h"
 #include "unit/store_test_support.h"
 
 using namespace orch::storage;
+using Catch::Matchers::Contains;
 using orch::test::result_doc;
 using orch::test::TempDb;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -30,8 +31,8 @@ TEST_CASE("a new database gets schema version 4 in WAL mode with every table and
   CHECK(mode.column_text(0) == "wal");
   for (const char* name :
        {"sweeps", "runs", "run_metrics", "run_steps", "telemetry_samples", "student_t_975",
-        "run_profile", "run_profile_ops", "sweep_plans", "ranking", "run_summary", "run_key_metrics", "failures",
-        "sweep_status", "run_environment"}) {
+        "run_profile", "run_profile_ops", "sweep_plans", "ranking", "run_summary",
+        "run_key_metrics", "failures", "sweep_status", "run_environment"}) {
     INFO(name);
     Statement st(store.database(), "SELECT COUNT(*) FROM sqlite_master WHERE name = ?1");
     st.bind(1, std::string(name));
@@ -40,7 +41,8 @@ TEST_CASE("a new database gets schema version 4 in WAL mode with every table and
   }
   CHECK(count(store, "SELECT COUNT(*) FROM student_t_975") == 1000);
   // Every view can be queried (a typo in a view only shows when it is used).
-  for (const char* view : {"ranking", "run_summary", "failures", "sweep_status", "run_environment"}) {
+  for (const char* view :
+       {"ranking", "run_summary", "failures", "sweep_status", "run_environment"}) {
     INFO(view);
     CHECK_NOTHROW(Statement(store.database(), std::string("SELECT * FROM ") + view).step());
   }
@@ -79,8 +81,7 @@ TEST_CASE("recorded runs are ranked per configuration by the view, failures excl
 
   CHECK(count(store, "SELECT COUNT(*) FROM run_steps") == 6);
   CHECK(count(store, "SELECT COUNT(*) FROM telemetry_samples") == 6);
-  Statement failed(store.database(),
-                   "SELECT error, term_signal, stderr_tail FROM failures");
+  Statement failed(store.database(), "SELECT error, term_signal, stderr_tail FROM failures");
   REQUIRE(failed.step());
   CHECK(failed.column_text(0) == "boom");
   CHECK(failed.column_int(1) == 11);
@@ -98,7 +99,8 @@ TEST_CASE("recorded runs are ranked per configuration by the view, failures excl
   CHECK(view.is_null(2));  // one run: no standard deviation
 }
 
-TEST_CASE("the run_summary view has one row per run with telemetry means and diagnosis", "[store]") {
+TEST_CASE("the run_summary view has one row per run with telemetry means and diagnosis",
+          "[store]") {
   TempDb db;
   Store store(db.path);
   const auto sweep = store.open_sweep("exp", "exp", "");
@@ -117,7 +119,8 @@ TEST_CASE("the run_summary view has one row per run with telemetry means and dia
   CHECK(st.column_text(8) == "NVIDIA H200");
   CHECK_FALSE(st.step());
 
-  Statement env(store.database(), "SELECT pcie_gen_current, pcie_width_max, driver_version FROM run_environment");
+  Statement env(store.database(),
+                "SELECT pcie_gen_current, pcie_width_max, driver_version FROM run_environment");
   REQUIRE(env.step());
   CHECK(env.column_int(0) == 5);
   CHECK(env.column_int(1) == 16);

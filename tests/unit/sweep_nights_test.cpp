@@ -76,8 +76,7 @@ TEST_CASE("plan check: a changed file stops the sweep unless --replan", "[sweep]
   // steps.measure changed in the file: stop, say what and the two ways on.
   PlanOptions more_steps;
   more_steps.overrides = {"steps.measure=100"};
-  const storage::SweepPlan changed =
-      sweep::sweep_plan_of(test::plan_text(kPlan, more_steps));
+  const storage::SweepPlan changed = sweep::sweep_plan_of(test::plan_text(kPlan, more_steps));
   check = sweep::check_plan(store, "night", changed, false);
   CHECK_FALSE(check.ok);
   CHECK_THAT(check.message, Contains("differs from the plan sweep 'night' runs (revision 1") &&

@@ -16,7 +16,8 @@ namespace {
 std::int64_t search_with_limit(std::int64_t limit, std::vector<std::int64_t>* probes = nullptr) {
   BatchSearch s;
   while (auto b = s.next()) s.report(*b <= limit);
-  if (probes) for (auto& p : s.probes()) probes->push_back(p.batch);
+  if (probes)
+    for (auto& p : s.probes()) probes->push_back(p.batch);
   return s.result().value_or(0);
 }
 
@@ -48,7 +49,8 @@ TEST_CASE("batch search: below the first probe it halves, then narrows to single
   CHECK(none.probes().back().batch == 1);
 }
 
-TEST_CASE("deadline: --until is today when still ahead, else tomorrow; bad text is refused", "[sweep]") {
+TEST_CASE("deadline: --until is today when still ahead, else tomorrow; bad text is refused",
+          "[sweep]") {
   std::tm tm{};
   tm.tm_year = 126;  // 2026
   tm.tm_mon = 10;

@@ -1,6 +1,8 @@
 // One database file, one lock per sweep; one sweep name, one lock file and one run folder:
 // names that differ only in characters a file name cannot hold, and names that would climb out
 // of `<db>.runs/`, are encoded, and every spelling of the database's path meets the same lock.
+#include "sweep/sweep_paths.h"
+
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -9,7 +11,6 @@
 
 #include "sweep/child_run.h"
 #include "sweep/sweep_lock.h"
-#include "sweep/sweep_paths.h"
 
 namespace orch::sweep {
 namespace {
@@ -26,8 +27,8 @@ struct TempFolder {
 };
 
 TEST_CASE("sweep names: a/b and a_b get their own lock and run folder", "[sweep]") {
-  const std::vector<std::string> names = {"a/b", "a_b", "a%2Fb", "a b", "a\\b", "a:b", ".", "..",
-                                          "%2E.", "_..", "a..b"};
+  const std::vector<std::string> names = {"a/b", "a_b", "a%2Fb", "a b", "a\\b", "a:b",
+                                          ".",   "..",  "%2E.",  "_..", "a..b"};
   std::set<std::string> locks, folders;
   for (const auto& n : names) {
     locks.insert(lock_path("/data/r.db", n));

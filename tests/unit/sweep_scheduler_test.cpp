@@ -52,27 +52,29 @@ class FakeLauncher final : public Launcher {
   std::unique_ptr<RunHandle> launch(const RunSpec& spec, const std::string& gpu) override {
     launched.push_back({spec.name, gpu});
     auto it = scripts.find(spec.name);
-    return std::make_unique<FakeHandle>(*this, spec, gpu, it == scripts.end() ? Script{} : it->second);
+    return std::make_unique<FakeHandle>(*this, spec, gpu,
+                                        it == scripts.end() ? Script{} : it->second);
   }
   FakeClock& clock;
-  std::map<std::string, Script> scripts;     // by run name
+  std::map<std::string, Script> scripts;                      // by run name
   std::vector<std::pair<std::string, std::string>> launched;  // name, gpu
-  std::map<std::string, int> running_on;     // gpu -> runs in flight now
+  std::map<std::string, int> running_on;                      // gpu -> runs in flight now
   int max_on_one_gpu = 0;
   std::function<void()> on_launch;
 };
 
 FakeHandle::FakeHandle(FakeLauncher& l, const RunSpec& spec, std::string gpu, Script s)
     : l_(l), spec_(spec), gpu_(std::move(gpu)), s_(s) {
-  end_ = l_.clock.now() + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(s_.seconds));
+  end_ = l_.clock.now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s_.seconds));
   l_.max_on_one_gpu = std::max(l_.max_on_one_gpu, ++l_.running_on[gpu_]);
   if (l_.on_launch) l_.on_launch();
 }
 FakeHandle::~FakeHandle() { --l_.running_on[gpu_]; }
 
 std::optional<json> FakeHandle::poll() {
-  json doc = {{"format", "orch.result"}, {"version", 2},
+  json doc = {{"format", "orch.result"},
+              {"version", 2},
               {"run", {{"name", spec_.name}, {"hash", spec_.hash}, {"repeat", spec_.repeat}}}};
   if (interrupted_) {
     doc["status"] = "interrupted";
@@ -80,8 +82,10 @@ std::optional<json> FakeHandle::poll() {
   }
   if (l_.clock.now() < end_) return std::nullopt;
   doc["status"] = s_.status;
-  if (s_.status == "ok") doc["metrics"] = {{"images_per_s", s_.images_per_s}};
-  else doc["error"] = "scripted " + s_.status;
+  if (s_.status == "ok")
+    doc["metrics"] = {{"images_per_s", s_.images_per_s}};
+  else
+    doc["error"] = "scripted " + s_.status;
   if (s_.gpu_lost) doc["telemetry"] = {{"gpu_lost", true}};
   return doc;
 }
@@ -89,7 +93,7 @@ std::optional<json> FakeHandle::poll() {
 class FakeRecorder final : public Recorder {
  public:
   std::map<std::pair<std::string, int>, PriorRun> prior;
-  std::map<std::string, double> measured;  // by hash
+  std::map<std::string, double> measured;                     // by hash
   std::map<std::pair<std::string, int>, std::string> status;  // what was recorded
   std::vector<std::string> finished_names, stale;
   int begins = 0, heartbeats = 0;
@@ -281,8 +285,7 @@ TEST_CASE("sweep: the deadline defers runs that would not finish, using measured
   CHECK(f.out.str().find("deferred") != std::string::npos);
 }
 
-TEST_CASE("sweep: without measurements the deadline uses this sweep's own durations",
-          "[sweep]") {
+TEST_CASE("sweep: without measurements the deadline uses this sweep's own durations", "[sweep]") {
   Fixture f;
   Plan p = six_runs();
   for (auto& r : p.runs) f.launcher.scripts[r.name] = {"ok", 60};
@@ -317,8 +320,7 @@ TEST_CASE("sweep: fast-first orders by measured time, else by the cost proxy", "
   }
 }
 
-TEST_CASE("sweep: a stop request interrupts the running run and starts nothing more",
-          "[sweep]") {
+TEST_CASE("sweep: a stop request interrupts the running run and starts nothing more", "[sweep]") {
   Fixture f;
   Plan p = six_runs();
   int launches = 0;
@@ -343,17 +345,17 @@ TEST_CASE("sweep: heartbeats are sent for long runs", "[sweep]") {
   CHECK(f.recorder.heartbeats >= 6 * 4);
 }
 
-TEST_CASE("sweep: the progress line has done/total, failures, ETA and the best so far",
-          "[sweep]") {
+TEST_CASE("sweep: the progress line has done/total, failures, ETA and the best so far", "[sweep]") {
   Fixture f;
   Plan p = six_runs();
   f.launcher.scripts[p.runs[0].name] = {"ok", 10, 500};
   f.launcher.scripts[p.runs[1].name] = {"failed", 10};
   f.run(p);
   const std::string out = f.out.str();
-  CHECK(out.find("[2/6] " + p.runs[1].name + " (repeat 0) on cpu: failed: scripted failed | "
-                 "failures 1 | elapsed 0:20, ETA 0:40 | best " + p.runs[0].name +
-                 " 500.0 img/s") != std::string::npos);
+  CHECK(out.find("[2/6] " + p.runs[1].name +
+                 " (repeat 0) on cpu: failed: scripted failed | "
+                 "failures 1 | elapsed 0:20, ETA 0:40 | best " +
+                 p.runs[0].name + " 500.0 img/s") != std::string::npos);
 }
 
 }  // namespace

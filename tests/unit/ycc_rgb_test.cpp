@@ -3,10 +3,10 @@
 // YCbCr pixels libjpeg-turbo decodes (plain chroma upsampling), and to the raw Y, Cb, Cr
 // planes laid out as nvJPEG is given them, it must give libjpeg-turbo's own RGB decode with
 // plain upsampling byte for byte, for every subsampling and odd sizes.
-#include <catch2/catch.hpp>
 #include <orch/imagedata/image_generator.h>
 #include <orch/imagedata/jpeg_codec.h>
 
+#include <catch2/catch.hpp>
 #include <csetjmp>
 #include <cstdio>
 
@@ -30,7 +30,7 @@ struct Decoded {
   int components = 0;
   int plane_width[3] = {}, plane_height[3] = {}, plane_pitch[3] = {};
   std::vector<std::uint8_t> planes[3];  // raw: component c, rows plane_pitch[c] apart
-  std::vector<JSAMPROW> rows[3];         // raw: pointers to those rows, for libjpeg
+  std::vector<JSAMPROW> rows[3];        // raw: pointers to those rows, for libjpeg
 };
 
 // The libjpeg calls; `out` is filled in place (no object with a destructor is created in this
@@ -106,9 +106,10 @@ std::vector<std::uint8_t> as_nvjpeg_buffer(const Decoded& raw, YccLayout& layout
   std::vector<std::uint8_t> buffer(static_cast<std::size_t>(bytes), 0);
   for (int c = 0; c < raw.components; ++c)
     for (int y = 0; y < raw.plane_height[c]; ++y)
-      std::copy_n(raw.planes[c].begin() + static_cast<std::ptrdiff_t>(y) * raw.plane_pitch[c],
-                  raw.plane_width[c],
-                  buffer.begin() + layout.offset[c] + static_cast<std::ptrdiff_t>(y) * layout.pitch[c]);
+      std::copy_n(
+          raw.planes[c].begin() + static_cast<std::ptrdiff_t>(y) * raw.plane_pitch[c],
+          raw.plane_width[c],
+          buffer.begin() + layout.offset[c] + static_cast<std::ptrdiff_t>(y) * layout.pitch[c]);
   return buffer;
 }
 
@@ -121,9 +122,11 @@ imagedata::RgbImage saturated(int w, int h) {
       const int hue = (x * 6 * 256) / w, seg = hue / 256, f = hue % 256;
       const int v = 64 + (191 * y) / std::max(h - 1, 1);
       const int up = v * f / 255, down = v * (255 - f) / 255;
-      const int rgb[6][3] = {{v, up, 0}, {down, v, 0}, {0, v, up}, {0, down, v}, {up, 0, v}, {v, 0, down}};
+      const int rgb[6][3] = {{v, up, 0},   {down, v, 0}, {0, v, up},
+                             {0, down, v}, {up, 0, v},   {v, 0, down}};
       for (int c = 0; c < 3; ++c)
-        img.pixels[(static_cast<std::size_t>(y) * w + x) * 3 + c] = static_cast<std::uint8_t>(rgb[seg % 6][c]);
+        img.pixels[(static_cast<std::size_t>(y) * w + x) * 3 + c] =
+            static_cast<std::uint8_t>(rgb[seg % 6][c]);
     }
   return img;
 }
@@ -182,15 +185,18 @@ TEST_CASE("ycc_rgb: chroma factors and plane layouts from component sizes", "[nv
 TEST_CASE("ycc_rgb: libjpeg-turbo's YCbCr and raw planes convert to its RGB, byte for byte",
           "[nvjpeg][ycc]") {
   const imagedata::RgbImage photo = imagedata::render_image(3, 1, 4);
-  const std::vector<std::pair<int, int>> sizes = {{photo.width, photo.height}, {101, 75}, {37, 29}, {7, 5}, {1, 1}};
+  const std::vector<std::pair<int, int>> sizes = {
+      {photo.width, photo.height}, {101, 75}, {37, 29}, {7, 5}, {1, 1}};
   int images = 0;
-  for (const test::Sampling& s : {test::kS444, test::kS422, test::kS420, test::kS440, test::kS411, test::kGray}) {
+  for (const test::Sampling& s :
+       {test::kS444, test::kS422, test::kS420, test::kS440, test::kS411, test::kGray}) {
     for (const auto& [w, h] : sizes) {
       for (bool sat : {false, true}) {
         const imagedata::RgbImage src = sat ? saturated(w, h) : test::crop_rgb(photo, w, h);
         const auto file = test::encode_sampled(src, 90, s);
         INFO(s.name << " " << w << "x" << h << (sat ? " saturated" : " photo"));
-        const imagedata::RgbImage rgb = imagedata::decode_jpeg(file.data(), file.size(), /*fancy=*/false);
+        const imagedata::RgbImage rgb =
+            imagedata::decode_jpeg(file.data(), file.size(), /*fancy=*/false);
         const Decoded ycc = decode(file, /*raw=*/false);
         const Decoded raw = decode(file, /*raw=*/true);
         REQUIRE(rgb.width == w);
@@ -217,7 +223,8 @@ TEST_CASE("ycc_rgb: libjpeg-turbo's YCbCr and raw planes convert to its RGB, byt
             if (s.gray) {
               a[0] = a[1] = a[2] = ycc.pixels[i];
             } else {
-              nvjpeg::ycc_to_rgb(ycc.pixels[i * 3], ycc.pixels[i * 3 + 1], ycc.pixels[i * 3 + 2], a);
+              nvjpeg::ycc_to_rgb(ycc.pixels[i * 3], ycc.pixels[i * 3 + 1], ycc.pixels[i * 3 + 2],
+                                 a);
             }
             nvjpeg::ycc_pixel_rgb(planes.data(), layout, x, y, b);
             for (int c = 0; c < 3; ++c) {

@@ -16,8 +16,8 @@ namespace orch {
 
 /// What the host tells a model about the run when creating it.
 struct ModelContext {
-  std::int64_t num_classes = 1000;              ///< from the data loader
-  std::vector<std::int64_t> input_shape;        ///< one sample, C x H x W, from the data loader
+  std::int64_t num_classes = 1000;        ///< from the data loader
+  std::vector<std::int64_t> input_shape;  ///< one sample, C x H x W, from the data loader
 };
 
 /// A network. The host moves `module()` to the device and memory format, builds the optimizer

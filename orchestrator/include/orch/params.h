@@ -24,10 +24,14 @@ using Value = std::variant<bool, std::int64_t, double, std::string>;
 
 inline const char* to_string(ParamType t) {
   switch (t) {
-    case ParamType::kBool: return "bool";
-    case ParamType::kInt: return "int";
-    case ParamType::kFloat: return "float";
-    case ParamType::kString: return "string";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kFloat:
+      return "float";
+    case ParamType::kString:
+      return "string";
   }
   return "?";
 }
@@ -39,13 +43,13 @@ std::string to_string(const Value& v);
 
 /// One declared parameter of a plugin.
 struct ParamSpec {
-  std::string name;                ///< key in the experiment file, e.g. "depth"
+  std::string name;  ///< key in the experiment file, e.g. "depth"
   ParamType type = ParamType::kString;
-  Value default_value;             ///< used when the experiment file does not set it
-  std::vector<Value> allowed;      ///< if non-empty, the value must be one of these
-  std::optional<double> min;       ///< inclusive lower bound for int/float
-  std::optional<double> max;       ///< inclusive upper bound for int/float
-  std::string doc;                 ///< one line shown by `orch plugins`
+  Value default_value;         ///< used when the experiment file does not set it
+  std::vector<Value> allowed;  ///< if non-empty, the value must be one of these
+  std::optional<double> min;   ///< inclusive lower bound for int/float
+  std::optional<double> max;   ///< inclusive upper bound for int/float
+  std::string doc;             ///< one line shown by `orch plugins`
   /// false for a parameter added after configurations were recorded: while it has its default
   /// value it is left out of the configuration hash, so those configurations keep their hash
   /// (and a sweep over an older database resumes them instead of running them again).

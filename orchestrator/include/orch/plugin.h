@@ -31,17 +31,21 @@ enum class PluginKind { kModel, kDataLoader, kPrecision, kStreamStrategy };
 /// The name used in experiment files and listings: "model", "data", "precision", "stream".
 inline const char* to_string(PluginKind k) {
   switch (k) {
-    case PluginKind::kModel: return "model";
-    case PluginKind::kDataLoader: return "data";
-    case PluginKind::kPrecision: return "precision";
-    case PluginKind::kStreamStrategy: return "stream";
+    case PluginKind::kModel:
+      return "model";
+    case PluginKind::kDataLoader:
+      return "data";
+    case PluginKind::kPrecision:
+      return "precision";
+    case PluginKind::kStreamStrategy:
+      return "stream";
   }
   return "?";
 }
 
 /// What a plugin says about itself, as data.
 struct PluginInfo {
-  std::string name;         ///< unique within its kind, e.g. "resnet"
+  std::string name;  ///< unique within its kind, e.g. "resnet"
   PluginKind kind = PluginKind::kModel;
   std::string version;      ///< the plugin's own version, e.g. "1.0.0"
   std::string description;  ///< one line
@@ -60,11 +64,11 @@ class BOOST_SYMBOL_VISIBLE Plugin {
 
 /// The ABI stamp: plain C data, so reading it is safe whatever the library was built with.
 extern "C" struct orch_abi_stamp {
-  unsigned magic;             ///< kOrchAbiMagic; anything else is not an orch plugin
-  unsigned sdk_version;       ///< ORCH_SDK_VERSION the plugin was built against
-  int cxx11_abi;              ///< _GLIBCXX_USE_CXX11_ABI (std::string layout)
-  char compiler[64];          ///< e.g. "GNU 12.2.0"
-  char torch_version[32];     ///< TORCH_VERSION of the LibTorch headers, "" if built without
+  unsigned magic;          ///< kOrchAbiMagic; anything else is not an orch plugin
+  unsigned sdk_version;    ///< ORCH_SDK_VERSION the plugin was built against
+  int cxx11_abi;           ///< _GLIBCXX_USE_CXX11_ABI (std::string layout)
+  char compiler[64];       ///< e.g. "GNU 12.2.0"
+  char torch_version[32];  ///< TORCH_VERSION of the LibTorch headers, "" if built without
 };
 
 constexpr unsigned kOrchAbiMagic = 0x4f524348u;  // "ORCH"
@@ -75,8 +79,9 @@ constexpr unsigned kOrchAbiMagic = 0x4f524348u;  // "ORCH"
 #if defined(__clang__)
 #define ORCH_COMPILER_ID "Clang " __clang_version__
 #elif defined(__GNUC__)
-#define ORCH_COMPILER_ID \
-  "GNU " ORCH_STRINGIFY(__GNUC__) "." ORCH_STRINGIFY(__GNUC_MINOR__) "." ORCH_STRINGIFY(__GNUC_PATCHLEVEL__)
+#define ORCH_COMPILER_ID                                                                 \
+  "GNU " ORCH_STRINGIFY(__GNUC__) "." ORCH_STRINGIFY(__GNUC_MINOR__) "." ORCH_STRINGIFY( \
+      __GNUC_PATCHLEVEL__)
 #else
 #define ORCH_COMPILER_ID "unknown"
 #endif
@@ -88,14 +93,13 @@ constexpr unsigned kOrchAbiMagic = 0x4f524348u;  // "ORCH"
 
 /// Exports a plugin factory class from a shared library. Use once per library:
 ///   ORCH_PLUGIN(orch::plugins::ResnetFactory)
-#define ORCH_PLUGIN(FactoryClass)                                                        \
-  extern "C" BOOST_SYMBOL_EXPORT const orch_abi_stamp* orch_plugin_abi() {              \
-    static const orch_abi_stamp stamp = {kOrchAbiMagic, ORCH_SDK_VERSION,                \
-                                         _GLIBCXX_USE_CXX11_ABI, ORCH_COMPILER_ID,       \
-                                         ORCH_TORCH_VERSION_STRING};                     \
-    return &stamp;                                                                       \
-  }                                                                                      \
-  extern "C" BOOST_SYMBOL_EXPORT orch::Plugin* orch_plugin_factory() {                   \
-    static FactoryClass factory;                                                         \
-    return &factory;                                                                     \
+#define ORCH_PLUGIN(FactoryClass)                                                                 \
+  extern "C" BOOST_SYMBOL_EXPORT const orch_abi_stamp* orch_plugin_abi() {                        \
+    static const orch_abi_stamp stamp = {kOrchAbiMagic, ORCH_SDK_VERSION, _GLIBCXX_USE_CXX11_ABI, \
+                                         ORCH_COMPILER_ID, ORCH_TORCH_VERSION_STRING};            \
+    return &stamp;                                                                                \
+  }                                                                                               \
+  extern "C" BOOST_SYMBOL_EXPORT orch::Plugin* orch_plugin_factory() {                            \
+    static FactoryClass factory;                                                                  \
+    return &factory;                                                                              \
   }

@@ -38,8 +38,8 @@ struct StrategyContext {
 
 /// The result of one step as the strategy saw it.
 struct StepResult {
-  torch::Tensor loss;           ///< device scalar; read by the host only after the timed loop
-  double data_wait_ms = 0.0;    ///< host time spent waiting for the loader
+  torch::Tensor loss;         ///< device scalar; read by the host only after the timed loop
+  double data_wait_ms = 0.0;  ///< host time spent waiting for the loader
 };
 
 class BOOST_SYMBOL_VISIBLE StreamStrategy {

@@ -13,28 +13,32 @@ namespace orch::cli {
 
 void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "compare", "before/after table of two configurations: throughput, GPU use, memory, power, step split");
+      "compare",
+      "before/after table of two configurations: throughput, GPU use, memory, power, step split");
   struct Options {
     std::string a, b, sweep;
     std::vector<std::string> sweeps;
     int revision = 0;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("A", o->a, "before: a configuration name, run id or config-hash prefix "
-                             "(name:, run:, hash: force one reading)");
+  cmd->add_option("A", o->a,
+                  "before: a configuration name, run id or config-hash prefix "
+                  "(name:, run:, hash: force one reading)");
   cmd->add_option("B", o->b, "after: same forms as A");
   cmd->add_option("--sweep", o->sweep, "the sweep (default: the most recently updated)");
   cmd->add_option("--revision", o->revision, "the sweep's plan revision (default: the latest)");
-  cmd->add_option("--sweeps", o->sweeps, "compare two sweeps instead (e.g. two nights): each "
-                                         "configuration faster, slower or no change, by a "
-                                         "Welch t-test at 95%")
+  cmd->add_option("--sweeps", o->sweeps,
+                  "compare two sweeps instead (e.g. two nights): each "
+                  "configuration faster, slower or no change, by a "
+                  "Welch t-test at 95%")
       ->expected(2);
   cmd->callback([&g, &exit_code, o] {
     try {
       if (!o->sweeps.empty()) {
         if (!o->a.empty() || !o->sweep.empty() || o->revision != 0) {
-          throw InputError("--sweeps A B compares two whole sweeps; leave out the "
-                           "configurations, --sweep and --revision");
+          throw InputError(
+              "--sweeps A B compares two whole sweeps; leave out the "
+              "configurations, --sweep and --revision");
         }
         auto store = open_existing_store(g.db);
         const auto a = choose_sweep(*store, o->sweeps[0]);

@@ -22,25 +22,35 @@ namespace orch::cli {
 namespace {
 
 void add_make(CLI::App& dataset, int& exit_code) {
-  auto* cmd = dataset.add_subcommand(
-      "make", "generate an ImageNet-shaped JPEG folder DIR/train/<class>/*.JPEG "
-              "(photo-like, ~500x375, ~110 KB per file, byte-identical for a seed)");
+  auto* cmd =
+      dataset.add_subcommand("make",
+                             "generate an ImageNet-shaped JPEG folder DIR/train/<class>/*.JPEG "
+                             "(photo-like, ~500x375, ~110 KB per file, byte-identical for a seed)");
   struct Options {
     std::string dir;
     imagedata::GeneratorOptions gen;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("DIR", o->dir, "the folder to create (DIR/train must be absent or empty)")->required();
-  cmd->add_option("--classes", o->gen.classes, "number of classes")->required()->check(CLI::Range(1, 100000));
-  cmd->add_option("--per-class", o->gen.per_class, "images per class")->required()->check(CLI::Range(1, 10000000));
-  cmd->add_option("--seed", o->gen.seed, "everything is a function of the seed")->capture_default_str();
-  cmd->add_option("--quality", o->gen.quality, "JPEG quality")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("DIR", o->dir, "the folder to create (DIR/train must be absent or empty)")
+      ->required();
+  cmd->add_option("--classes", o->gen.classes, "number of classes")
+      ->required()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--per-class", o->gen.per_class, "images per class")
+      ->required()
+      ->check(CLI::Range(1, 10000000));
+  cmd->add_option("--seed", o->gen.seed, "everything is a function of the seed")
+      ->capture_default_str();
+  cmd->add_option("--quality", o->gen.quality, "JPEG quality")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--workers", o->gen.workers, "threads (default: min(16, cores - 2))");
   cmd->callback([&exit_code, o] {
     try {
       const auto t0 = std::chrono::steady_clock::now();
       const auto s = imagedata::make_dataset(o->dir, o->gen);
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::cout << fmt::format(
           "{}/train: {} classes x {} images = {} JPEGs, {:.1f} MB (mean {:.1f} KB, {:.0f}x{:.0f}) "
           "in {:.1f} s\n",
@@ -55,22 +65,27 @@ void add_make(CLI::App& dataset, int& exit_code) {
 
 void add_cache(CLI::App& dataset, int& exit_code) {
   auto* cmd = dataset.add_subcommand(
-      "cache", "pre-decode a JPEG folder into one memory-mappable file of SIZE x SIZE uint8 "
-               "images (shorter side resized to SIZE, centre square) for the `cached` loader");
+      "cache",
+      "pre-decode a JPEG folder into one memory-mappable file of SIZE x SIZE uint8 "
+      "images (shorter side resized to SIZE, centre square) for the `cached` loader");
   struct Options {
     std::string src, dst;
     int size = 256, workers = 0;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("SRC", o->src, "the JPEG folder (SRC/train/<class>/*.JPEG or SRC/<class>/*.JPEG)")->required();
+  cmd->add_option("SRC", o->src, "the JPEG folder (SRC/train/<class>/*.JPEG or SRC/<class>/*.JPEG)")
+      ->required();
   cmd->add_option("DST", o->dst, "the cache file to write")->required();
-  cmd->add_option("--size", o->size, "pixels per side of each cached image")->capture_default_str()->check(CLI::Range(8, 4096));
+  cmd->add_option("--size", o->size, "pixels per side of each cached image")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 4096));
   cmd->add_option("--workers", o->workers, "threads (default: min(16, cores - 2))");
   cmd->callback([&exit_code, o] {
     try {
       const auto t0 = std::chrono::steady_clock::now();
       const auto s = imagedata::write_image_cache(o->src, o->dst, o->size, o->workers);
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::cout << fmt::format("{}: {} images of {}x{}, {:.1f} MB, in {:.1f} s ({:.0f} img/s)\n",
                                o->dst, s.images, o->size, o->size, s.file_bytes / 1e6, secs,
                                s.images / secs);
@@ -83,8 +98,9 @@ void add_cache(CLI::App& dataset, int& exit_code) {
 
 void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
   auto* cmd = dataset.add_subcommand(
-      "bench", "loader-only throughput: create a data loader through the plugin registry and "
-               "time next() (no model, no device copy)");
+      "bench",
+      "loader-only throughput: create a data loader through the plugin registry and "
+      "time next() (no model, no device copy)");
   struct Options {
     std::string data = "synthetic";
     std::int64_t batch_size = 256, batches = 50, warmup = 5, seed = 0;
@@ -93,13 +109,23 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
     double busy_gpu_ms = 0;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("--data", o->data, "the loader as in an experiment file's `data:`, e.g. "
-                  "'{plugin: imagefolder, root: DIR, workers: 8}'")->required();
-  cmd->add_option("--batch-size", o->batch_size, "images per batch")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--batches", o->batches, "batches timed")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", o->warmup, "batches taken before timing")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--data", o->data,
+                  "the loader as in an experiment file's `data:`, e.g. "
+                  "'{plugin: imagefolder, root: DIR, workers: 8}'")
+      ->required();
+  cmd->add_option("--batch-size", o->batch_size, "images per batch")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batches", o->batches, "batches timed")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", o->warmup, "batches taken before timing")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->seed, "the run seed the loader gets")->capture_default_str();
-  cmd->add_option("--device", o->device, "the device the loader is told about (pins host memory for cuda)")->capture_default_str();
+  cmd->add_option("--device", o->device,
+                  "the device the loader is told about (pins host memory for cuda)")
+      ->capture_default_str();
   cmd->add_flag("--channels-last", o->channels_last, "ask for channels-last batches");
   cmd->add_option("--busy-gpu-ms", o->busy_gpu_ms,
                   "keep the GPU busy while timing, as a graph-captured training step of about "
@@ -122,7 +148,8 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
     const torch::Device device(o->device);
     if (o->busy_gpu_ms > 0 && !device.is_cuda()) {
       std::cerr << "orch: dataset bench: --busy-gpu-ms needs a CUDA device (--device cuda); "
-                   "the device is " << device.str() << "\n";
+                   "the device is "
+                << device.str() << "\n";
       exit_code = kExitBadInput;
       return;
     }
@@ -133,7 +160,8 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
       std::cout << fmt::format("busy GPU: a graph of {} bf16 products, {:.1f} ms a replay (idle)\n",
                                busy->products(), busy->replay_ms());
     }
-    auto loader = registry.create_loader(choice, {o->batch_size, device, o->seed, o->channels_last});
+    auto loader =
+        registry.create_loader(choice, {o->batch_size, device, o->seed, o->channels_last});
     for (std::int64_t i = 0; i < o->warmup; ++i) loader->next();
     const std::int64_t replays_before = busy ? busy->replays() : 0;
     const auto t0 = std::chrono::steady_clock::now();
@@ -141,11 +169,13 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
     for (std::int64_t i = 0; i < o->batches; ++i) images += loader->next().images.size(0);
     // A loader that delivers on the device (nvjpeg) may return before its last kernels end.
     if (device.is_cuda()) torch::cuda::synchronize();
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << fmt::format("{}: {} batches of {} in {:.2f} s: {:.0f} img/s ({:.1f} ms/batch)\n",
                              choice.plugin, o->batches, o->batch_size, secs, images / secs,
                              secs * 1000.0 / o->batches);
-    for (const auto& [k, v] : loader->counters()) std::cout << fmt::format("  data.{} = {:g}\n", k, v);
+    for (const auto& [k, v] : loader->counters())
+      std::cout << fmt::format("  data.{} = {:g}\n", k, v);
     if (busy) {
       // Longer than on the idle GPU: the loader's work took its share.
       const auto replays = busy->replays() - replays_before;

@@ -71,14 +71,17 @@ void write_atomically(const std::string& path, const ResultDocument& doc) {
 
 void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "exec", "execute one run specification (JSON) in this process and write its result "
-              "document; `orch sweep` runs each run this way in a child process");
+      "exec",
+      "execute one run specification (JSON) in this process and write its result "
+      "document; `orch sweep` runs each run this way in a child process");
   auto o = std::make_shared<ExecOptions>();
   cmd->add_option("--spec", o->spec, "run specification (JSON), as written by `orch sweep`")
-      ->required()->check(CLI::ExistingFile);
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "where to write the result document (JSON)")->required();
   cmd->add_option("--batch-size", o->batch_size,
-                  "the batch to use when the specification says `auto`")->check(CLI::PositiveNumber);
+                  "the batch to use when the specification says `auto`")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--trace", o->trace,
                   "where a profiled run (profile.steps > 0) writes its Chrome trace (default: "
                   "RESULT with the extension .trace.json)");
@@ -96,7 +99,8 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "run it as `orch sweep` does, in a child process: timeout, a document for a "
                 "crash, batch_size: auto searched (what a Slurm task runs)");
   cmd->add_option("--grace", o->grace_s, "with --supervise: seconds between SIGTERM and SIGKILL")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--work-dir", o->work_dir,
                   "with --supervise: where the child's spec, result and logs go (default: "
                   "RESULT.work)");
@@ -127,8 +131,8 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       doc.error = o->reason.empty() ? "recorded by orch exec --write-outcome" : o->reason;
       doc.device = spec.device;
       write_atomically(o->out, doc);
-      std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
-                << "): recorded " << o->write_outcome << ": " << *doc.error << "\n";
+      std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat << "): recorded "
+                << o->write_outcome << ": " << *doc.error << "\n";
       return;
     }
     if (o->supervise) {
@@ -141,7 +145,7 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     if (o->batch_size > 0) spec.batch_size = o->batch_size;
     if (o->probe) {
-      spec.warmup_steps = 2;  // the first optimizer step allocates its state; the second
+      spec.warmup_steps = 2;   // the first optimizer step allocates its state; the second
       spec.measure_steps = 1;  // step runs with everything allocated
       spec.telemetry.enabled = false;
       spec.profile.steps = 0;  // a probe asks "does it fit", nothing more

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/plugin_loading.h"
 #include "cli/plan_arguments.h"
+#include "cli/plugin_loading.h"
 #include "plan/plan_table.h"
 
 namespace orch::cli {

@@ -13,7 +13,8 @@
 namespace orch::cli {
 
 void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
-  auto* cmd = app.add_subcommand("rank", "rank a sweep's configurations by a metric (default: throughput)");
+  auto* cmd =
+      app.add_subcommand("rank", "rank a sweep's configurations by a metric (default: throughput)");
   struct Options {
     std::string sweep, experiment, by = "images_per_s";
     std::size_t top = 0;
@@ -21,11 +22,13 @@ void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--sweep", o->sweep, "the sweep to rank (default: the most recently updated)");
-  cmd->add_option("--experiment", o->experiment, "the latest sweep of this experiment (its `name`)");
+  cmd->add_option("--experiment", o->experiment,
+                  "the latest sweep of this experiment (its `name`)");
   cmd->add_option("--by", o->by, "the metric to rank by (lower-is-better ones rank ascending)")
       ->capture_default_str();
   cmd->add_option("--top", o->top, "show only the best N configurations (0: all)");
-  cmd->add_option("--revision", o->revision, "the sweep's plan revision to show (default: the latest)");
+  cmd->add_option("--revision", o->revision,
+                  "the sweep's plan revision to show (default: the latest)");
   cmd->callback([&g, &exit_code, o] {
     try {
       const MetricInfo& metric = require_metric(o->by);  // before touching the database

@@ -1,7 +1,6 @@
 // `orch run FILE [key=value ...]`: plan the experiment, run each configuration in turn in this
 // process, record every result in the database, print the ranking.
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -94,15 +93,16 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       return;
     }
     storage::Store store(g.db);
-    const std::int64_t sweep_id = store.open_sweep(plan.name, plan.name, plan.file, plan.description);
+    const std::int64_t sweep_id =
+        store.open_sweep(plan.name, plan.name, plan.file, plan.description);
     std::cout << plan.name
               << (plan.description.empty() ? "" : ": " + terminal_text(plan.description)) << "\n";
     int failed = 0;
     const std::size_t total = plan.runs.size();
     for (std::size_t i = 0; i < total; ++i) {
       const RunSpec& spec = plan.runs[i];
-      std::cout << fmt::format("[{}/{}] {} (repeat {}) ... ", i + 1, total, terminal_text(spec.name),
-                               spec.repeat)
+      std::cout << fmt::format("[{}/{}] {} (repeat {}) ... ", i + 1, total,
+                               terminal_text(spec.name), spec.repeat)
                 << std::flush;
       // A profiled run's trace goes where `orch sweep` would put it: the run's folder.
       RunOutputs outputs;

@@ -25,9 +25,9 @@
 #include "sweep/child_run.h"
 #include "sweep/deadline.h"
 #include "sweep/plan_revision.h"
-#include "sweep/sweep_name.h"
 #include "sweep/store_recorder.h"
 #include "sweep/sweep_lock.h"
+#include "sweep/sweep_name.h"
 #include "sweep/watched_recorder.h"
 #include "telemetry/sweep_warnings.h"
 
@@ -84,9 +84,9 @@ std::vector<std::string> gpu_slots(const std::string& requested) {
     } catch (const std::exception&) {
     }
     if (index < 0 || index >= count) {
-      throw std::invalid_argument(fmt::format(
-          "--gpus: '{}' is not a visible GPU (visible: {})", item,
-          count == 0 ? std::string("none") : fmt::format("0..{}", count - 1)));
+      throw std::invalid_argument(
+          fmt::format("--gpus: '{}' is not a visible GPU (visible: {})", item,
+                      count == 0 ? std::string("none") : fmt::format("0..{}", count - 1)));
     }
     const std::string name = name_of(index);
     if (std::find(slots.begin(), slots.end(), name) != slots.end()) {
@@ -101,18 +101,22 @@ std::vector<std::string> gpu_slots(const std::string& requested) {
 
 void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "sweep", "run a whole experiment unattended: each run in its own process, one per GPU, "
-               "resumable");
+      "sweep",
+      "run a whole experiment unattended: each run in its own process, one per GPU, "
+      "resumable");
   auto a = std::make_shared<SweepArgs>();
   add_plan_arguments(*cmd, a->plan);
-  cmd->add_option("--sweep", a->sweep_name, "name of the sweep in the database (default: the "
-                                            "experiment's name); the same name resumes it. "
-                                            "{date} (YYYY-MM-DD) and {time} (HHMM), local "
-                                            "time, make one sweep per night: 'nightly-{date}'");
-  cmd->add_flag("--replan", a->replan, "the file's plan differs from the one the sweep ran: "
-                                       "record it as the sweep's new plan revision and run it");
-  cmd->add_option("--gpus", a->gpus, "GPUs to use, by index among the visible ones, e.g. 0,1 "
-                                     "(default: all visible; none: the CPU)");
+  cmd->add_option("--sweep", a->sweep_name,
+                  "name of the sweep in the database (default: the "
+                  "experiment's name); the same name resumes it. "
+                  "{date} (YYYY-MM-DD) and {time} (HHMM), local "
+                  "time, make one sweep per night: 'nightly-{date}'");
+  cmd->add_flag("--replan", a->replan,
+                "the file's plan differs from the one the sweep ran: "
+                "record it as the sweep's new plan revision and run it");
+  cmd->add_option("--gpus", a->gpus,
+                  "GPUs to use, by index among the visible ones, e.g. 0,1 "
+                  "(default: all visible; none: the CPU)");
   cmd->add_option("--until", a->until, "HH:MM: start no run that would not finish by then");
   cmd->add_option("--order", a->order, "as-written, or fast-first (cheap configurations first)")
       ->check(CLI::IsMember({"as-written", "fast-first"}));
@@ -121,15 +125,21 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "run again the runs that failed, ran out of memory, timed out or were skipped");
   cmd->add_option("--max-consecutive-failures", a->max_consecutive_failures,
                   "stop using a GPU after this many failed runs in a row")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--grace", a->grace_s, "seconds between SIGTERM and SIGKILL when a run times "
-                                         "out or the sweep is stopped")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--launcher", a->launcher, "local (child processes on this machine), or slurm "
-                                             "(one job array; see `orch submit`)")
-      ->capture_default_str()->check(CLI::IsMember({"local", "slurm"}));
-  cmd->add_flag("--wait", a->wait, "with --launcher slurm: follow the job, ingest the results as "
-                                   "they arrive, print the ranking");
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--grace", a->grace_s,
+                  "seconds between SIGTERM and SIGKILL when a run times "
+                  "out or the sweep is stopped")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--launcher", a->launcher,
+                  "local (child processes on this machine), or slurm "
+                  "(one job array; see `orch submit`)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm"}));
+  cmd->add_flag("--wait", a->wait,
+                "with --launcher slurm: follow the job, ingest the results as "
+                "they arrive, print the ranking");
   add_slurm_options(*cmd, a->slurm);
   cmd->callback([&g, &exit_code, a] {
     PluginRegistry registry;
@@ -215,7 +225,8 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     // SIGHUP too: a closed terminal or ssh session stops the sweep as cleanly as SIGTERM.
-    struct sigaction old_int {}, old_term {}, old_hup {};
+    struct sigaction old_int {
+    }, old_term{}, old_hup{};
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
@@ -235,11 +246,13 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
         name, s.total, s.already_done, s.ok, s.failed, s.skipped, s.deferred,
         s.interrupted ? ", stopped by a signal" : "");
     if (s.already_not_ok > 0) {
-      std::cout << fmt::format("{} runs recorded earlier did not succeed; --retry-failed runs "
-                               "them again\n", s.already_not_ok);
+      std::cout << fmt::format(
+          "{} runs recorded earlier did not succeed; --retry-failed runs "
+          "them again\n",
+          s.already_not_ok);
     }
     if (s.exit_code() == 3) {
-        std::cout << "run the same command again to continue where it stopped\n";
+      std::cout << "run the same command again to continue where it stopped\n";
     }
     std::cout << "\n" << format_sweep_ranking(store, sweep_id);
     exit_code = s.exit_code();

@@ -90,8 +90,8 @@ void Ingester::ingest_file(const fs::path& file, IngestReport& report) {
     // An unknown status is left to Store::record, which refuses it with its text.
     const std::string status = typed.status ? to_string(*typed.status) : std::string();
     auto& known = statuses_[id];
-    if (auto it = known.find(key); it != known.end() && typed.status &&
-                                   it->second == status && *typed.status != RunStatus::running) {
+    if (auto it = known.find(key); it != known.end() && typed.status && it->second == status &&
+                                   *typed.status != RunStatus::running) {
       ++report.unchanged;
       return;
     }

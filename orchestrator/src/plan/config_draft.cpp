@@ -1,8 +1,6 @@
 // Applying written values to a Draft and resolving it (see config_draft.h).
 #include "plan/config_draft.h"
 
-#include "plan/run_spec_json.h"
-
 #include <cmath>
 
 #include "plan/config_hash.h"
@@ -142,8 +140,9 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
       case KeyKind::kPlugin: {
         auto it = draft.choices.find(key.name);
         const DraftChoice drafted =
-            it != draft.choices.end() ? it->second
-                                      : default_choice(catalog, key.role, where, "base." + key.name);
+            it != draft.choices.end()
+                ? it->second
+                : default_choice(catalog, key.role, where, "base." + key.name);
         const PluginChoice choice = resolve_choice(drafted);
         for (const ParamSpec& p : drafted.info->params) {
           if (!p.hashed_at_default && choice.params.at(p.name) == p.default_value)

@@ -117,8 +117,9 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
       std::size_t matching = product;
       for (const auto& [a, cell] : x.pairs) {
         const auto& values = spec.axes[static_cast<std::size_t>(a)].values;
-        const bool present = std::any_of(values.begin(), values.end(),
-                                         [&](const MatrixCell& v) { return v.value == cell->value; });
+        const bool present = std::any_of(values.begin(), values.end(), [&](const MatrixCell& v) {
+          return v.value == cell->value;
+        });
         matching = present ? matching / values.size() : 0;
       }
       removable = std::min(product, removable + matching);

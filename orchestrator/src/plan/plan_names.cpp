@@ -95,8 +95,10 @@ void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft
       return;
     case KeyKind::kGroup: {
       std::vector<std::string> fields;
-      if (!path.sub.empty()) fields.push_back(path.sub);
-      else fields = key.field_names();
+      if (!path.sub.empty())
+        fields.push_back(path.sub);
+      else
+        fields = key.field_names();
       for (const std::string& field : fields) {
         add({field, PieceStyle::kSetting, "", 0, ',', -1},
             [field](const json& g, std::size_t) { return text_of(g.at(field)); });

@@ -185,7 +185,8 @@ class Planner {
         v.text.back() == ' ') {
       throw PlanError(v.mark, key_path,
                       "expected a label of at most 80 letters, digits, spaces and _.,:=+()/- "
-                      "(not starting or ending with a space), got " + describe(v),
+                      "(not starting or ending with a space), got " +
+                          describe(v),
                       "e.g. label: baseline");
     }
     entry.label = v.text;

@@ -35,9 +35,7 @@ std::string tail(const std::vector<std::string>& parts, std::size_t k) {
 // Characters that do not belong in a name become '_' (as in run_name.h's name_part).
 std::string clean(const std::string& text) { return name_part({"", NameStyle::kValue, ""}, text); }
 
-bool is_path(const std::optional<std::string>& v) {
-  return v && v->find('/') != std::string::npos;
-}
+bool is_path(const std::optional<std::string>& v) { return v && v->find('/') != std::string::npos; }
 
 }  // namespace
 
@@ -71,8 +69,10 @@ std::vector<std::string> make_readable_names(
     std::set<std::string> present;
     bool absent = false;
     for (const auto& row : values) {
-      if (row[j]) present.insert(*row[j]);
-      else absent = true;
+      if (row[j])
+        present.insert(*row[j]);
+      else
+        absent = true;
     }
     varies[j] = present.size() > 1 || (absent && !present.empty());
   }
@@ -128,8 +128,10 @@ std::vector<std::string> make_readable_names(
           text = clean(p.key + "=" + v);
           break;
         case PieceStyle::kFlag:
-          if (v == "true") text = clean(p.key);
-          else off += (off.empty() ? "no-" : ",no-") + clean(p.key);
+          if (v == "true")
+            text = clean(p.key);
+          else
+            off += (off.empty() ? "no-" : ",no-") + clean(p.key);
           break;
       }
       if (text.empty()) continue;

@@ -30,9 +30,9 @@ enum class PieceStyle {
 struct NamePiece {
   std::string key;  ///< the leaf name shown in "key=value", e.g. "workers"
   PieceStyle style = PieceStyle::kLeaf;
-  std::string prefix;      ///< kPrefix only
-  std::size_t part = 0;    ///< pieces of one part (one axis) are joined together
-  char joiner = '-';       ///< between this piece and the previous one of its part
+  std::string prefix;    ///< kPrefix only
+  std::size_t part = 0;  ///< pieces of one part (one axis) are joined together
+  char joiner = '-';     ///< between this piece and the previous one of its part
   /// The piece (index) naming the plugin this parameter belongs to, or -1. A parameter that only
   /// some configurations' plugins have is not shown just for being absent when the plugin's own
   /// name already tells the configurations apart.

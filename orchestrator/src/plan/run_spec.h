@@ -44,13 +44,13 @@ struct ProfileSpec {
 };
 
 struct RunSpec {
-  std::string name;   ///< short, stable, built from the swept values: "amp-bf16/channels_last/b256"
-  std::string hash;   ///< configuration hash (32 hex digits); independent of repeat index
-  int repeat = 0;     ///< 0-based repeat index
+  std::string name;  ///< short, stable, built from the swept values: "amp-bf16/channels_last/b256"
+  std::string hash;  ///< configuration hash (32 hex digits); independent of repeat index
+  int repeat = 0;    ///< 0-based repeat index
   std::string experiment;  ///< the experiment's `name`
 
   PluginChoice model, data, precision, stream;
-  std::optional<std::int64_t> batch_size;  ///< empty means `auto`
+  std::optional<std::int64_t> batch_size;    ///< empty means `auto`
   std::string memory_format = "contiguous";  ///< contiguous | channels_last
   std::string cudnn_benchmark = "auto";      ///< on | off | auto
   /// CUDA_DEVICE_MAX_CONNECTIONS for the run's process; empty: `driver` (left as it is)
@@ -60,8 +60,8 @@ struct RunSpec {
   std::int64_t measure_steps = 50;
   TelemetrySpec telemetry;
   ProfileSpec profile;
-  double timeout_s = 1800;       ///< wall-clock limit of one run
-  std::string device = "auto";   ///< auto | cpu | cuda | cuda:N
+  double timeout_s = 1800;      ///< wall-clock limit of one run
+  std::string device = "auto";  ///< auto | cpu | cuda | cuda:N
   std::int64_t seed = 0;
 
   /// The resolved configuration as canonical JSON (sorted keys). The hash is computed from it.
@@ -73,12 +73,12 @@ struct RunSpec {
 struct Plan {
   std::string name;
   std::string description;
-  std::string file;                 ///< the experiment file it came from
-  std::vector<std::string> axes;    ///< swept axis paths, in file order
+  std::string file;               ///< the experiment file it came from
+  std::vector<std::string> axes;  ///< swept axis paths, in file order
   /// Where each axis was written (its first place: a matrix key, or an include entry's), for
   /// errors about a whole axis found after planning (e.g. `orch run` and cuda_connections).
   std::map<std::string, SourceMark> axis_marks;
-  std::vector<RunSpec> runs;        ///< configurations x repeats, repeats adjacent
+  std::vector<RunSpec> runs;  ///< configurations x repeats, repeats adjacent
 };
 
 /// What the planner needs to know about plugins: their schemas. The host's plugin registry

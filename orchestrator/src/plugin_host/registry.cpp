@@ -27,8 +27,8 @@ auto call_plugin(const PluginLibrary& lib, Fn&& fn) {
   try {
     return fn();
   } catch (const std::exception& e) {
-    throw PluginError(std::string(to_string(lib.info.kind)) + " plugin '" + lib.info.name +
-                      "' (" + lib.path.string() + "): " + e.what());
+    throw PluginError(std::string(to_string(lib.info.kind)) + " plugin '" + lib.info.name + "' (" +
+                      lib.path.string() + "): " + e.what());
   }
 }
 
@@ -64,7 +64,8 @@ void PluginRegistry::load_directories(const std::vector<fs::path>& dirs) {
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const auto name = entry.path().filename().string();
-      if (entry.is_regular_file() && name.rfind("lib", 0) == 0 && entry.path().extension() == ".so") {
+      if (entry.is_regular_file() && name.rfind("lib", 0) == 0 &&
+          entry.path().extension() == ".so") {
         files.push_back(entry.path());
       }
     }
@@ -78,8 +79,8 @@ bool PluginRegistry::load_file(const fs::path& path) {
     PluginLibrary lib = load_plugin_library(path);
     if (const PluginInfo* existing = find(lib.info.kind, lib.info.name)) {
       const auto& first = library_for(existing->kind, existing->name);
-      refused_.push_back({path, std::string("duplicate ") + to_string(lib.info.kind) +
-                                    " plugin '" + lib.info.name + "': already provided by " +
+      refused_.push_back({path, std::string("duplicate ") + to_string(lib.info.kind) + " plugin '" +
+                                    lib.info.name + "': already provided by " +
                                     first.path.string()});
       return false;
     }

@@ -18,7 +18,8 @@ namespace {
 constexpr std::size_t kMinHashPrefix = 4;
 
 bool all_of(const std::string& s, int (*pred)(int)) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [&](unsigned char c) { return pred(c) != 0; });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [&](unsigned char c) { return pred(c) != 0; });
 }
 
 std::string config_list(const std::vector<storage::RunRecord>& runs) {
@@ -72,20 +73,22 @@ std::optional<double> mean(const Selection& s, const std::string& metric) {
 
 }  // namespace
 
-Selection select_runs(const storage::Store& store, const std::vector<storage::RunRecord>& sweep_runs,
+Selection select_runs(const storage::Store& store,
+                      const std::vector<storage::RunRecord>& sweep_runs,
                       const std::string& selector) {
   std::string kind, text = selector;
   for (const char* prefix : {"name:", "run:", "hash:"}) {
     const std::string p(prefix);
-    if (selector.rfind(p, 0) == 0) kind = p.substr(0, p.size() - 1), text = selector.substr(p.size());
+    if (selector.rfind(p, 0) == 0)
+      kind = p.substr(0, p.size() - 1), text = selector.substr(p.size());
   }
   if (text.empty()) throw InputError("an empty configuration selector");
 
   std::set<std::string> by_name, by_hash;
   for (const auto& r : sweep_runs) {
     if ((kind.empty() || kind == "name") && r.name == text) by_name.insert(r.config_hash);
-    if ((kind.empty() || kind == "hash") && text.size() >= kMinHashPrefix && all_of(text, ::isxdigit) &&
-        r.config_hash.rfind(text, 0) == 0) {
+    if ((kind.empty() || kind == "hash") && text.size() >= kMinHashPrefix &&
+        all_of(text, ::isxdigit) && r.config_hash.rfind(text, 0) == 0) {
       by_hash.insert(r.config_hash);
     }
   }
@@ -93,17 +96,21 @@ Selection select_runs(const storage::Store& store, const std::vector<storage::Ru
   if ((kind.empty() || kind == "run") && all_of(text, ::isdigit) && text.size() < 19) {
     by_id = store.run(std::stoll(text));
   }
-  const std::size_t readings = (by_name.empty() ? 0 : 1) + (by_hash.empty() ? 0 : 1) + (by_id ? 1 : 0);
+  const std::size_t readings =
+      (by_name.empty() ? 0 : 1) + (by_hash.empty() ? 0 : 1) + (by_id ? 1 : 0);
   if (readings == 0) {
-    throw InputError(fmt::format("'{}' is not a configuration name, run id or hash prefix of this sweep; "
-                                 "configurations:{}", selector, config_list(sweep_runs)));
+    throw InputError(
+        fmt::format("'{}' is not a configuration name, run id or hash prefix of this sweep; "
+                    "configurations:{}",
+                    selector, config_list(sweep_runs)));
   }
   if (readings > 1 || by_hash.size() > 1) {
     std::string what;
     if (!by_name.empty()) what += "\n  name:" + text;
     if (by_id) what += fmt::format("\n  run:{} ({})", by_id->id, by_id->name);
     for (const auto& h : by_hash) {
-      auto it = std::find_if(sweep_runs.begin(), sweep_runs.end(), [&](const auto& r) { return r.config_hash == h; });
+      auto it = std::find_if(sweep_runs.begin(), sweep_runs.end(),
+                             [&](const auto& r) { return r.config_hash == h; });
       what += fmt::format("\n  hash:{} ({})", h, it->name);
     }
     throw InputError(fmt::format("'{}' is ambiguous; it could be:{}", selector, what));
@@ -115,7 +122,8 @@ Selection select_runs(const storage::Store& store, const std::vector<storage::Ru
     if (by_name.size() > 1) {
       std::string what;
       for (const auto& h : by_name) what += "\n  hash:" + h;
-      throw InputError(fmt::format("'{}' names {} configurations; pick one:{}", selector, by_name.size(), what));
+      throw InputError(
+          fmt::format("'{}' names {} configurations; pick one:{}", selector, by_name.size(), what));
     }
     return of_config(sweep_runs, *by_name.begin(), selector);
   }
@@ -135,8 +143,16 @@ std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection
   };
   std::vector<ComparisonLine> lines = {
       {"throughput (img/s)", mean(a, "images_per_s"), mean(b, "images_per_s"), 1, {}},
-      {"mean GPU utilization (%)", mean(a, "gpu_util_mean_pct"), mean(b, "gpu_util_mean_pct"), 1, {}},
-      {"peak memory (GiB)", gib(mean(a, "peak_allocated_bytes")), gib(mean(b, "peak_allocated_bytes")), 2, {}},
+      {"mean GPU utilization (%)",
+       mean(a, "gpu_util_mean_pct"),
+       mean(b, "gpu_util_mean_pct"),
+       1,
+       {}},
+      {"peak memory (GiB)",
+       gib(mean(a, "peak_allocated_bytes")),
+       gib(mean(b, "peak_allocated_bytes")),
+       2,
+       {}},
       {"mean power (W)", mean(a, "power_mean_w"), mean(b, "power_mean_w"), 1, {}},
       {"step time (ms)", mean(a, "step_ms_mean"), mean(b, "step_ms_mean"), 2, {}},
       {"  data wait (ms)", mean(a, "data_wait_ms_mean"), mean(b, "data_wait_ms_mean"), 2, {}},
@@ -155,11 +171,11 @@ std::string format_comparison(const Selection& a, const Selection& b) {
   auto cell = [](const std::optional<double>& v, int decimals) {
     return v ? fmt::format("{:.{}f}", *v, decimals) : std::string("-");
   };
-  std::string out = fmt::format("A: {} (config {}, {} run{})\nB: {} (config {}, {} run{})\n\n",
-                                terminal_text(a.label),
-                                a.config_hash.substr(0, 8), a.runs.size(), a.runs.size() == 1 ? "" : "s",
-                                terminal_text(b.label), b.config_hash.substr(0, 8), b.runs.size(),
-                                b.runs.size() == 1 ? "" : "s");
+  std::string out =
+      fmt::format("A: {} (config {}, {} run{})\nB: {} (config {}, {} run{})\n\n",
+                  terminal_text(a.label), a.config_hash.substr(0, 8), a.runs.size(),
+                  a.runs.size() == 1 ? "" : "s", terminal_text(b.label), b.config_hash.substr(0, 8),
+                  b.runs.size(), b.runs.size() == 1 ? "" : "s");
   std::size_t w_a = 1, w_b = 1;
   for (const auto& l : lines) {
     w_a = std::max(w_a, cell(l.a, l.decimals).size());

@@ -13,7 +13,7 @@ namespace orch {
 
 /// What a selector picked: a configuration's successful runs, or one run.
 struct Selection {
-  std::string label;                     ///< configuration name, or "run 12 (name)"
+  std::string label;  ///< configuration name, or "run 12 (name)"
   std::string config_hash;
   std::vector<storage::RunRecord> runs;  ///< the runs its values are averaged over
 };
@@ -22,7 +22,8 @@ struct Selection {
 /// configuration name, a run id, or a configuration-hash prefix (at least 4 hex digits);
 /// `name:`, `run:` and `hash:` force one reading. An unknown or ambiguous selector, or one
 /// with no successful run, throws InputError listing the candidates.
-Selection select_runs(const storage::Store& store, const std::vector<storage::RunRecord>& sweep_runs,
+Selection select_runs(const storage::Store& store,
+                      const std::vector<storage::RunRecord>& sweep_runs,
                       const std::string& selector);
 
 /// One line of the comparison: each side's mean (none when not recorded), the decimals shown,

@@ -9,7 +9,9 @@
 namespace orch {
 namespace {
 
-nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); }
+nlohmann::json text_or_null(const std::string& s) {
+  return s.empty() ? nlohmann::json() : nlohmann::json(s);
+}
 
 template <typename T>
 nlohmann::json opt(const std::optional<T>& v) {
@@ -48,10 +50,13 @@ void flatten_json(const nlohmann::json& value, const std::string& prefix,
   if (value.is_object()) {
     // A plugin choice {plugin, params: {...}} flattens to role.plugin and role.<param>, the
     // key paths of the experiment file (precision.dtype), not role.params.<param>.
-    const bool choice = value.contains("plugin") && value.contains("params") && value["params"].is_object();
+    const bool choice =
+        value.contains("plugin") && value.contains("params") && value["params"].is_object();
     for (const auto& [k, v] : value.items()) {
-      if (choice && k == "params") flatten_json(v, prefix, out);
-      else flatten_json(v, prefix.empty() ? k : prefix + "." + k, out);
+      if (choice && k == "params")
+        flatten_json(v, prefix, out);
+      else
+        flatten_json(v, prefix.empty() ? k : prefix + "." + k, out);
     }
   } else if (value.is_array()) {
     out[prefix] = value.dump();
@@ -62,11 +67,11 @@ void flatten_json(const nlohmann::json& value, const std::string& prefix,
 
 ExportTable export_table(const std::vector<storage::RunRecord>& runs) {
   ExportTable t;
-  t.columns = {"run_id",        "sweep",         "experiment",   "name",         "config_hash",
-               "repeat",        "status",        "attempts",     "error",        "device",
-               "gpu",           "batch_size",    "batch_auto",   "started_at",   "finished_at",
-               "duration_s",    "exit_code",     "term_signal",  "diagnosis",    "diagnosis_detail",
-               "gpu_name",      "driver_version", "cuda_version", "cudnn_version", "torch_version",
+  t.columns = {"run_id",     "sweep",          "experiment",   "name",          "config_hash",
+               "repeat",     "status",         "attempts",     "error",         "device",
+               "gpu",        "batch_size",     "batch_auto",   "started_at",    "finished_at",
+               "duration_s", "exit_code",      "term_signal",  "diagnosis",     "diagnosis_detail",
+               "gpu_name",   "driver_version", "cuda_version", "cudnn_version", "torch_version",
                "hostname"};
   std::vector<std::map<std::string, nlohmann::json>> configs;
   std::set<std::string> config_keys, metric_keys;
@@ -82,14 +87,32 @@ ExportTable export_table(const std::vector<storage::RunRecord>& runs) {
 
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
-    std::vector<nlohmann::json> row = {
-        r.id, r.sweep, r.experiment, r.name, r.config_hash, r.repeat, r.status, r.attempts,
-        text_or_null(r.error), text_or_null(r.device), text_or_null(r.gpu), opt(r.batch_size),
-        r.batch_auto, text_or_null(r.started_at), text_or_null(r.finished_at), opt(r.duration_s),
-        opt(r.exit_code), opt(r.term_signal), text_or_null(r.diagnosis),
-        text_or_null(r.diagnosis_detail), text_or_null(r.gpu_name), text_or_null(r.driver_version),
-        text_or_null(r.cuda_version), text_or_null(r.cudnn_version), text_or_null(r.torch_version),
-        text_or_null(r.hostname)};
+    std::vector<nlohmann::json> row = {r.id,
+                                       r.sweep,
+                                       r.experiment,
+                                       r.name,
+                                       r.config_hash,
+                                       r.repeat,
+                                       r.status,
+                                       r.attempts,
+                                       text_or_null(r.error),
+                                       text_or_null(r.device),
+                                       text_or_null(r.gpu),
+                                       opt(r.batch_size),
+                                       r.batch_auto,
+                                       text_or_null(r.started_at),
+                                       text_or_null(r.finished_at),
+                                       opt(r.duration_s),
+                                       opt(r.exit_code),
+                                       opt(r.term_signal),
+                                       text_or_null(r.diagnosis),
+                                       text_or_null(r.diagnosis_detail),
+                                       text_or_null(r.gpu_name),
+                                       text_or_null(r.driver_version),
+                                       text_or_null(r.cuda_version),
+                                       text_or_null(r.cudnn_version),
+                                       text_or_null(r.torch_version),
+                                       text_or_null(r.hostname)};
     for (const auto& k : config_keys) {
       auto it = configs[i].find(k);
       row.push_back(it == configs[i].end() ? nlohmann::json() : it->second);

@@ -1,10 +1,11 @@
 // `orch export`: one row per run with its configuration (flattened: config.precision.plugin,
-// config.precision.dtype, config.batch_size, ...) and metrics (metrics.images_per_s, ...), as RFC 4180 CSV or as a JSON
-// array of flat objects with the same keys, for pandas, spreadsheets and scripts.
+// config.precision.dtype, config.batch_size, ...) and metrics (metrics.images_per_s, ...), as RFC
+// 4180 CSV or as a JSON array of flat objects with the same keys, for pandas, spreadsheets and
+// scripts.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -46,7 +46,8 @@ std::string display_unit(const std::string& unit) { return unit == "bytes" ? "Gi
 std::string format_metric_value(double value, const std::string& unit) {
   if (unit == "bytes") return fmt::format("{:.2f}", value / (1024.0 * 1024.0 * 1024.0));
   if (unit == "img/s") return fmt::format("{:.1f}", value);
-  if (unit == "%" || unit == "W" || unit == "C" || unit == "MHz") return fmt::format("{:.0f}", value);
+  if (unit == "%" || unit == "W" || unit == "C" || unit == "MHz")
+    return fmt::format("{:.0f}", value);
   if (unit == "ms" || unit == "s") return fmt::format("{:.2f}", value);
   return fmt::format("{:.4g}", value);
 }

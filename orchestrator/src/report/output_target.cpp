@@ -11,9 +11,12 @@ namespace {
 
 std::string kind_name(OutputKind kind) {
   switch (kind) {
-    case OutputKind::kCsv: return "CSV export";
-    case OutputKind::kJson: return "JSON export";
-    case OutputKind::kHtml: return "HTML report";
+    case OutputKind::kCsv:
+      return "CSV export";
+    case OutputKind::kJson:
+      return "JSON export";
+    case OutputKind::kHtml:
+      return "HTML report";
   }
   return "output";
 }

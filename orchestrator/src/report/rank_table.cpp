@@ -36,7 +36,8 @@ struct Table {
       std::string out;
       for (std::size_t c = 0; c < cells.size(); ++c) {
         if (c) out += "  ";
-        out += left[c] ? fmt::format("{:<{}}", cells[c], w[c]) : fmt::format("{:>{}}", cells[c], w[c]);
+        out +=
+            left[c] ? fmt::format("{:<{}}", cells[c], w[c]) : fmt::format("{:>{}}", cells[c], w[c]);
       }
       while (!out.empty() && out.back() == ' ') out.pop_back();
       return out + "\n";
@@ -52,21 +53,32 @@ struct Table {
 std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& sweep) {
   const MetricInfo& m = ranking.metric;
   std::string out = describe_sweep(sweep) + "\n";
-  out += fmt::format("ranked by {} ({}, {} is better): mean ± 95% confidence interval over repeats\n\n",
-                     m.name, display_unit(m.unit).empty() ? "number" : display_unit(m.unit),
-                     m.better == Better::kHigher ? "higher" : "lower");
+  out += fmt::format(
+      "ranked by {} ({}, {} is better): mean ± 95% confidence interval over repeats\n\n", m.name,
+      display_unit(m.unit).empty() ? "number" : display_unit(m.unit),
+      m.better == Better::kHigher ? "higher" : "lower");
   if (ranking.rows.empty()) {
     out += "no successful runs with " + m.name + " in this sweep\n";
     if (ranking.unranked > 0) {
-      out += fmt::format("{} configuration(s) have runs but none succeeded: see the `failures` view\n",
-                         ranking.unranked);
+      out +=
+          fmt::format("{} configuration(s) have runs but none succeeded: see the `failures` view\n",
+                      ranking.unranked);
     }
     return out;
   }
   const std::string unit = display_unit(m.unit);
   Table t;
-  t.header = {"rank", "configuration", unit.empty() ? m.name : m.name + " (" + unit + ")", "vs #1", "n",
-              "speedup", "data wait / compute ms", "peak mem GiB", "GPU util", "power W", "diagnosis"};
+  t.header = {"rank",
+              "configuration",
+              unit.empty() ? m.name : m.name + " (" + unit + ")",
+              "vs #1",
+              "n",
+              "speedup",
+              "data wait / compute ms",
+              "peak mem GiB",
+              "GPU util",
+              "power W",
+              "diagnosis"};
   t.left = {false, true, false, true, false, false, false, false, false, false, true};
   // The profile's columns appear only when a configuration was profiled, so the table of a
   // sweep without profiles is exactly what it always was. They go before the diagnosis, which
@@ -81,17 +93,21 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
   bool single = false, ties = false;
   for (const auto& c : ranking.rows) {
     std::string value = format_metric_value(c.stats.mean, m.unit);
-    if (c.stats.ci95_half) value += " ± " + format_metric_value(*c.stats.ci95_half, m.unit);
-    else single = true;
+    if (c.stats.ci95_half)
+      value += " ± " + format_metric_value(*c.stats.ci95_half, m.unit);
+    else
+      single = true;
     ties = ties || c.tie;
     std::string split = "-";
-    if (c.data_wait_ms && c.compute_ms) split = fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms);
-    t.rows.push_back({std::to_string(c.position), terminal_text(c.name), value, c.tie ? "tie" : "",
-                      std::to_string(c.stats.n),
-                      std::isnan(c.speedup) ? "-" : fmt::format("{:.2f}x", c.speedup), split,
-                      c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
-                      or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""),
-                      c.diagnosis.empty() ? "-" : terminal_text(c.diagnosis)});
+    if (c.data_wait_ms && c.compute_ms)
+      split = fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms);
+    t.rows.push_back(
+        {std::to_string(c.position), terminal_text(c.name), value, c.tie ? "tie" : "",
+         std::to_string(c.stats.n), std::isnan(c.speedup) ? "-" : fmt::format("{:.2f}x", c.speedup),
+         split,
+         c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
+         or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""),
+         c.diagnosis.empty() ? "-" : terminal_text(c.diagnosis)});
     if (profiled) {
       auto& row = t.rows.back();
       row.insert(row.end() - 1, {or_dash(c.kernels_per_step, ""), or_dash(c.trace_busy_pct, "%")});
@@ -100,21 +116,26 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
   out += t.render();
   out += "\n";
   if (ranking.rows.size() < ranking.configurations) {
-    out += fmt::format("top {} of {} configurations shown ({} successful runs)\n", ranking.rows.size(),
-                       ranking.configurations, ranking.ok_runs);
+    out += fmt::format("top {} of {} configurations shown ({} successful runs)\n",
+                       ranking.rows.size(), ranking.configurations, ranking.ok_runs);
   } else {
-    out += fmt::format("{} configurations from {} successful runs\n", ranking.configurations, ranking.ok_runs);
+    out += fmt::format("{} configurations from {} successful runs\n", ranking.configurations,
+                       ranking.ok_runs);
   }
-  if (ties) out += "tie: its 95% interval overlaps #1's, so the difference is not significant at this n\n";
-  if (single) out += "n=1: a single run has no confidence interval (and cannot tie); set `repeat: 3` for one\n";
+  if (ties)
+    out += "tie: its 95% interval overlaps #1's, so the difference is not significant at this n\n";
+  if (single)
+    out +=
+        "n=1: a single run has no confidence interval (and cannot tie); set `repeat: 3` for one\n";
   if (profiled) {
     out +=
         "kernels/step, busy (trace): LibTorch's profiler over extra steps after the measured ones "
         "(profile.steps); 0 kernels: a CPU run; '-': not profiled\n";
   }
   if (ranking.unranked > 0) {
-    out += fmt::format("{} configuration(s) with no successful run are not ranked: see the `failures` view\n",
-                       ranking.unranked);
+    out += fmt::format(
+        "{} configuration(s) with no successful run are not ranked: see the `failures` view\n",
+        ranking.unranked);
   }
   return out;
 }

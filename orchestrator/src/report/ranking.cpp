@@ -91,7 +91,8 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
   }
   const bool higher = metric.better == Better::kHigher;
   std::stable_sort(out.rows.begin(), out.rows.end(), [&](const auto& a, const auto& b) {
-    if (a.stats.mean != b.stats.mean) return higher ? a.stats.mean > b.stats.mean : a.stats.mean < b.stats.mean;
+    if (a.stats.mean != b.stats.mean)
+      return higher ? a.stats.mean > b.stats.mean : a.stats.mean < b.stats.mean;
     return a.name < b.name;
   });
   out.configurations = out.rows.size();

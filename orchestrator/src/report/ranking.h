@@ -14,19 +14,19 @@
 namespace orch {
 
 struct RankedConfig {
-  int position = 0;               ///< 1 = best
+  int position = 0;  ///< 1 = best
   std::string name, config_hash;
-  storage::Summary stats;         ///< of the ranked metric over the configuration's runs
+  storage::Summary stats;  ///< of the ranked metric over the configuration's runs
   /// The interval overlaps the leader's: the difference is not significant at this n. A
   /// configuration without an interval (n = 1) counts as its mean alone.
   bool tie = false;
-  double speedup = 0;             ///< over the worst configuration (by the ranked metric)
+  double speedup = 0;  ///< over the worst configuration (by the ranked metric)
   std::optional<double> data_wait_ms, compute_ms, peak_bytes, gpu_util_pct, power_w;
   /// From the runs' profiles (`profile.steps`), when profiled: GPU kernels per step (0 for a CPU
   /// profile), and the share of the profiled steps during which a kernel ran, in percent (GPU
   /// profiles only).
   std::optional<double> kernels_per_step, trace_busy_pct;
-  std::string diagnosis;          ///< the most frequent label of its runs; "" when none
+  std::string diagnosis;  ///< the most frequent label of its runs; "" when none
 };
 
 struct Ranking {
@@ -34,7 +34,7 @@ struct Ranking {
   std::vector<RankedConfig> rows;  ///< best first, cut to `top`
   std::size_t configurations = 0;  ///< ranked before the cut
   std::size_t ok_runs = 0;
-  std::size_t unranked = 0;        ///< configurations with runs but none ok with the metric
+  std::size_t unranked = 0;  ///< configurations with runs but none ok with the metric
 };
 
 /// Ranks the runs (any statuses; only 'ok' runs with the metric count). `top` 0 keeps all.

@@ -20,8 +20,8 @@ ShownRuns shown_runs(const storage::Store& store, const storage::SweepInfo& swee
         out.revisions == 0
             ? fmt::format("sweep '{}' has no plan revisions recorded; leave out --revision",
                           sweep.name)
-            : fmt::format("sweep '{}' has plan revisions 1..{}, not {}", sweep.name,
-                          out.revisions, revision));
+            : fmt::format("sweep '{}' has plan revisions 1..{}, not {}", sweep.name, out.revisions,
+                          revision));
   }
   if (out.revisions == 0) {
     // Before revisions one sweep could hold two plans: a name used by two configurations is
@@ -49,12 +49,11 @@ ShownRuns shown_runs(const storage::Store& store, const storage::SweepInfo& swee
   out.runs = storage::runs_of_plan(all, *plan);
   if (out.revisions > 1) {
     const std::size_t hidden = all.size() - out.runs.size();
-    out.note = fmt::format(
-        "plan revision {} of {} (recorded {}){}; --revision N shows another",
-        out.revision, out.revisions, plan->created_at,
-        hidden == 0 ? std::string()
-                    : fmt::format(", {} run{} of other revisions not shown", hidden,
-                                  hidden == 1 ? "" : "s"));
+    out.note = fmt::format("plan revision {} of {} (recorded {}){}; --revision N shows another",
+                           out.revision, out.revisions, plan->created_at,
+                           hidden == 0 ? std::string()
+                                       : fmt::format(", {} run{} of other revisions not shown",
+                                                     hidden, hidden == 1 ? "" : "s"));
   }
   return out;
 }

@@ -53,7 +53,8 @@ storage::SweepInfo choose_sweep(const storage::Store& store, const std::string& 
     }
     std::string experiments;
     for (const auto& s : all) experiments += (experiments.empty() ? "" : ", ") + s.experiment;
-    throw InputError(fmt::format("no sweep of experiment '{}'; experiments: {}", experiment, experiments));
+    throw InputError(
+        fmt::format("no sweep of experiment '{}'; experiments: {}", experiment, experiments));
   }
   return all.front();
 }

@@ -50,8 +50,10 @@ std::string fmt_side(const storage::Summary& s) {
 SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunRecord>& b) {
   SweepDiff d;
   const std::pair<const char*, std::string RunRecord::*> facts[] = {
-      {"driver", &RunRecord::driver_version}, {"CUDA", &RunRecord::cuda_version},
-      {"cuDNN", &RunRecord::cudnn_version},   {"LibTorch", &RunRecord::torch_version},
+      {"driver", &RunRecord::driver_version},
+      {"CUDA", &RunRecord::cuda_version},
+      {"cuDNN", &RunRecord::cudnn_version},
+      {"LibTorch", &RunRecord::torch_version},
       {"GPU", &RunRecord::gpu_name}};
   for (const auto& [fact, field] : facts) {
     const std::string va = values_of(a, field), vb = values_of(b, field);
@@ -73,10 +75,14 @@ SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunReco
       c.change_pct = 100.0 * (c.b.mean - c.a.mean) / c.a.mean;
     }
     c.test = storage::welch_test_95(c.a, c.b);
-    if (c.a.n == 0 || c.b.n == 0) c.verdict = "no successful run";
-    else if (!c.test) c.verdict = "not enough repeats";
-    else if (!c.test->significant) c.verdict = "no change";
-    else c.verdict = c.b.mean > c.a.mean ? "faster" : "slower";
+    if (c.a.n == 0 || c.b.n == 0)
+      c.verdict = "no successful run";
+    else if (!c.test)
+      c.verdict = "not enough repeats";
+    else if (!c.test->significant)
+      c.verdict = "no change";
+    else
+      c.verdict = c.b.mean > c.a.mean ? "faster" : "slower";
     d.configs.push_back(std::move(c));
   }
   for (const auto& [hash, side_a] : sa) {
@@ -91,8 +97,8 @@ SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunReco
 
 std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
                               const std::string& b_name) {
-  std::string out = fmt::format("sweep {} (A) against sweep {} (B): throughput (img/s)\n\n",
-                                a_name, b_name);
+  std::string out =
+      fmt::format("sweep {} (A) against sweep {} (B): throughput (img/s)\n\n", a_name, b_name);
   if (d.environment.empty()) {
     out += "environment: the same driver, CUDA, cuDNN, LibTorch and GPU\n\n";
   } else {
@@ -128,9 +134,10 @@ std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out += line + "\n";
     }
-    out += "\nverdict: Welch's t-test on the repeats' throughput, two-sided at 95% "
-           "(faster/slower: the difference is significant; no change: it is not); "
-           "not enough repeats: a side has fewer than 2 successful runs (set `repeat: 3`)\n";
+    out +=
+        "\nverdict: Welch's t-test on the repeats' throughput, two-sided at 95% "
+        "(faster/slower: the difference is significant; no change: it is not); "
+        "not enough repeats: a side has fewer than 2 successful runs (set `repeat: 3`)\n";
   }
   if (!d.only_a.empty() || !d.only_b.empty()) {
     auto list = [](const std::vector<std::string>& v) {

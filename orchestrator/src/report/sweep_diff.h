@@ -15,14 +15,14 @@
 namespace orch {
 
 struct EnvironmentChange {
-  std::string fact;    ///< "driver", "CUDA", "cuDNN", "LibTorch", "GPU"
-  std::string a, b;    ///< the values seen in each sweep, joined by ", " when several
+  std::string fact;  ///< "driver", "CUDA", "cuDNN", "LibTorch", "GPU"
+  std::string a, b;  ///< the values seen in each sweep, joined by ", " when several
 };
 
 struct ConfigChange {
-  std::string name, config_hash;          ///< the name in B
-  storage::Summary a, b;                  ///< throughput (img/s) over the successful runs
-  std::optional<double> change_pct;       ///< (b - a) / a in percent
+  std::string name, config_hash;     ///< the name in B
+  storage::Summary a, b;             ///< throughput (img/s) over the successful runs
+  std::optional<double> change_pct;  ///< (b - a) / a in percent
   std::optional<storage::WelchResult> test;
   std::string verdict;  ///< faster, slower, no change, not enough repeats, no successful run
 };

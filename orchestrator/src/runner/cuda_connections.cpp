@@ -25,7 +25,8 @@ std::optional<std::string> cuda_connections_mismatch(const RunSpec& spec) {
   if (v && want == v) return std::nullopt;
   // Appended piece by piece: GCC 12 misreads the one-expression form's temporaries
   // (-Wstringop-overflow inside char_traits, a known false positive).
-  std::string message = "cuda_connections: " + want + " is applied when a process starts, and this one has ";
+  std::string message =
+      "cuda_connections: " + want + " is applied when a process starts, and this one has ";
   message += kCudaConnectionsVariable;
   if (v) {
     message += '=';
@@ -42,8 +43,8 @@ std::optional<std::int64_t> common_cuda_connections(const std::vector<RunSpec>& 
   for (const RunSpec& r : runs) {
     if (r.cuda_connections != runs.front().cuda_connections) {
       throw std::invalid_argument(
-          "cuda_connections differs between configurations ('" + runs.front().name + "': " +
-          describe(runs.front().cuda_connections) + ", '" + r.name + "': " +
+          "cuda_connections differs between configurations ('" + runs.front().name +
+          "': " + describe(runs.front().cuda_connections) + ", '" + r.name + "': " +
           describe(r.cuda_connections) + "), and `orch run` runs them all in one process, " +
           "where it can be set only once; use `orch sweep`, which runs each in its own process");
     }

@@ -297,16 +297,17 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   } catch (const c10::OutOfMemoryError& e) {
     doc.status = RunStatus::oom;
     doc.error = std::string("out of memory at batch size ") +
-                   std::to_string(spec.batch_size.value_or(0)) + ": " + e.what_without_backtrace();
+                std::to_string(spec.batch_size.value_or(0)) + ": " + e.what_without_backtrace();
   } catch (const c10::Error& e) {
     // LibTorch's CPU allocator reports an allocation failure as a plain c10::Error; it is out
     // of memory all the same (the configuration's outcome, not a crash).
     const std::string what = e.what_without_backtrace();
-    const bool host_oom = what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos;
+    const bool host_oom =
+        what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos;
     doc.status = host_oom ? RunStatus::oom : RunStatus::failed;
     doc.error = host_oom ? "out of host memory at batch size " +
-                                  std::to_string(spec.batch_size.value_or(0)) + ": " + what
-                            : what;
+                               std::to_string(spec.batch_size.value_or(0)) + ": " + what
+                         : what;
   } catch (const std::exception& e) {
     doc.status = RunStatus::failed;
     doc.error = e.what();

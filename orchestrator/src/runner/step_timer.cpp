@@ -36,7 +36,8 @@ std::vector<double> StepTimer::step_ms() const {
     if (cuda_) {
       out.push_back(starts_[i].elapsed_time(ends_[i]));
     } else {
-      out.push_back(std::chrono::duration<double, std::milli>(host_ends_[i] - host_starts_[i]).count());
+      out.push_back(
+          std::chrono::duration<double, std::milli>(host_ends_[i] - host_starts_[i]).count());
     }
   }
   return out;

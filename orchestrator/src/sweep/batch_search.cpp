@@ -23,8 +23,10 @@ void BatchSearch::report(bool fits, std::string note) {
   if (!next_) throw std::logic_error("BatchSearch: no probe outstanding");
   const std::int64_t b = *next_;
   probes_.push_back({b, fits, std::move(note)});
-  if (fits) largest_fit_ = std::max(largest_fit_, b);
-  else smallest_fail_ = smallest_fail_ == 0 ? b : std::min(smallest_fail_, b);
+  if (fits)
+    largest_fit_ = std::max(largest_fit_, b);
+  else
+    smallest_fail_ = smallest_fail_ == 0 ? b : std::min(smallest_fail_, b);
 
   if (smallest_fail_ == 0) {  // still doubling
     next_ = b * 2 <= limit_ ? std::optional<std::int64_t>(b * 2) : std::nullopt;

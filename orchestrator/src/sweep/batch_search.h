@@ -35,8 +35,8 @@ class BatchSearch {
 
  private:
   std::int64_t granularity_, limit_;
-  std::int64_t largest_fit_ = 0;       // 0: none yet
-  std::int64_t smallest_fail_ = 0;     // 0: none yet
+  std::int64_t largest_fit_ = 0;    // 0: none yet
+  std::int64_t smallest_fail_ = 0;  // 0: none yet
   std::optional<std::int64_t> next_;
   std::vector<BatchProbe> probes_;
 };

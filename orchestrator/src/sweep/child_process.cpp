@@ -22,8 +22,10 @@ namespace {
 
 ExitStatus from_wait_status(int status) {
   ExitStatus s;
-  if (WIFEXITED(status)) s.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) s.signal = WTERMSIG(status);
+  if (WIFEXITED(status))
+    s.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    s.signal = WTERMSIG(status);
   return s;
 }
 
@@ -73,12 +75,13 @@ ChildProcess::ChildProcess(const ChildOptions& options) {
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   const int rc = posix_spawn(&pid_, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::system_error(rc, std::generic_category(), "cannot start " + options.argv[0]);
+  if (rc != 0)
+    throw std::system_error(rc, std::generic_category(), "cannot start " + options.argv[0]);
 }
 
 ChildProcess::~ChildProcess() {
@@ -92,7 +95,8 @@ std::optional<ExitStatus> ChildProcess::poll() {
   if (status_) return status_;
   int status = 0;
   pid_t r;
-  do r = waitpid(pid_, &status, WNOHANG); while (r < 0 && errno == EINTR);
+  do r = waitpid(pid_, &status, WNOHANG);
+  while (r < 0 && errno == EINTR);
   if (r == pid_) status_ = from_wait_status(status);
   return status_;
 }
@@ -101,7 +105,8 @@ ExitStatus ChildProcess::wait() {
   if (status_) return *status_;
   int status = 0;
   pid_t r;
-  do r = waitpid(pid_, &status, 0); while (r < 0 && errno == EINTR);
+  do r = waitpid(pid_, &status, 0);
+  while (r < 0 && errno == EINTR);
   status_ = r == pid_ ? from_wait_status(status) : ExitStatus{};
   return *status_;
 }
@@ -116,7 +121,8 @@ std::string file_tail(const std::string& path, std::size_t max_bytes) {
   if (!in) return {};
   const std::streamoff size = in.tellg();
   const std::streamoff start = size > static_cast<std::streamoff>(max_bytes)
-                                   ? size - static_cast<std::streamoff>(max_bytes) : 0;
+                                   ? size - static_cast<std::streamoff>(max_bytes)
+                                   : 0;
   in.seekg(start);
   std::string text(static_cast<std::size_t>(size - start), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));

@@ -21,10 +21,10 @@ struct ExitStatus {
 };
 
 struct ChildOptions {
-  std::vector<std::string> argv;                ///< argv[0] is the program path
-  std::map<std::string, std::string> env;       ///< set (or replaced) in the child's environment
-  std::vector<std::string> unset_env;           ///< removed from the child's environment
-  std::string stdout_path, stderr_path;         ///< files the child's output goes to (truncated)
+  std::vector<std::string> argv;           ///< argv[0] is the program path
+  std::map<std::string, std::string> env;  ///< set (or replaced) in the child's environment
+  std::vector<std::string> unset_env;      ///< removed from the child's environment
+  std::string stdout_path, stderr_path;    ///< files the child's output goes to (truncated)
 };
 
 class ChildProcess {

@@ -58,9 +58,9 @@ class Attempt {
       c.argv.push_back("--plugin-path");
       c.argv.push_back(p);
     }
-    c.argv.insert(c.argv.end(), {"exec", "--spec", spec_path.string(), "--out",
-                                 (dir_ / "result.json").string(), "--parent-pid",
-                                 std::to_string(::getpid())});
+    c.argv.insert(c.argv.end(),
+                  {"exec", "--spec", spec_path.string(), "--out", (dir_ / "result.json").string(),
+                   "--parent-pid", std::to_string(::getpid())});
     if (batch) {
       c.argv.push_back("--batch-size");
       c.argv.push_back(std::to_string(*batch));
@@ -131,8 +131,10 @@ class Attempt {
                   (last_line.empty() ? "" : ": " + last_line);
     }
     ProcessOutcome outcome;
-    if (st.signal) outcome.signal = st.signal;
-    else outcome.exit_code = st.exit_code;
+    if (st.signal)
+      outcome.signal = st.signal;
+    else
+      outcome.exit_code = st.exit_code;
     outcome.stderr_tail = tail;
     doc.outcome = std::move(outcome);
     return doc;
@@ -215,7 +217,8 @@ class ChildRun final : public RunHandle {
  private:
   void start_probe() {
     probing_ = true;
-    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_, dir_ / fmt::format("probe-b{}", *search_->next()),
+    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_,
+                                         dir_ / fmt::format("probe-b{}", *search_->next()),
                                          *search_->next(), /*probe=*/true);
   }
   void start_run(std::int64_t batch) {

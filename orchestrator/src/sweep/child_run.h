@@ -14,17 +14,18 @@
 namespace orch::sweep {
 
 struct ChildLaunchOptions {
-  std::string orch_binary;                 ///< the orch executable (normally /proc/self/exe)
-  std::vector<std::string> plugin_paths;   ///< passed on as --plugin-path
-  std::string work_dir;                    ///< spec, result and logs of each run go below it
-  double grace_s = 10;                     ///< SIGTERM -> SIGKILL delay on timeout/interrupt
-  std::int64_t probe_start = 64;           ///< batch_size: auto starts here
-  std::int64_t probe_granularity = 8;      ///< and narrows to multiples of this
+  std::string orch_binary;                ///< the orch executable (normally /proc/self/exe)
+  std::vector<std::string> plugin_paths;  ///< passed on as --plugin-path
+  std::string work_dir;                   ///< spec, result and logs of each run go below it
+  double grace_s = 10;                    ///< SIGTERM -> SIGKILL delay on timeout/interrupt
+  std::int64_t probe_start = 64;          ///< batch_size: auto starts here
+  std::int64_t probe_granularity = 8;     ///< and narrows to multiples of this
 };
 
 /// The folder of one sweep's runs: `<db>.runs/<sweep>`, the name encoded by
-/// sweep_file_component (one folder per name, never outside `<db>.runs/`). `orch run` uses the same folders for its
-/// profiler traces, so every file of a run is in one place, whichever command ran it.
+/// sweep_file_component (one folder per name, never outside `<db>.runs/`). `orch run` uses the same
+/// folders for its profiler traces, so every file of a run is in one place, whichever command ran
+/// it.
 std::string sweep_work_dir(const std::string& db, const std::string& sweep);
 
 /// The folder of one run below sweep_work_dir: `<first 12 hex digits of the hash>-r<repeat>`.

@@ -11,7 +11,8 @@ std::chrono::system_clock::time_point parse_until(const std::string& text,
   static const std::regex re(R"(^([01]?[0-9]|2[0-3]):([0-5][0-9])$)");
   std::smatch m;
   if (!std::regex_match(text, m, re)) {
-    throw std::invalid_argument("--until: '" + text + "' is not a time of day (expected HH:MM, 00:00-23:59)");
+    throw std::invalid_argument("--until: '" + text +
+                                "' is not a time of day (expected HH:MM, 00:00-23:59)");
   }
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   std::tm local{};

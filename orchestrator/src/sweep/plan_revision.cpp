@@ -71,8 +71,7 @@ PlanCheck check_plan(const storage::Store& store, const std::string& sweep_name,
       "the new revision; runs of configurations both revisions share are kept)\n",
       plan.experiment_file.empty() ? std::string("the file") : plan.experiment_file, sweep_name,
       stored->revision, stored->created_at,
-      stored->experiment_file.empty() ? "" : " from " + stored->experiment_file, what,
-      sweep_name);
+      stored->experiment_file.empty() ? "" : " from " + stored->experiment_file, what, sweep_name);
   return out;
 }
 

@@ -31,8 +31,7 @@ std::string format_progress(const ProgressState& p, const std::string& name, int
                                               static_cast<double>(std::max(1, p.parallel)));
   std::string line = fmt::format("[{}/{}] {} (repeat {}) on {}: {} | failures {} | elapsed {}",
                                  p.done, p.total, terminal_text(name), repeat, where, outcome,
-                                 p.failures,
-                                 format_duration(p.elapsed_s));
+                                 p.failures, format_duration(p.elapsed_s));
   if (p.remaining > 0) line += ", ETA " + format_duration(eta);
   if (p.best) {
     line += fmt::format(" | best {} {:.1f} img/s", terminal_text(p.best->first), p.best->second);

@@ -12,10 +12,10 @@ namespace orch::sweep {
 
 struct ProgressState {
   int done = 0, total = 0, failures = 0;
-  int remaining = 0;        ///< runs pending or running
-  double elapsed_s = 0;     ///< since this invocation started
-  double mean_run_s = 0;    ///< mean duration of the runs finished in this invocation
-  int parallel = 1;         ///< usable GPU slots
+  int remaining = 0;      ///< runs pending or running
+  double elapsed_s = 0;   ///< since this invocation started
+  double mean_run_s = 0;  ///< mean duration of the runs finished in this invocation
+  int parallel = 1;       ///< usable GPU slots
   std::optional<std::pair<std::string, double>> best;  ///< name, img/s
 };
 

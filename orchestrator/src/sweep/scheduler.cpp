@@ -33,8 +33,10 @@ double cost_proxy(const RunSpec& spec) {
     pixels = side * side;
   }
   double factor = 1.0;  // AMP
-  if (spec.precision.plugin == "fp32") factor = 4.0;
-  else if (spec.precision.plugin == "tf32") factor = 1.5;
+  if (spec.precision.plugin == "fp32")
+    factor = 4.0;
+  else if (spec.precision.plugin == "tf32")
+    factor = 1.5;
   return steps * batch * pixels * factor;
 }
 
@@ -89,7 +91,8 @@ class Loop {
         interrupting = true;
         summary_.interrupted = true;
         out_ << "sweep: stopping (signal): interrupting running runs, starting no more\n";
-        for (auto& s : slots_) if (s.handle) s.handle->interrupt();
+        for (auto& s : slots_)
+          if (s.handle) s.handle->interrupt();
       }
       collect_finished();
       if (!interrupting) start_runs();
@@ -138,7 +141,8 @@ class Loop {
       if (!d) all_measured = false;
       key[s] = d.value_or(0);
     }
-    if (!all_measured) for (const RunSpec* s : pending_) key[s] = cost_proxy(*s);
+    if (!all_measured)
+      for (const RunSpec* s : pending_) key[s] = cost_proxy(*s);
     std::stable_sort(pending_.begin(), pending_.end(),
                      [&](const RunSpec* a, const RunSpec* b) { return key[a] < key[b]; });
   }
@@ -167,13 +171,13 @@ class Loop {
     const auto now = clock_.now();
     const auto est = estimate_s(spec);
     const bool fits = est ? now + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(*est)) <= *opt_.deadline
+                                      std::chrono::duration<double>(*est)) <=
+                                *opt_.deadline
                           : now < *opt_.deadline;
     if (!fits) {
       ++summary_.deferred;
       out_ << fmt::format("  deferred {} (repeat {}): {} before the deadline\n",
-                          terminal_text(spec.name),
-                          spec.repeat,
+                          terminal_text(spec.name), spec.repeat,
                           est ? fmt::format("needs ~{} and would not finish", format_duration(*est))
                               : std::string("no time left"));
     }
@@ -185,7 +189,8 @@ class Loop {
     slot.id = recorder_.begin(spec, slot.gpu);
     slot.started = slot.last_heartbeat = clock_.now();
     out_ << fmt::format("  start {} (repeat {}) on {}\n", terminal_text(spec.name), spec.repeat,
-                        slot_label(slot.gpu)) << std::flush;
+                        slot_label(slot.gpu))
+         << std::flush;
     try {
       slot.handle = launcher_.launch(spec, slot.gpu);
     } catch (const std::exception& e) {
@@ -206,8 +211,7 @@ class Loop {
 
   void finish(Slot& slot, ResultDocument doc) {
     const RunSpec& spec = *slot.spec;
-    const double elapsed =
-        std::chrono::duration<double>(clock_.now() - slot.started).count();
+    const double elapsed = std::chrono::duration<double>(clock_.now() - slot.started).count();
     if (!doc.duration_s) doc.duration_s = elapsed;
     doc.gpu = slot.gpu;
     recorder_.finish(slot.id, to_json(doc));
@@ -238,7 +242,8 @@ class Loop {
     if (best_) p.best = *best_;
     out_ << format_progress(p, spec.name, spec.repeat, slot_label(slot.gpu), doc) << std::endl;
 
-    if (doc.gpu_lost()) retire(slot, "the GPU was lost (NVML: GPU_IS_LOST)");
+    if (doc.gpu_lost())
+      retire(slot, "the GPU was lost (NVML: GPU_IS_LOST)");
     else if (slot.consecutive_failures >= opt_.max_consecutive_failures) {
       retire(slot, fmt::format("{} consecutive runs failed on it", slot.consecutive_failures));
     }

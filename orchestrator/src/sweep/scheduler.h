@@ -56,8 +56,8 @@ class Launcher {
 
 /// What the store knows about a run from an earlier (possibly killed) invocation.
 struct PriorRun {
-  std::string status;                 ///< ok | failed | oom | timeout | interrupted | skipped | running
-  std::optional<double> duration_s;   ///< of a finished attempt
+  std::string status;  ///< ok | failed | oom | timeout | interrupted | skipped | running
+  std::optional<double> duration_s;  ///< of a finished attempt
 };
 
 /// Where results go. Implemented over the SQLite store by `orch sweep`; by a fake in tests.
@@ -79,24 +79,24 @@ class Recorder {
 };
 
 struct SweepOptions {
-  std::vector<std::string> gpus{""};  ///< one slot per GPU; {""}: one CPU slot
-  int max_consecutive_failures = 3;   ///< a slot failing this many runs in a row is retired
-  bool retry_failed = false;          ///< re-run failed/oom/timeout/skipped runs too
+  std::vector<std::string> gpus{""};          ///< one slot per GPU; {""}: one CPU slot
+  int max_consecutive_failures = 3;           ///< a slot failing this many runs in a row is retired
+  bool retry_failed = false;                  ///< re-run failed/oom/timeout/skipped runs too
   std::optional<Clock::time_point> deadline;  ///< --until: start nothing that cannot finish
-  bool fast_first = false;            ///< --order fast-first
+  bool fast_first = false;                    ///< --order fast-first
   std::chrono::milliseconds poll_interval{100};
   std::chrono::seconds heartbeat_interval{10};
 };
 
 /// How the sweep ended.
 struct SweepSummary {
-  int total = 0;            ///< runs in the plan
-  int already_done = 0;     ///< finished before this invocation (resume)
-  int already_not_ok = 0;   ///< of those, recorded failed/oom/timeout/skipped (not retried)
-  int ok = 0, failed = 0;   ///< finished in this invocation; failed = any non-ok outcome
-  int skipped = 0;          ///< recorded `skipped`: no usable GPU was left
-  int deferred = 0;         ///< not started: the deadline would have been missed
-  bool interrupted = false; ///< stopped by a signal
+  int total = 0;             ///< runs in the plan
+  int already_done = 0;      ///< finished before this invocation (resume)
+  int already_not_ok = 0;    ///< of those, recorded failed/oom/timeout/skipped (not retried)
+  int ok = 0, failed = 0;    ///< finished in this invocation; failed = any non-ok outcome
+  int skipped = 0;           ///< recorded `skipped`: no usable GPU was left
+  int deferred = 0;          ///< not started: the deadline would have been missed
+  bool interrupted = false;  ///< stopped by a signal
   /// 0 every run of the plan ok (this invocation's and earlier ones'); 1 some run did not
   /// succeed, now or in an earlier invocation; 3 the sweep stopped before the end
   /// (deadline or signal): run the same command again to resume.

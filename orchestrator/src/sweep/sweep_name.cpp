@@ -23,8 +23,8 @@ std::string expand_sweep_name(const std::string& name, const std::tm& local) {
     }
     const std::string key = name.substr(i + 1, end - i - 1);
     if (key == "date") {
-      out += fmt::format("{:04}-{:02}-{:02}", local.tm_year + 1900, local.tm_mon + 1,
-                         local.tm_mday);
+      out +=
+          fmt::format("{:04}-{:02}-{:02}", local.tm_year + 1900, local.tm_mon + 1, local.tm_mday);
     } else if (key == "time") {
       out += fmt::format("{:02}{:02}", local.tm_hour, local.tm_min);
     } else {

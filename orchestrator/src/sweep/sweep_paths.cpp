@@ -10,8 +10,8 @@ std::string sweep_file_component(const std::string& sweep) {
   std::string out;
   for (std::size_t i = 0; i < sweep.size(); ++i) {
     const auto c = static_cast<unsigned char>(sweep[i]);
-    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                      (c >= '0' && c <= '9') || c == '_' || c == '-' || (c == '.' && i > 0);
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || (c == '.' && i > 0);
     out += keep ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
   }
   return out;

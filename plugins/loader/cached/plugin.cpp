@@ -45,7 +45,12 @@ class CachedPlugin final : public DataLoaderPlugin {
             params()};
   }
   static std::vector<ParamSpec> params() {
-    std::vector<ParamSpec> out = {{"path", ParamType::kString, std::string(""), {}, {}, {},
+    std::vector<ParamSpec> out = {{"path",
+                                   ParamType::kString,
+                                   std::string(""),
+                                   {},
+                                   {},
+                                   {},
                                    "the cache file written by `orch dataset cache`"}};
     for (auto& spec : loaderkit::pipeline_params("augmentation threads")) out.push_back(spec);
     return out;

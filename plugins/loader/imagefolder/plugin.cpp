@@ -56,11 +56,20 @@ class ImageFolderPlugin final : public DataLoaderPlugin {
   }
   static std::vector<ParamSpec> params() {
     std::vector<ParamSpec> out = {
-        {"root", ParamType::kString, std::string(""), {}, {}, {},
+        {"root",
+         ParamType::kString,
+         std::string(""),
+         {},
+         {},
+         {},
          "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)"}};
     for (auto& spec : loaderkit::pipeline_params("decoding threads")) out.push_back(spec);
-    out.push_back({"on_error", ParamType::kString, std::string("fail"),
-                   {std::string("fail"), std::string("skip")}, {}, {},
+    out.push_back({"on_error",
+                   ParamType::kString,
+                   std::string("fail"),
+                   {std::string("fail"), std::string("skip")},
+                   {},
+                   {},
                    "an unreadable or corrupt file fails the run, or is counted and skipped"});
     return out;
   }

@@ -23,7 +23,7 @@ enum CropFormat : std::int32_t {
 /// One image of the batch: where its decoded pixels are and which box of it to sample.
 struct CropJob {
   std::int64_t offset = 0;  ///< byte offset of the image's first byte in the pixel buffer
-  std::int32_t width = 0, height = 0;  ///< decoded (luma) size
+  std::int32_t width = 0, height = 0;                ///< decoded (luma) size
   float box_x = 0, box_y = 0, box_w = 0, box_h = 0;  ///< crop box in source pixels
   std::int32_t flip = 0;                             ///< mirrored left-right
   std::int32_t format = kCropRgbi;                   ///< a CropFormat

@@ -170,14 +170,14 @@ Decoder::Decoder(const std::string& backend, const nvjpegDevAllocatorV2_t* devic
   check(nvjpegJpegStateCreate(batched_, &batched_state_), "nvjpegJpegStateCreate");
   if (hardware_) {
     // Informative only (the loader's counters): a failure leaves 0.
-    if (nvjpegGetHardwareDecoderInfo(batched_, &engines_, &cores_per_engine_) != NVJPEG_STATUS_SUCCESS)
+    if (nvjpegGetHardwareDecoderInfo(batched_, &engines_, &cores_per_engine_) !=
+        NVJPEG_STATUS_SUCCESS)
       engines_ = cores_per_engine_ = 0;
     if (preallocate.batch > 0)
       // 4:4:4 so that images of any subsampling reuse the buffers (nvJPEG's documentation).
-      check(nvjpegDecodeBatchedPreAllocate(batched_, batched_state_, preallocate.batch,
-                                           std::max(1, preallocate.width),
-                                           std::max(1, preallocate.height), NVJPEG_CSS_444,
-                                           format_of(output_)),
+      check(nvjpegDecodeBatchedPreAllocate(
+                batched_, batched_state_, preallocate.batch, std::max(1, preallocate.width),
+                std::max(1, preallocate.height), NVJPEG_CSS_444, format_of(output_)),
             "nvjpegDecodeBatchedPreAllocate");
   }
   check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, 0, &single_),
@@ -197,8 +197,8 @@ Decoder::~Decoder() {
 
 ImageInfo Decoder::info(const std::uint8_t* data, std::size_t size) const {
   ImageInfo out;
-  check(nvjpegGetImageInfo(single_, data, size, &out.components, &out.subsampling,
-                           out.plane_width, out.plane_height),
+  check(nvjpegGetImageInfo(single_, data, size, &out.components, &out.subsampling, out.plane_width,
+                           out.plane_height),
         "reading the JPEG header");
   if (out.plane_width[0] <= 0 || out.plane_height[0] <= 0)
     throw NvjpegError("the JPEG header gives no image size", NVJPEG_STATUS_BAD_JPEG);
@@ -218,9 +218,9 @@ bool Decoder::batch_supported(const DecodeJob& job) {
 
 void Decoder::decode_single(const DecodeJob& job, cudaStream_t stream) {
   nvjpegImage_t dst = destination(job);
-  check(nvjpegDecode(single_, single_state_, job.data, job.size, format_of(job.output), &dst,
-                     stream),
-        "nvjpegDecode");
+  check(
+      nvjpegDecode(single_, single_state_, job.data, job.size, format_of(job.output), &dst, stream),
+      "nvjpegDecode");
   ++single_decodes_;
 }
 
@@ -275,7 +275,8 @@ std::vector<std::size_t> Decoder::decode(const std::vector<DecodeJob>& jobs, cud
 }
 
 Decoder::Times Decoder::times() const {
-  return {static_cast<double>(check_ns_.load()) / 1e6, static_cast<double>(batched_ns_.load()) / 1e6,
+  return {static_cast<double>(check_ns_.load()) / 1e6,
+          static_cast<double>(batched_ns_.load()) / 1e6,
           static_cast<double>(single_ns_.load()) / 1e6};
 }
 

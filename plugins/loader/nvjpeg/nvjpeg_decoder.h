@@ -33,8 +33,8 @@
 #include <cuda_runtime_api.h>
 #include <nvjpeg.h>
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -87,9 +87,10 @@ struct DecodeJob {
 };
 
 /// Where a batch's images go in one device buffer. kRgbi: width * height * 3 bytes each, one
-/// after another (the loader's layout before kYuv existed). kYuv: each image's planes as ycc_layout() places them, every
-/// image and plane at a multiple of 256 bytes (as separately allocated buffers would be); an
-/// image whose planes the crop kernel cannot convert (CMYK, say) is decoded to RGBI instead.
+/// after another (the loader's layout before kYuv existed). kYuv: each image's planes as
+/// ycc_layout() places them, every image and plane at a multiple of 256 bytes (as separately
+/// allocated buffers would be); an image whose planes the crop kernel cannot convert (CMYK, say) is
+/// decoded to RGBI instead.
 struct BatchLayout {
   std::vector<std::int64_t> offset;  ///< each image's first byte
   std::vector<bool> ycc;             ///< decoded to planes (else interleaved RGB)
@@ -196,7 +197,7 @@ class Decoder {
   int batched_size_ = -1;            // size the batched state was initialised for
   nvjpegHandle_t single_ = nullptr;  // default backend, one image at a time
   nvjpegJpegState_t single_state_ = nullptr;
-  nvjpegJpegStream_t parsed_ = nullptr;  // for the per-image "batch supported?" check
+  nvjpegJpegStream_t parsed_ = nullptr;          // for the per-image "batch supported?" check
   std::atomic<std::int64_t> single_decodes_{0};  // read by the loader's counters() meanwhile
   std::atomic<std::int64_t> check_ns_{0}, batched_ns_{0}, single_ns_{0};  // likewise
 };

@@ -276,10 +276,13 @@ class NvjpegLoader final : public DataLoader {
     const std::int64_t pixels_per_image = 3LL * size * size;
     float* cpu_out = nullptr;
     if (h.gpu_count < count) {
-      h.cpu_images = torch::empty(
-          {static_cast<std::int64_t>(count - h.gpu_count), 3, size, size},
-          torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true).memory_format(
-              o_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous));
+      h.cpu_images =
+          torch::empty({static_cast<std::int64_t>(count - h.gpu_count), 3, size, size},
+                       torch::TensorOptions()
+                           .dtype(torch::kFloat32)
+                           .pinned_memory(true)
+                           .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
+                                                           : at::MemoryFormat::Contiguous));
       cpu_out = h.cpu_images.data_ptr<float>();
     }
     std::vector<std::int64_t> skipped(count, 0);
@@ -301,9 +304,9 @@ class NvjpegLoader final : public DataLoader {
               const auto t0 = Clock::now();
               std::vector<std::uint8_t> rgb(static_cast<std::size_t>(pixels_per_image));
               imagedata::augment_jpeg(h.bytes[u].data(), h.bytes[u].size(), rng, size, rgb.data());
-              imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last,
-                                            cpu_out + static_cast<std::int64_t>(u - h.gpu_count) *
-                                                          pixels_per_image);
+              imagedata::normalize_imagenet(
+                  rgb.data(), size, size, o_.channels_last,
+                  cpu_out + static_cast<std::int64_t>(u - h.gpu_count) * pixels_per_image);
               cpu_ms[u] += ms_since(t0);
               file_bytes[u] = h.bytes[u].size();
               h.bytes[u] = {};  // decoded: the bytes need not wait for the GPU
@@ -371,7 +374,8 @@ class NvjpegLoader final : public DataLoader {
       std::uint8_t* const base = pixels.data_ptr<std::uint8_t>();
       std::vector<nvjpeg::DecodeJob> jobs(g);
       for (std::size_t i = 0; i < g; ++i)
-        jobs[i] = nvjpeg::decode_job(layout, i, h.infos[i], h.bytes[i].data(), h.bytes[i].size(), base);
+        jobs[i] =
+            nvjpeg::decode_job(layout, i, h.infos[i], h.bytes[i].data(), h.bytes[i].size(), base);
       std::vector<std::string> errors;
       const auto t_nvjpeg = Clock::now();
       const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
@@ -413,8 +417,8 @@ class NvjpegLoader final : public DataLoader {
       device_jobs = host_jobs.to(dev, /*non_blocking=*/true);
       const cudaError_t e = nvjpeg::crop_resize_normalize(
           reinterpret_cast<const nvjpeg::CropJob*>(device_jobs.data_ptr<std::uint8_t>()),
-          static_cast<int>(g), base, o_.image_size, o_.channels_last,
-          out->images.data_ptr<float>(), stream.stream());
+          static_cast<int>(g), base, o_.image_size, o_.channels_last, out->images.data_ptr<float>(),
+          stream.stream());
       if (e != cudaSuccess)
         throw std::runtime_error(std::string("the crop/resize kernel did not start: ") +
                                  cudaGetErrorString(e));
@@ -650,7 +654,8 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.yuv = p.get_string("output") == "yuv";
     o.hw_pipeline = p.has("hw_pipeline") && p.get_bool("hw_pipeline");  // absent: the default
     o.cpu_share = p.has("cpu_share") ? p.get_float("cpu_share") : 0.0;
-    o.hw_preallocate = !p.has("hw_preallocate") || p.get_bool("hw_preallocate");  // absent: the default
+    o.hw_preallocate =
+        !p.has("hw_preallocate") || p.get_bool("hw_preallocate");  // absent: the default
     o.shuffle = p.get_bool("shuffle");
     o.drop_last = p.get_bool("drop_last");
     o.skip_errors = p.get_string("on_error") == "skip";

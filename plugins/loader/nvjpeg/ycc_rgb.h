@@ -45,8 +45,8 @@ ORCH_YCC_HD inline void ycc_to_rgb(int y, int cb, int cr, std::uint8_t* rgb) {
   // Signed >> is arithmetic in C++20 and in CUDA (implementation-defined but so in C++17 on
   // GCC, Clang and nvcc), as libjpeg's RIGHT_SHIFT assumes.
   rgb[0] = ycc::clamp255(y + ((ycc::kCrR * xr + ycc::kOneHalf) >> ycc::kScaleBits));
-  rgb[1] = ycc::clamp255(
-      y + ((-ycc::kCbG * xb + ycc::kOneHalf - ycc::kCrG * xr) >> ycc::kScaleBits));
+  rgb[1] =
+      ycc::clamp255(y + ((-ycc::kCbG * xb + ycc::kOneHalf - ycc::kCrG * xr) >> ycc::kScaleBits));
   rgb[2] = ycc::clamp255(y + ((ycc::kCbB * xb + ycc::kOneHalf) >> ycc::kScaleBits));
 }
 

@@ -54,16 +54,32 @@ class SyntheticLoader final : public DataLoader {
 class SyntheticPlugin final : public DataLoaderPlugin {
  public:
   PluginInfo info() const override {
-    return {"synthetic", PluginKind::kDataLoader, "1.0.0",
+    return {"synthetic",
+            PluginKind::kDataLoader,
+            "1.0.0",
             "random ImageNet-shaped batches made once on the device (no input cost)",
-            {{"image_size", ParamType::kInt, std::int64_t{224}, {}, 8, 1024,
+            {{"image_size",
+              ParamType::kInt,
+              std::int64_t{224},
+              {},
+              8,
+              1024,
               "height and width of each image"},
              {"channels", ParamType::kInt, std::int64_t{3}, {}, 1, 16, "channels per image"},
              {"classes", ParamType::kInt, std::int64_t{1000}, {}, 1, {}, "number of classes"},
-             {"batches", ParamType::kInt, std::int64_t{4}, {}, 1, 1024,
+             {"batches",
+              ParamType::kInt,
+              std::int64_t{4},
+              {},
+              1,
+              1024,
               "distinct batches generated, then served in a cycle"},
-             {"location", ParamType::kString, std::string("device"),
-              {std::string("device"), std::string("pinned"), std::string("pageable")}, {}, {},
+             {"location",
+              ParamType::kString,
+              std::string("device"),
+              {std::string("device"), std::string("pinned"), std::string("pageable")},
+              {},
+              {},
               "where batches live: on the device, or in pinned/pageable host memory"}}};
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {

@@ -57,19 +57,34 @@ class ResNetModel final : public Model {
 class ResNetPlugin final : public ModelPlugin {
  public:
   PluginInfo info() const override {
-    return {"resnet", PluginKind::kModel, "1.0.0",
+    return {"resnet",
+            PluginKind::kModel,
+            "1.0.0",
             "torchvision's ResNet (v1.5), same architecture and parameter names",
-            {{"depth", ParamType::kInt, std::int64_t{50},
+            {{"depth",
+              ParamType::kInt,
+              std::int64_t{50},
               {std::int64_t{18}, std::int64_t{34}, std::int64_t{50}, std::int64_t{101},
                std::int64_t{152}},
-              {}, {}, "number of layers"},
-             {"fused_bn", ParamType::kBool, false, {}, {}, {},
+              {},
+              {},
+              "number of layers"},
+             {"fused_bn",
+              ParamType::kBool,
+              false,
+              {},
+              {},
+              {},
               "fused channels-last batch-norm + ReLU (+ residual add) kernels for fp16/bf16 "
               "training on CUDA; unfused elsewhere; same parameters either way",
               // Added after resnet results were recorded: off, it leaves their hashes alone.
               /*hashed_at_default=*/false},
-             {"fused_bn_impl", ParamType::kString, std::string("cudnn"),
-              {std::string("orch"), std::string("cudnn")}, {}, {},
+             {"fused_bn_impl",
+              ParamType::kString,
+              std::string("cudnn"),
+              {std::string("orch"), std::string("cudnn")},
+              {},
+              {},
               "with fused_bn: cuDNN's NHWC batch-norm with fused ReLU and add (cudnn; our kernels "
               "where cuDNN does not take the input) or our CUDA kernels (orch)",
               // Added after fused_bn results were recorded, left out of the hash at its default.
@@ -77,14 +92,23 @@ class ResNetPlugin final : public ModelPlugin {
               // cuda-graph) and no slower for bf16; fused_bn results stored while the default
               // was orch carry no fused_bn_impl and ran orch.
               /*hashed_at_default=*/false},
-             {"max_pool_impl", ParamType::kString, std::string("orch"),
-              {std::string("aten"), std::string("orch")}, {}, {},
+             {"max_pool_impl",
+              ParamType::kString,
+              std::string("orch"),
+              {std::string("aten"), std::string("orch")},
+              {},
+              {},
               "the stem's max pooling: our channels-last CUDA kernels (orch; ATen's results bit "
               "for bit, ATen's kernels where ours do not take the input) or ATen's (aten)",
               // Added after resnet results were recorded: at its default, their hashes stay
               // (same results bit for bit, only faster: see max_pool_kernels.h).
               /*hashed_at_default=*/false},
-             {"fused_residual_grad", ParamType::kBool, true, {}, {}, {},
+             {"fused_residual_grad",
+              ParamType::kBool,
+              true,
+              {},
+              {},
+              {},
               "with fused_bn, in identity bottleneck blocks: conv1's data gradient added onto "
               "the shortcut's in one in-place GEMM instead of autograd's separate add kernel",
               // Added after resnet results were recorded, left out of the hash at its default.
@@ -92,7 +116,12 @@ class ResNetPlugin final : public ModelPlugin {
               // losses; fused_bn results stored while the default was off carry no
               // fused_residual_grad and ran without it.
               /*hashed_at_default=*/false},
-             {"downsample_bn_cudnn", ParamType::kBool, true, {}, {}, {},
+             {"downsample_bn_cudnn",
+              ParamType::kBool,
+              true,
+              {},
+              {},
+              {},
               "with fused_bn: the downsample branches' batch-norm through cuDNN's NHWC "
               "batch-norm (ATen's own kernels run it for bf16; cuDNN's for fp16)",
               // Added after resnet results were recorded, left out of the hash at its default.
@@ -100,10 +129,13 @@ class ResNetPlugin final : public ModelPlugin {
               // ATen already runs cuDNN's batch-norm); fused_bn results stored while the
               // default was off carry no downsample_bn_cudnn and ran without it.
               /*hashed_at_default=*/false},
-             {"stem_conv", ParamType::kString, std::string("auto"),
-              {std::string("auto"), std::string("direct"), std::string("pad4"),
-               std::string("pad8"), std::string("space_to_depth")},
-              {}, {},
+             {"stem_conv",
+              ParamType::kString,
+              std::string("auto"),
+              {std::string("auto"), std::string("direct"), std::string("pad4"), std::string("pad8"),
+               std::string("space_to_depth")},
+              {},
+              {},
               "how the 7x7 stride-2 stem convolution runs: as it is (direct), its input and "
               "weight zero-padded to 4 or 8 channels (pad4, pad8), as a 4x4 stride-1 "
               "convolution over 2x2 pixel blocks folded into channels (space_to_depth), or "
@@ -114,7 +146,12 @@ class ResNetPlugin final : public ModelPlugin {
               // space_to_depth measured faster (stem_conv.h), so bf16 results stored before
               // the parameter existed ran direct.
               /*hashed_at_default=*/false},
-             {"conv_bn_stats", ParamType::kBool, false, {}, {}, {},
+             {"conv_bn_stats",
+              ParamType::kBool,
+              false,
+              {},
+              {},
+              {},
               "with fused_bn, fp16: each block convolution that a fused batch-norm follows "
               "computes that batch-norm's statistics in its epilogue (cuDNN's graph API), and "
               "our kernels apply the batch-norm without a statistics pass; the usual fused path "
@@ -135,8 +172,8 @@ class ResNetPlugin final : public ModelPlugin {
     o.fused_residual_grad = !p.has("fused_residual_grad") || p.get_bool("fused_residual_grad");
     o.downsample_bn_cudnn = !p.has("downsample_bn_cudnn") || p.get_bool("downsample_bn_cudnn");
     // Absent (hand-built Params): the declared defaults, auto and on.
-    o.stem_conv = p.has("stem_conv") ? stem_conv_from_string(p.get_string("stem_conv"))
-                                     : StemConv::kAuto;
+    o.stem_conv =
+        p.has("stem_conv") ? stem_conv_from_string(p.get_string("stem_conv")) : StemConv::kAuto;
     o.conv_bn_stats = p.has("conv_bn_stats") && p.get_bool("conv_bn_stats");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];

@@ -1,11 +1,6 @@
 // ResNet blocks and network, following torchvision/models/resnet.py line by line.
 #include "resnet.h"
 
-#include "conv_bn_from_stats.h"
-#include "fused_bn.h"
-#include "max_pool.h"
-#include "residual_grad.h"
-
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/init.h>
 
@@ -13,6 +8,11 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "conv_bn_from_stats.h"
+#include "fused_bn.h"
+#include "max_pool.h"
+#include "residual_grad.h"
 
 namespace orch::resnet {
 namespace {
@@ -30,11 +30,16 @@ nn::Conv2d conv1x1(std::int64_t in, std::int64_t out, std::int64_t stride = 1) {
 // Blocks per stage, as in torchvision.
 std::array<std::int64_t, 4> stage_blocks(std::int64_t depth) {
   switch (depth) {
-    case 18: return {2, 2, 2, 2};
-    case 34: return {3, 4, 6, 3};
-    case 50: return {3, 4, 6, 3};
-    case 101: return {3, 4, 23, 3};
-    case 152: return {3, 8, 36, 3};
+    case 18:
+      return {2, 2, 2, 2};
+    case 34:
+      return {3, 4, 6, 3};
+    case 50:
+      return {3, 4, 6, 3};
+    case 101:
+      return {3, 4, 23, 3};
+    case 152:
+      return {3, 8, 36, 3};
   }
   throw std::invalid_argument("resnet depth " + std::to_string(depth) +
                               " is not one of 18, 34, 50, 101, 152");
@@ -85,8 +90,7 @@ torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
 }
 
 BottleneckImpl::BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
-                               nn::Sequential ds, bool fused, FusedBnImpl impl,
-                               bool residual_grad)
+                               nn::Sequential ds, bool fused, FusedBnImpl impl, bool residual_grad)
     : fused_bn(fused), fused_bn_impl(impl), fused_residual_grad(residual_grad) {
   conv1 = register_module("conv1", conv1x1(inplanes, planes));
   bn1 = register_module("bn1", nn::BatchNorm2d(planes));
@@ -101,8 +105,8 @@ torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
   if (fused_bn) {
     // Identity blocks in training: bn3's fused backward hands the shortcut's gradient to conv1's,
     // which adds its own data gradient onto it (residual_grad.h). conv1 is 1x1, stride 1 here.
-    const bool link = fused_residual_grad && !downsample && is_training() &&
-                      torch::GradMode::is_enabled();
+    const bool link =
+        fused_residual_grad && !downsample && is_training() && torch::GradMode::is_enabled();
     const ResidualGradSinkPtr sink = link ? c10::make_intrusive<ResidualGradSink>() : nullptr;
     const auto conv1_unfused = [&] {
       return link ? conv1x1_with_residual_grad(x, conv1->weight, sink) : conv1(x);
@@ -142,7 +146,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
       conv_bn_stats_(o.conv_bn_stats) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
-      "conv1", nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
+      "conv1",
+      nn::Conv2d(nn::Conv2dOptions(o.in_channels, 64, 7).stride(2).padding(3).bias(false)));
   bn1 = register_module("bn1", nn::BatchNorm2d(64));
   maxpool = register_module("maxpool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)));
   const bool basic = o.depth < 50;

@@ -46,8 +46,7 @@ struct BottleneckImpl : torch::nn::Module {
   static constexpr std::int64_t kExpansion = 4;
   BottleneckImpl(std::int64_t inplanes, std::int64_t planes, std::int64_t stride,
                  torch::nn::Sequential downsample, bool fused_bn = false,
-                 FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch,
-                 bool fused_residual_grad = false);
+                 FusedBnImpl fused_bn_impl = FusedBnImpl::kOrch, bool fused_residual_grad = false);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};

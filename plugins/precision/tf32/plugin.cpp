@@ -28,8 +28,11 @@ class Tf32 final : public Precision {
 class Tf32Plugin final : public PrecisionPlugin {
  public:
   PluginInfo info() const override {
-    return {"tf32", PluginKind::kPrecision, "1.0.0",
-            "float32 storage, TF32 math for cuBLAS matmuls and cuDNN convolutions", {}};
+    return {"tf32",
+            PluginKind::kPrecision,
+            "1.0.0",
+            "float32 storage, TF32 math for cuBLAS matmuls and cuDNN convolutions",
+            {}};
   }
   std::unique_ptr<Precision> create(const Params&, const PrecisionContext&) const override {
     return std::make_unique<Tf32>();

@@ -82,7 +82,9 @@ class CopyOverlap final : public StreamStrategy {
 class CopyOverlapPlugin final : public StreamStrategyPlugin {
  public:
   PluginInfo info() const override {
-    return {"copy-overlap", PluginKind::kStreamStrategy, "1.0.0",
+    return {"copy-overlap",
+            PluginKind::kStreamStrategy,
+            "1.0.0",
             "next batch copied host->device on a side stream while the current step computes",
             {}};
   }

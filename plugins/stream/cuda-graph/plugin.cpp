@@ -8,9 +8,9 @@
 // and optimizer state must not first happen inside the capture); the next step is captured on
 // that stream and replayed; each later step copies its batch into the static buffers and
 // replays. Every call of step() is exactly one training step, so after N steps the model is
-// where the `default` strategy would have left it (tests/gpu check this). Anything in the step that synchronises with the
-// host makes the capture fail; the capture is then ended cleanly and the run fails with CUDA's
-// reason, never a hang or a corrupted context.
+// where the `default` strategy would have left it (tests/gpu check this). Anything in the step that
+// synchronises with the host makes the capture fail; the capture is then ended cleanly and the run
+// fails with CUDA's reason, never a hang or a corrupted context.
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
@@ -185,12 +185,20 @@ class CudaGraph final : public StreamStrategy {
 class CudaGraphPlugin final : public StreamStrategyPlugin {
  public:
   PluginInfo info() const override {
-    return {"cuda-graph", PluginKind::kStreamStrategy, "1.0.0",
+    return {"cuda-graph",
+            PluginKind::kStreamStrategy,
+            "1.0.0",
             "whole training step captured once into a CUDA graph and replayed",
-            {{"warmup_steps", ParamType::kInt, std::int64_t{3}, {}, 1, 100,
+            {{"warmup_steps",
+              ParamType::kInt,
+              std::int64_t{3},
+              {},
+              1,
+              100,
               "eager steps on the capture stream before capturing (keep steps.warmup above it)"}}};
   }
-  std::unique_ptr<StreamStrategy> create(const Params& p, const StrategyContext& ctx) const override {
+  std::unique_ptr<StreamStrategy> create(const Params& p,
+                                         const StrategyContext& ctx) const override {
     return std::make_unique<CudaGraph>(p, ctx);
   }
 };

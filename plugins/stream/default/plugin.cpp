@@ -25,8 +25,11 @@ class DefaultStrategy final : public StreamStrategy {
 class DefaultPlugin final : public StreamStrategyPlugin {
  public:
   PluginInfo info() const override {
-    return {"default", PluginKind::kStreamStrategy, "1.0.0",
-            "one stream; batch copy and compute in order", {}};
+    return {"default",
+            PluginKind::kStreamStrategy,
+            "1.0.0",
+            "one stream; batch copy and compute in order",
+            {}};
   }
   std::unique_ptr<StreamStrategy> create(const Params&, const StrategyContext&) const override {
     return std::make_unique<DefaultStrategy>();

@@ -37,9 +37,8 @@ class MultiStream final : public StreamStrategy {
     r.data_wait_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     Batch batch = fns.to_device(host, /*non_blocking=*/false);
     if (batch.images.size(0) < n_) {
-      throw std::invalid_argument("multi-stream: batch of " +
-                                  std::to_string(batch.images.size(0)) + " cannot be split into " +
-                                  std::to_string(n_) + " micro-batches");
+      throw std::invalid_argument("multi-stream: batch of " + std::to_string(batch.images.size(0)) +
+                                  " cannot be split into " + std::to_string(n_) + " micro-batches");
     }
     auto images = batch.images.chunk(n_);
     auto labels = batch.labels.chunk(n_);
@@ -78,12 +77,20 @@ class MultiStream final : public StreamStrategy {
 class MultiStreamPlugin final : public StreamStrategyPlugin {
  public:
   PluginInfo info() const override {
-    return {"multi-stream", PluginKind::kStreamStrategy, "1.0.0",
+    return {"multi-stream",
+            PluginKind::kStreamStrategy,
+            "1.0.0",
             "batch split into micro-batches whose forward passes run on N streams at once",
-            {{"streams", ParamType::kInt, std::int64_t{2}, {}, 1, 16,
+            {{"streams",
+              ParamType::kInt,
+              std::int64_t{2},
+              {},
+              1,
+              16,
               "number of concurrent streams (and micro-batches)"}}};
   }
-  std::unique_ptr<StreamStrategy> create(const Params& p, const StrategyContext& ctx) const override {
+  std::unique_ptr<StreamStrategy> create(const Params& p,
+                                         const StrategyContext& ctx) const override {
     return std::make_unique<MultiStream>(p, ctx);
   }
 };

@@ -1,12 +1,13 @@
 #include "orch/imagedata/image_cache.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "orch/imagedata/dataset_error.h"
 #include "orch/imagedata/image_folder.h"
@@ -68,7 +69,8 @@ CacheWriteSummary write_image_cache(const fs::path& src, const fs::path& dst, in
   const std::uint64_t labels_offset = (head.size() + 7) / 8 * 8;
   head.resize(labels_offset + static_cast<std::size_t>(count) * 4);
   for (std::int64_t i = 0; i < count; ++i)
-    put<std::int32_t>(head, labels_offset + static_cast<std::size_t>(i) * 4, index.samples[static_cast<std::size_t>(i)].label);
+    put<std::int32_t>(head, labels_offset + static_cast<std::size_t>(i) * 4,
+                      index.samples[static_cast<std::size_t>(i)].label);
   const std::uint64_t pixels_offset = (head.size() + 4095) / 4096 * 4096;
   const std::uint64_t stride = static_cast<std::uint64_t>(size) * size * 3;
   const std::uint64_t file_size = pixels_offset + stride * static_cast<std::uint64_t>(count);
@@ -96,15 +98,16 @@ CacheWriteSummary write_image_cache(const fs::path& src, const fs::path& dst, in
       try {
         const std::vector<std::uint8_t> jpeg = read_file(s.path);
         const JpegSize js = read_jpeg_size(jpeg.data(), jpeg.size());
-        const DecodedRegion r =
-            decode_jpeg_region(jpeg.data(), jpeg.size(), center_square(js.width, js.height), size, size);
+        const DecodedRegion r = decode_jpeg_region(jpeg.data(), jpeg.size(),
+                                                   center_square(js.width, js.height), size, size);
         resample_bilinear(r.image, r.crop, size, size, false, pixels.data());
       } catch (const DatasetError& e) {
         const std::string what = e.what();
         if (what.rfind(s.path.string(), 0) == 0) throw;
         throw DatasetError(s.path.string() + ": " + what);
       }
-      write_all(out.fd, pixels.data(), pixels.size(), pixels_offset + stride * static_cast<std::uint64_t>(i), tmp);
+      write_all(out.fd, pixels.data(), pixels.size(),
+                pixels_offset + stride * static_cast<std::uint64_t>(i), tmp);
     });
   } catch (...) {
     std::error_code ec;
@@ -126,7 +129,8 @@ ImageCache::ImageCache(const fs::path& path) {
   struct stat st {};
   if (::fstat(in.fd, &st) != 0) throw DatasetError(path.string() + ": cannot stat");
   const auto actual = static_cast<std::uint64_t>(st.st_size);
-  if (actual < kHeaderBytes) throw DatasetError(path.string() + ": not an orch image cache (too short)");
+  if (actual < kHeaderBytes)
+    throw DatasetError(path.string() + ": not an orch image cache (too short)");
   map_size_ = static_cast<std::size_t>(actual);
   map_ = ::mmap(nullptr, map_size_, PROT_READ, MAP_SHARED, in.fd, 0);
   if (map_ == MAP_FAILED) {
@@ -141,7 +145,8 @@ ImageCache::ImageCache(const fs::path& path) {
     if (version != kCacheVersion)
       throw DatasetError(fmt::format(
           "{}: image cache format version {} is not supported (this orch reads version {}); "
-          "rebuild it with `orch dataset cache`", path.string(), version, kCacheVersion));
+          "rebuild it with `orch dataset cache`",
+          path.string(), version, kCacheVersion));
     image_size_ = static_cast<int>(get<std::uint32_t>(p, 12));
     const auto channels = get<std::uint32_t>(p, 16);
     const auto classes = get<std::uint32_t>(p, 20);
@@ -159,9 +164,11 @@ ImageCache::ImageCache(const fs::path& path) {
                                      path.string(), actual, file_size));
     std::size_t at = kHeaderBytes;
     for (std::uint32_t c = 0; c < classes; ++c) {
-      if (at + 4 > labels_offset) throw DatasetError(path.string() + ": corrupt image cache class table");
+      if (at + 4 > labels_offset)
+        throw DatasetError(path.string() + ": corrupt image cache class table");
       const auto len = get<std::uint32_t>(p, at);
-      if (at + 4 + len > labels_offset) throw DatasetError(path.string() + ": corrupt image cache class table");
+      if (at + 4 + len > labels_offset)
+        throw DatasetError(path.string() + ": corrupt image cache class table");
       classes_.emplace_back(reinterpret_cast<const char*>(p + at + 4), len);
       at += 4 + len;
     }

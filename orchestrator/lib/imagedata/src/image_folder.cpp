@@ -22,16 +22,16 @@ bool is_jpeg_name(const fs::path& p) {
 FolderIndex scan_image_folder(const fs::path& root) {
   std::error_code ec;
   if (root.empty()) throw DatasetError("no dataset folder given");
-  if (!fs::is_directory(root, ec))
-    throw DatasetError(root.string() + ": no such folder");
+  if (!fs::is_directory(root, ec)) throw DatasetError(root.string() + ": no such folder");
   FolderIndex index;
   index.dir = fs::is_directory(root / "train", ec) ? root / "train" : root;
   for (const auto& entry : fs::directory_iterator(index.dir, ec))
     if (entry.is_directory()) index.classes.push_back(entry.path().filename().string());
   if (ec) throw DatasetError(index.dir.string() + ": cannot list: " + ec.message());
   if (index.classes.empty())
-    throw DatasetError(index.dir.string() +
-                       ": no class folders (expected DIR/train/<class>/*.JPEG or DIR/<class>/*.JPEG)");
+    throw DatasetError(
+        index.dir.string() +
+        ": no class folders (expected DIR/train/<class>/*.JPEG or DIR/<class>/*.JPEG)");
   std::sort(index.classes.begin(), index.classes.end());
   for (std::size_t c = 0; c < index.classes.size(); ++c) {
     const fs::path dir = index.dir / index.classes[c];

@@ -1,10 +1,11 @@
 #include "orch/imagedata/image_generator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <fmt/format.h>
 #include <vector>
 
 #include "orch/imagedata/dataset_error.h"
@@ -29,13 +30,16 @@ Rgb random_color(SampleRng& rng) {
 class ValueNoise {
  public:
   ValueNoise(SampleRng& rng, int width, int height, int cell)
-      : cell_(cell), gw_(width / cell + 2), gh_(height / cell + 2),
+      : cell_(cell),
+        gw_(width / cell + 2),
+        gh_(height / cell + 2),
         grid_(static_cast<std::size_t>(gw_) * gh_) {
     for (auto& v : grid_) v = static_cast<float>(rng.uniform(-1, 1));
   }
   float at(int x, int y) const {
     const int gx = x / cell_, gy = y / cell_;
-    const float fx = static_cast<float>(x % cell_) / cell_, fy = static_cast<float>(y % cell_) / cell_;
+    const float fx = static_cast<float>(x % cell_) / cell_,
+                fy = static_cast<float>(y % cell_) / cell_;
     const float* r0 = &grid_[static_cast<std::size_t>(gy) * gw_ + gx];
     const float* r1 = r0 + gw_;
     const float top = r0[0] + (r0[1] - r0[0]) * fx, bottom = r1[0] + (r1[1] - r1[0]) * fx;
@@ -74,7 +78,8 @@ RgbImage render_image(std::uint64_t seed, int cls, int index) {
   const JpegSize size = generated_size(seed, cls, index);
   const int w = size.width, h = size.height;
   // The class picks a palette; the image varies it.
-  SampleRng class_rng = SampleRng::for_sample(seed ^ 0xc1a55ULL, static_cast<std::uint64_t>(cls), 0);
+  SampleRng class_rng =
+      SampleRng::for_sample(seed ^ 0xc1a55ULL, static_cast<std::uint64_t>(cls), 0);
   const Rgb base_a = random_color(class_rng), base_b = random_color(class_rng);
   SampleRng rng = SampleRng::for_sample(seed, static_cast<std::uint64_t>(cls),
                                         static_cast<std::uint64_t>(index));
@@ -85,7 +90,8 @@ RgbImage render_image(std::uint64_t seed, int cls, int index) {
   };
   const Rgb a = jitter(base_a), b = jitter(base_b);
   const double angle = rng.uniform(0, 6.283185307);
-  const float gx = static_cast<float>(std::cos(angle) / w), gy = static_cast<float>(std::sin(angle) / h);
+  const float gx = static_cast<float>(std::cos(angle) / w),
+              gy = static_cast<float>(std::sin(angle) / h);
   std::vector<float> img(static_cast<std::size_t>(w) * h * 3);
   // Background: a linear gradient with low-frequency shading.
   ValueNoise shade(rng, w, h, 48 + static_cast<int>(rng.below(48)));
@@ -102,20 +108,26 @@ RgbImage render_image(std::uint64_t seed, int cls, int index) {
   const int shapes = 6 + static_cast<int>(rng.below(9));
   for (int k = 0; k < shapes; ++k) {
     const Rgb c = k % 2 ? jitter(base_a) : random_color(rng);
-    const float cx = static_cast<float>(rng.uniform(0, w)), cy = static_cast<float>(rng.uniform(0, h));
+    const float cx = static_cast<float>(rng.uniform(0, w)),
+                cy = static_cast<float>(rng.uniform(0, h));
     const float rx = static_cast<float>(rng.uniform(0.04, 0.3) * w);
     const float ry = static_cast<float>(rng.uniform(0.04, 0.3) * h);
     const int kind = static_cast<int>(rng.below(3));  // 0 soft blob, 1 ellipse, 2 rectangle
     const float alpha = static_cast<float>(rng.uniform(0.5, 1.0));
-    const int x0 = std::max(0, static_cast<int>(cx - rx)), x1 = std::min(w, static_cast<int>(cx + rx) + 1);
-    const int y0 = std::max(0, static_cast<int>(cy - ry)), y1 = std::min(h, static_cast<int>(cy + ry) + 1);
+    const int x0 = std::max(0, static_cast<int>(cx - rx)),
+              x1 = std::min(w, static_cast<int>(cx + rx) + 1);
+    const int y0 = std::max(0, static_cast<int>(cy - ry)),
+              y1 = std::min(h, static_cast<int>(cy + ry) + 1);
     for (int y = y0; y < y1; ++y)
       for (int x = x0; x < x1; ++x) {
         const float dx = (x - cx) / rx, dy = (y - cy) / ry, d2 = dx * dx + dy * dy;
         float m = 0;
-        if (kind == 0) m = d2 < 1 ? (1 - d2) * (1 - d2) : 0;
-        else if (kind == 1) m = d2 < 1 ? 1.0f : 0.0f;
-        else m = 1.0f;
+        if (kind == 0)
+          m = d2 < 1 ? (1 - d2) * (1 - d2) : 0;
+        else if (kind == 1)
+          m = d2 < 1 ? 1.0f : 0.0f;
+        else
+          m = 1.0f;
         m *= alpha;
         if (m <= 0) continue;
         float* p = &img[(static_cast<std::size_t>(y) * w + x) * 3];
@@ -138,23 +150,30 @@ RgbImage render_image(std::uint64_t seed, int cls, int index) {
       const float t = texture_amp * texture.at(x, y);
       const std::size_t i = (static_cast<std::size_t>(y) * w + x) * 3;
       for (int c = 0; c < 3; ++c) {
-        const float grain = grain_amp * static_cast<float>(static_cast<std::int64_t>(rng.below(2001)) - 1000) / 1000.0f;
-        out.pixels[i + c] = static_cast<std::uint8_t>(std::clamp(img[i + c] + t + grain, 0.0f, 255.0f) + 0.5f);
+        const float grain = grain_amp *
+                            static_cast<float>(static_cast<std::int64_t>(rng.below(2001)) - 1000) /
+                            1000.0f;
+        out.pixels[i + c] =
+            static_cast<std::uint8_t>(std::clamp(img[i + c] + t + grain, 0.0f, 255.0f) + 0.5f);
       }
     }
   return out;
 }
 
 GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {
-  if (o.classes < 1 || o.per_class < 1) throw DatasetError("--classes and --per-class must be at least 1");
+  if (o.classes < 1 || o.per_class < 1)
+    throw DatasetError("--classes and --per-class must be at least 1");
   if (o.quality < 1 || o.quality > 100) throw DatasetError("--quality must be within 1..100");
   const fs::path train = dir / "train";
   std::error_code ec;
   if (fs::exists(train, ec) && !fs::is_empty(train, ec))
-    throw DatasetError(train.string() + ": already exists and is not empty (nothing is overwritten)");
+    throw DatasetError(train.string() +
+                       ": already exists and is not empty (nothing is overwritten)");
   for (int c = 0; c < o.classes; ++c) {
     fs::create_directories(train / class_folder_name(c), ec);
-    if (ec) throw DatasetError((train / class_folder_name(c)).string() + ": cannot create: " + ec.message());
+    if (ec)
+      throw DatasetError((train / class_folder_name(c)).string() +
+                         ": cannot create: " + ec.message());
   }
   std::atomic<std::uint64_t> bytes{0}, widths{0}, heights{0};
   const std::int64_t n = static_cast<std::int64_t>(o.classes) * o.per_class;

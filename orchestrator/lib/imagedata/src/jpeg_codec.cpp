@@ -103,8 +103,8 @@ void decode_into(jpeg_decompress_struct& cinfo, const CropBox& box, int min_w, i
   out.image.pixels.resize(static_cast<std::size_t>(out.image.width) * out.image.height * 3);
   const std::size_t stride = static_cast<std::size_t>(out.image.width) * 3;
   while (static_cast<int>(cinfo.output_scanline) < y1) {
-    JSAMPROW row = out.image.pixels.data() +
-                   (static_cast<std::size_t>(cinfo.output_scanline) - y0) * stride;
+    JSAMPROW row =
+        out.image.pixels.data() + (static_cast<std::size_t>(cinfo.output_scanline) - y0) * stride;
     jpeg_read_scanlines(&cinfo, &row, 1);
   }
   out.crop = {scaled.x - static_cast<double>(xoff), scaled.y - y0, scaled.w, scaled.h};

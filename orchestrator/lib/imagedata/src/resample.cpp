@@ -47,7 +47,8 @@ void resample_bilinear(const std::uint8_t* src, int src_w, int src_h, const BoxF
     const double fy = std::clamp(box.y + (oy + 0.5) * sy - 0.5, 0.0, src_h - 1.0);
     const int y0 = std::min(static_cast<int>(fy), std::max(src_h - 2, 0));
     const int y1 = src_h > 1 ? y0 + 1 : y0;
-    const std::uint32_t wy = src_h > 1 ? static_cast<std::uint32_t>(std::lround((fy - y0) * 256)) : 0;
+    const std::uint32_t wy =
+        src_h > 1 ? static_cast<std::uint32_t>(std::lround((fy - y0) * 256)) : 0;
     if (have0 != y0) {
       if (have1 == y0) {
         std::swap(h0, h1);

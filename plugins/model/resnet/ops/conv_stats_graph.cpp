@@ -147,8 +147,9 @@ class Desc {
 };
 
 /// A tensor of logical dims [N, C, H, W] laid out NHWC (fully packed), or [1, C, 1, 1].
-std::unique_ptr<Desc> nhwc_tensor(std::int64_t uid, cudnnDataType_t t, std::int64_t n, std::int64_t c,
-                                  std::int64_t h, std::int64_t w, bool is_virtual = false) {
+std::unique_ptr<Desc> nhwc_tensor(std::int64_t uid, cudnnDataType_t t, std::int64_t n,
+                                  std::int64_t c, std::int64_t h, std::int64_t w,
+                                  bool is_virtual = false) {
   auto d = std::make_unique<Desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   const std::int64_t alignment = 16;
   d->set(CUDNN_ATTR_TENSOR_DATA_TYPE, t)
@@ -163,7 +164,7 @@ std::unique_ptr<Desc> nhwc_tensor(std::int64_t uid, cudnnDataType_t t, std::int6
 
 /// A pointwise operation y = mode(x[, b]), computed in float.
 std::unique_ptr<Desc> pointwise(cudnnPointwiseMode_t mode, const Desc& x, const Desc* b,
-                                const Desc& y, std::vector<std::unique_ptr<Desc>>& keep) {
+                                const Desc& y, std::vector<std::unique_ptr<Desc> >& keep) {
   auto pw = std::make_unique<Desc>(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
   pw->set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
       .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT);
@@ -191,7 +192,7 @@ struct ConvStatsGraph::Impl {
   bool prologue = false;
   // The building thread's handle (PyTorch keeps one per thread); the plan names it.
   cudnnHandle_t handle = nullptr;
-  std::vector<std::unique_ptr<Desc>> keep;  // tensors, operations, graph, engines, configurations
+  std::vector<std::unique_ptr<Desc> > keep;  // tensors, operations, graph, engines, configurations
   std::unique_ptr<Desc> plan;
   std::string name;  // the engine configuration that finalized the plan
   std::int64_t workspace_bytes = 0;
@@ -204,7 +205,8 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     const torch::Tensor& x, const torch::Tensor& w, std::int64_t stride, std::int64_t padding,
     const std::optional<ScaleBiasRelu>& prologue) {
   const ConvShape sh = check_conv_stats_args("conv_with_stats", x, w, stride, padding, prologue);
-  const auto n = sh.n, c = sh.c, h = sh.h, wd = sh.w, k = sh.k, r = sh.r, s = sh.s, p = sh.p, q = sh.q;
+  const auto n = sh.n, c = sh.c, h = sh.h, wd = sh.w, k = sh.k, r = sh.r, s = sh.s, p = sh.p,
+             q = sh.q;
   c10::cuda::CUDAGuard guard(x.device());
   const cudnnDataType_t dtype =
       x.scalar_type() == torch::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
@@ -218,7 +220,7 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
   try {
     const cudnnHandle_t handle = at::native::getCudnnHandle();
     impl->handle = handle;
-    std::vector<std::unique_ptr<Desc>>& keep = impl->keep;  // descriptors the operations refer to
+    std::vector<std::unique_ptr<Desc> >& keep = impl->keep;  // descriptors the operations refer to
 
     auto x_desc = nhwc_tensor(kX, dtype, n, c, h, wd);
     auto w_desc = nhwc_tensor(kW, dtype, k, c, r, s);
@@ -226,7 +228,7 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     auto sum_desc = nhwc_tensor(kSum, CUDNN_DATA_FLOAT, 1, k, 1, 1);
     auto sqsum_desc = nhwc_tensor(kSqsum, CUDNN_DATA_FLOAT, 1, k, 1, 1);
 
-    std::vector<std::unique_ptr<Desc>> ops;
+    std::vector<std::unique_ptr<Desc> > ops;
     const Desc* conv_input = x_desc.get();
     if (prologue) {
       // relu(x * scale + bias), the intermediates virtual and in float (as Paddle's).
@@ -239,7 +241,8 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
       ops.push_back(pointwise(CUDNN_POINTWISE_ADD, *scaled, bias_desc.get(), *biased, keep));
       ops.push_back(pointwise(CUDNN_POINTWISE_RELU_FWD, *biased, nullptr, *relu, keep));
       conv_input = relu.get();
-      for (auto* d : {&scale_desc, &bias_desc, &scaled, &biased, &relu}) keep.push_back(std::move(*d));
+      for (auto* d : {&scale_desc, &bias_desc, &scaled, &biased, &relu})
+        keep.push_back(std::move(*d));
     }
 
     auto conv = std::make_unique<Desc>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
@@ -285,7 +288,7 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
 
     // Engine configurations to try: the heuristics' (mode A), then one per engine cuDNN has
     // for this graph (global index order), each with its default knobs.
-    std::vector<std::unique_ptr<Desc>> configs;
+    std::vector<std::unique_ptr<Desc> > configs;
     std::vector<std::string> config_names;
     {
       Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
@@ -297,7 +300,7 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
       check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
             "counting the heuristics' results");
-      std::vector<std::unique_ptr<Desc>> found;
+      std::vector<std::unique_ptr<Desc> > found;
       std::vector<cudnnBackendDescriptor_t> raw;
       for (std::int64_t i = 0; i < count; ++i) {
         found.push_back(std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
@@ -321,7 +324,8 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
       auto engine = std::make_unique<Desc>(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
       engine->set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, *graph)
           .set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &e);
-      if (cudnnBackendFinalize(engine->get()) != CUDNN_STATUS_SUCCESS) continue;  // not for this graph
+      if (cudnnBackendFinalize(engine->get()) != CUDNN_STATUS_SUCCESS)
+        continue;  // not for this graph
       auto config = std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
       config->set(CUDNN_ATTR_ENGINECFG_ENGINE, *engine);
       if (cudnnBackendFinalize(config->get()) != CUDNN_STATUS_SUCCESS) continue;
@@ -356,7 +360,8 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
     for (auto& op : ops) keep.push_back(std::move(op));
     keep.push_back(std::move(graph));
     keep.push_back(std::move(conv));
-    for (auto* d : {&x_desc, &w_desc, &y_desc, &sum_desc, &sqsum_desc}) keep.push_back(std::move(*d));
+    for (auto* d : {&x_desc, &w_desc, &y_desc, &sum_desc, &sqsum_desc})
+      keep.push_back(std::move(*d));
     return std::shared_ptr<ConvStatsGraph>(new ConvStatsGraph(std::move(impl)));
   } catch (const Refusal& r) {
     return "cuDNN does not take it: " + r.why;
@@ -372,11 +377,13 @@ ConvStats ConvStatsGraph::run(const torch::Tensor& x, const torch::Tensor& w,
       sh.k != im.shape.k || sh.r != im.shape.r || sh.s != im.shape.s ||
       x.scalar_type() != im.dtype || prologue.has_value() != im.prologue)
     throw std::invalid_argument(
-        "ConvStatsGraph::run: inputs of other sizes, dtype or prologue than the graph was built for");
+        "ConvStatsGraph::run: inputs of other sizes, dtype or prologue than the graph was built "
+        "for");
   c10::cuda::CUDAGuard guard(x.device());
   check(cudnnSetStream(im.handle, at::cuda::getCurrentCUDAStream()), "cudnnSetStream");
   ConvStats out;
-  out.y = at::empty({sh.n, sh.k, sh.p, sh.q}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  out.y = at::empty({sh.n, sh.k, sh.p, sh.q},
+                    x.options().memory_format(at::MemoryFormat::ChannelsLast));
   // Zeroed, as cuDNN's own conv + genstats sample hands them over: its documentation does not
   // say whether an engine overwrites or adds onto them, and a memset is cheap insurance (the
   // [conv_stats_graph] test runs it in reused memory holding 1e4s).
@@ -384,8 +391,8 @@ ConvStats ConvStatsGraph::run(const torch::Tensor& x, const torch::Tensor& w,
   out.sum = sums[0];
   out.sqsum = sums[1];
   out.engine = im.name;
-  at::Tensor workspace = at::empty({std::max<std::int64_t>(im.workspace_bytes, 1)},
-                                   x.options().dtype(torch::kByte));
+  at::Tensor workspace =
+      at::empty({std::max<std::int64_t>(im.workspace_bytes, 1)}, x.options().dtype(torch::kByte));
   std::vector<std::int64_t> uids = {kX, kW, kY, kSum, kSqsum};
   std::vector<void*> ptrs = {x.data_ptr(), w.data_ptr(), out.y.data_ptr(), out.sum.data_ptr(),
                              out.sqsum.data_ptr()};
@@ -410,7 +417,7 @@ std::variant<ConvStats, std::string> conv_with_stats(const torch::Tensor& x, con
                                                      const std::optional<ScaleBiasRelu>& prologue) {
   auto made = ConvStatsGraph::make(x, w, stride, padding, prologue);
   if (auto* why = std::get_if<std::string>(&made)) return *why;
-  return std::get<std::shared_ptr<ConvStatsGraph>>(made)->run(x, w, prologue);
+  return std::get<std::shared_ptr<ConvStatsGraph> >(made)->run(x, w, prologue);
 }
 
 #endif

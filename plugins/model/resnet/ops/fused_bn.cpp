@@ -82,26 +82,25 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     if (sum && sqsum) {
       // The statistics came with x (a convolution's epilogue, conv_bn_from_stats.h): no pass
       // over x.
-      check_cuda(kernels::forward_from_sums(
-                     kernel_dtype(x), t, x.data_ptr(),
-                     residual.defined() ? residual.data_ptr() : nullptr, y.data_ptr(),
-                     weight.data_ptr<float>(), bias.data_ptr<float>(),
-                     running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
-                     sum->data_ptr<float>(), sqsum->data_ptr<float>(), save_mean.data_ptr<float>(),
-                     save_invstd.data_ptr<float>(), workspace.data_ptr<float>(), rows, channels,
-                     static_cast<float>(momentum), static_cast<float>(eps),
-                     at::cuda::getCurrentCUDAStream()),
-                 "forward-from-sums kernel launch");
+      check_cuda(
+          kernels::forward_from_sums(
+              kernel_dtype(x), t, x.data_ptr(), residual.defined() ? residual.data_ptr() : nullptr,
+              y.data_ptr(), weight.data_ptr<float>(), bias.data_ptr<float>(),
+              running_mean.data_ptr<float>(), running_var.data_ptr<float>(), sum->data_ptr<float>(),
+              sqsum->data_ptr<float>(), save_mean.data_ptr<float>(), save_invstd.data_ptr<float>(),
+              workspace.data_ptr<float>(), rows, channels, static_cast<float>(momentum),
+              static_cast<float>(eps), at::cuda::getCurrentCUDAStream()),
+          "forward-from-sums kernel launch");
     } else {
-      check_cuda(kernels::forward_training(
-                     kernel_dtype(x), t, x.data_ptr(),
-                     residual.defined() ? residual.data_ptr() : nullptr, y.data_ptr(),
-                     weight.data_ptr<float>(), bias.data_ptr<float>(),
-                     running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
-                     save_mean.data_ptr<float>(), save_invstd.data_ptr<float>(),
-                     workspace.data_ptr<float>(), rows, channels, static_cast<float>(momentum),
-                     static_cast<float>(eps), at::cuda::getCurrentCUDAStream()),
-                 "forward kernel launch");
+      check_cuda(
+          kernels::forward_training(
+              kernel_dtype(x), t, x.data_ptr(), residual.defined() ? residual.data_ptr() : nullptr,
+              y.data_ptr(), weight.data_ptr<float>(), bias.data_ptr<float>(),
+              running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
+              save_mean.data_ptr<float>(), save_invstd.data_ptr<float>(),
+              workspace.data_ptr<float>(), rows, channels, static_cast<float>(momentum),
+              static_cast<float>(eps), at::cuda::getCurrentCUDAStream()),
+          "forward kernel launch");
     }
     ctx->saved_data["has_residual"] = residual.defined();
     ctx->save_for_backward({x, y, weight, save_mean, save_invstd});
@@ -252,8 +251,8 @@ bool fused_bn_supported(const torch::Tensor& x, const torch::Tensor& residual,
 torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor& residual,
                                      const torch::Tensor& weight, const torch::Tensor& bias,
                                      const torch::Tensor& running_mean,
-                                     const torch::Tensor& running_var, double momentum,
-                                     double eps, const ResidualGradSinkPtr& sink) {
+                                     const torch::Tensor& running_var, double momentum, double eps,
+                                     const ResidualGradSinkPtr& sink) {
   TORCH_CHECK(fused_bn_supported(x, residual, weight, bias, running_mean, running_var),
               "fused_bn_relu_training: inputs the fused kernels do not take (x ", x.scalar_type(),
               " ", x.sizes(), " on ", x.device(), "; see fused_bn_supported)");

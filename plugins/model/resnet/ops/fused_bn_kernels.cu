@@ -27,7 +27,8 @@
 //   backward  1. backward_partial: dy' = dy where y > 0 (ReLU's mask, read from the saved
 //                output; NaN outputs pass the gradient like threshold_backward) and per
 //                channel sum(dy'), sum(dy' * (x - mean)) in fp32, partials to the workspace.
-//             2. backward_finalize (small, like stats_finalize): grad_bias = sum(dy'), grad_weight = sum(dy' xhat),
+//             2. backward_finalize (small, like stats_finalize): grad_bias = sum(dy'), grad_weight
+//             = sum(dy' xhat),
 //                and dx = k1*dy' + k2*x + k3 coefficients per channel.
 //             3. apply_backward: dx (input dtype) and, for the add variant, d_residual = dy'.
 // No kernel allocates or synchronises; the caller hands in the workspace (from the caching
@@ -190,8 +191,8 @@ __device__ __forceinline__ double lane_sum(double v, double (&s)[kFinLanes][kFin
 __global__ void __launch_bounds__(kFinC* kFinLanes)
     stats_finalize(const float* __restrict__ partial, int parts, int C,
                    const float* __restrict__ weight, const float* __restrict__ bias,
-                   float* running_mean, float* running_var, float* save_mean,
-                   float* save_invstd, float* coef, float momentum, float eps) {
+                   float* running_mean, float* running_var, float* save_mean, float* save_invstd,
+                   float* coef, float momentum, float eps) {
   __shared__ double s[kFinLanes][kFinC];
   const int c = blockIdx.x * kFinC + threadIdx.x;
   const bool active = c < C;
@@ -228,11 +229,11 @@ __global__ void __launch_bounds__(kFinC* kFinLanes)
 // var = E[x^2] - E[x]^2 in fp64 from fp32 sums: exact enough when |mean| is not orders of
 // magnitude above the standard deviation (true of convolution outputs feeding a batch-norm;
 // what MLPerf's fused ResNet does); clamped at 0 against rounding.
-__global__ void sums_finalize(const float* __restrict__ sum, const float* __restrict__ sqsum,
-                              int C, double n, const float* __restrict__ weight,
+__global__ void sums_finalize(const float* __restrict__ sum, const float* __restrict__ sqsum, int C,
+                              double n, const float* __restrict__ weight,
                               const float* __restrict__ bias, float* running_mean,
-                              float* running_var, float* save_mean, float* save_invstd,
-                              float* coef, float momentum, float eps) {
+                              float* running_var, float* save_mean, float* save_invstd, float* coef,
+                              float momentum, float eps) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= C) return;
   const double mean = sum[c] / n;
@@ -335,8 +336,8 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kFinC* kFinLanes)
     backward_finalize(const float* __restrict__ partial, int parts, int C, std::int64_t rows,
                       const float* __restrict__ weight, const float* __restrict__ save_mean,
-                      const float* __restrict__ save_invstd, float* grad_weight,
-                      float* grad_bias, float* coef) {
+                      const float* __restrict__ save_invstd, float* grad_weight, float* grad_bias,
+                      float* coef) {
   __shared__ double s[kFinLanes][kFinC];
   const int c = blockIdx.x * kFinC + threadIdx.x;
   const bool active = c < C;
@@ -463,9 +464,9 @@ cudaError_t backward_impl(const Tiling& t, const void* dy, const void* y, const 
   orch::discard_pending_cuda_error();
   backward_partial<T, VEC><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
       dyp, yp, xp, save_mean, rows, C, partial);
-  backward_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(partial, t.reduce_grid_r, C, rows,
-                                                                  weight, save_mean, save_invstd,
-                                                                  grad_weight, grad_bias, coef);
+  backward_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(
+      partial, t.reduce_grid_r, C, rows, weight, save_mean, save_invstd, grad_weight, grad_bias,
+      coef);
   const dim3 grid(t.grid_c, t.apply_grid_r);
   if (d_residual != nullptr) {
     apply_backward<T, VEC, true><<<grid, block, 0, stream>>>(dyp, yp, xp, coef, static_cast<T*>(dx),
@@ -521,17 +522,18 @@ cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const 
 }
 
 cudaError_t forward_from_sums(Dtype dtype, const Tiling& t, const void* x, const void* residual,
-                              void* y, const float* weight, const float* bias,
-                              float* running_mean, float* running_var, const float* sum,
-                              const float* sqsum, float* save_mean, float* save_invstd,
-                              float* workspace, std::int64_t rows, std::int64_t channels,
-                              float momentum, float eps, cudaStream_t stream) {
+                              void* y, const float* weight, const float* bias, float* running_mean,
+                              float* running_var, const float* sum, const float* sqsum,
+                              float* save_mean, float* save_invstd, float* workspace,
+                              std::int64_t rows, std::int64_t channels, float momentum, float eps,
+                              cudaStream_t stream) {
   const int C = static_cast<int>(channels);
-#define ORCH_FWD_SUMS(T, V)                                                                  \
-  forward_from_sums_impl<T, V>(t, x, residual, y, weight, bias, running_mean, running_var, \
-                               sum, sqsum, save_mean, save_invstd, workspace, rows, C,      \
-                               momentum, eps, stream)
-  if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_FWD_SUMS(__half, 8) : ORCH_FWD_SUMS(__half, 1);
+#define ORCH_FWD_SUMS(T, V)                                                                      \
+  forward_from_sums_impl<T, V>(t, x, residual, y, weight, bias, running_mean, running_var, sum,  \
+                               sqsum, save_mean, save_invstd, workspace, rows, C, momentum, eps, \
+                               stream)
+  if (dtype == Dtype::kHalf)
+    return t.vec == 8 ? ORCH_FWD_SUMS(__half, 8) : ORCH_FWD_SUMS(__half, 1);
   return t.vec == 8 ? ORCH_FWD_SUMS(__nv_bfloat16, 8) : ORCH_FWD_SUMS(__nv_bfloat16, 1);
 #undef ORCH_FWD_SUMS
 }

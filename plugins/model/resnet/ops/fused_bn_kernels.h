@@ -43,11 +43,11 @@ cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const 
 /// Same outputs and running-stat update as forward_training, without its pass over x for the
 /// statistics. The workspace needs 2 * C floats (workspace_floats is enough).
 cudaError_t forward_from_sums(Dtype dtype, const Tiling& t, const void* x, const void* residual,
-                              void* y, const float* weight, const float* bias,
-                              float* running_mean, float* running_var, const float* sum,
-                              const float* sqsum, float* save_mean, float* save_invstd,
-                              float* workspace, std::int64_t rows, std::int64_t channels,
-                              float momentum, float eps, cudaStream_t stream);
+                              void* y, const float* weight, const float* bias, float* running_mean,
+                              float* running_var, const float* sum, const float* sqsum,
+                              float* save_mean, float* save_invstd, float* workspace,
+                              std::int64_t rows, std::int64_t channels, float momentum, float eps,
+                              cudaStream_t stream);
 
 /// Backward: dy' = dy * (y > 0); grad_weight = sum(dy' * xhat), grad_bias = sum(dy');
 /// dx = weight * invstd * (dy' - mean(dy') - xhat * mean(dy' * xhat)); d_residual = dy' when

@@ -81,8 +81,8 @@ class MaxPoolFunction : public torch::autograd::Function<MaxPoolFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x,
                                int64_t kernel, int64_t stride, int64_t padding) {
     const c10::cuda::CUDAGuard guard(x.device());
-    const k::Shape s = shape_of(x, {static_cast<int>(kernel), static_cast<int>(stride),
-                                    static_cast<int>(padding)});
+    const k::Shape s = shape_of(
+        x, {static_cast<int>(kernel), static_cast<int>(stride), static_cast<int>(padding)});
     const auto cl = x.options().memory_format(at::MemoryFormat::ChannelsLast);
     auto y = at::empty({s.n, s.c, s.out_h(), s.out_w()}, cl);
     auto where = at::empty({s.n, s.c, s.out_h(), s.out_w()}, cl.dtype(torch::kUInt8));

@@ -35,7 +35,8 @@ __global__ void forward_kernel(Dims d, std::uint32_t threads, const T* __restric
   if (i >= threads) return;
   const Place at = place_of(i, d.groups, d.out_h, d.out_w);
   const std::int64_t c = static_cast<std::int64_t>(d.groups) * N;
-  const Window win = window_of(static_cast<std::int32_t>(at.row), static_cast<std::int32_t>(at.col), d);
+  const Window win =
+      window_of(static_cast<std::int32_t>(at.row), static_cast<std::int32_t>(at.col), d);
   float best[N];
   std::uint8_t pos[N];
   const std::uint8_t first = position(win.hs, win.ws, win.h0, win.w0, d.kernel);

@@ -48,10 +48,9 @@ class Conv1x1ResidualGradFunction : public torch::autograd::Function<Conv1x1Resi
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto weight_dtype =
-        static_cast<c10::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
-    auto [dx, dw] = conv1x1_backward_with_sink(grads[0], saved[0], saved[1],
-                                               residual_grad_sink(*ctx));
+    const auto weight_dtype = static_cast<c10::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
+    auto [dx, dw] =
+        conv1x1_backward_with_sink(grads[0], saved[0], saved[1], residual_grad_sink(*ctx));
     return {dx, dw.to(weight_dtype), torch::Tensor()};
   }
 };
@@ -70,8 +69,7 @@ std::pair<torch::Tensor, torch::Tensor> conv1x1_backward_with_sink(
     sink->grad = torch::Tensor();
   }
   const bool accumulate = waiting.defined() && channels_last && waiting.sizes() == x.sizes() &&
-                          waiting.scalar_type() == x.scalar_type() &&
-                          waiting.is_contiguous(kCl);
+                          waiting.scalar_type() == x.scalar_type() && waiting.is_contiguous(kCl);
   const std::array<bool, 3> mask = {!accumulate, true, false};
   auto [dx, dw, db] = at::convolution_backward(dy, x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1},
                                                false, {0, 0}, 1, mask);

@@ -32,8 +32,8 @@ bool is_resnet_stem(const torch::nn::Conv2dImpl& c) {
   const auto* pad = std::get_if<torch::ExpandingArray<2>>(&o.padding());
   return !c.bias.defined() && o.groups() == 1 && (*o.kernel_size())[0] == 7 &&
          (*o.kernel_size())[1] == 7 && (*o.stride())[0] == 2 && (*o.stride())[1] == 2 &&
-         (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 && pad != nullptr &&
-         (**pad)[0] == 3 && (**pad)[1] == 3;
+         (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 && pad != nullptr && (**pad)[0] == 3 &&
+         (**pad)[1] == 3;
 }
 
 }  // namespace
@@ -50,11 +50,16 @@ StemConv stem_conv_from_string(const std::string& name) {
 
 const char* to_string(StemConv how) {
   switch (how) {
-    case StemConv::kAuto: return "auto";
-    case StemConv::kDirect: return "direct";
-    case StemConv::kPad4: return "pad4";
-    case StemConv::kPad8: return "pad8";
-    case StemConv::kSpaceToDepth: return "space_to_depth";
+    case StemConv::kAuto:
+      return "auto";
+    case StemConv::kDirect:
+      return "direct";
+    case StemConv::kPad4:
+      return "pad4";
+    case StemConv::kPad8:
+      return "pad8";
+    case StemConv::kSpaceToDepth:
+      return "space_to_depth";
   }
   return "?";
 }
@@ -77,8 +82,9 @@ torch::Tensor space_to_depth_weight(const torch::Tensor& wt) {
   const std::int64_t o = wt.size(0), c = wt.size(1);
   const std::int64_t c2 = c + c % 2;
   const auto w8 = at::constant_pad_nd(wt, {0, 1, 0, 1, 0, c2 - c});  // 7x7 -> 8x8, zeros after
-  return w8.reshape({o, c2, 4, 2, 4, 2})  // (o, c, a, p, b, q): i = 2a + p, j = 2b + q
-      .permute({0, 1, 3, 5, 2, 4})        // (o, c, p, q, a, b)
+  return w8
+      .reshape({o, c2, 4, 2, 4, 2})  // (o, c, a, p, b, q): i = 2a + p, j = 2b + q
+      .permute({0, 1, 3, 5, 2, 4})   // (o, c, p, q, a, b)
       .reshape({o, c2 * 4, 4, 4});
 }
 
@@ -106,8 +112,8 @@ torch::Tensor stem_conv_forward(torch::nn::Conv2dImpl& c, torch::Tensor x, StemC
   if (extra <= 0) return c.forward(x);
   x = cast_for_autocast(x);
   x = at::constant_pad_nd(x, {0, 0, 0, 0, 0, extra}).contiguous(format);
-  const auto w_padded =
-      at::constant_pad_nd(weight, {0, 0, 0, 0, 0, extra}).contiguous(weight.suggest_memory_format());
+  const auto w_padded = at::constant_pad_nd(weight, {0, 0, 0, 0, 0, extra})
+                            .contiguous(weight.suggest_memory_format());
   const auto& o = c.options;
   const torch::ExpandingArray<2> padding = std::get<torch::ExpandingArray<2>>(o.padding());
   return at::conv2d(x, w_padded, c.bias, *o.stride(), *padding, *o.dilation(), o.groups());

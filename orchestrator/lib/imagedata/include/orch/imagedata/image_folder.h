@@ -16,9 +16,9 @@ struct FolderSample {
 };
 
 struct FolderIndex {
-  std::filesystem::path dir;         ///< the folder that holds the class folders
-  std::vector<std::string> classes;  ///< sorted; index = label
-  std::vector<FolderSample> samples; ///< class by class, files sorted by name
+  std::filesystem::path dir;          ///< the folder that holds the class folders
+  std::vector<std::string> classes;   ///< sorted; index = label
+  std::vector<FolderSample> samples;  ///< class by class, files sorted by name
 };
 
 /// True for the extensions read as JPEG: .jpg, .jpeg (any case).

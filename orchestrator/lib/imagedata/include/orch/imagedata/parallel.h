@@ -37,7 +37,8 @@ void parallel_for(std::int64_t n, int workers, Fn&& fn) {
       }
     }
   };
-  const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(workers, n)));
+  const int threads =
+      static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(workers, n)));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(work);
   work();

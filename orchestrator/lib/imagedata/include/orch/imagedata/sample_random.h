@@ -34,7 +34,7 @@ struct CropBox {
 };
 
 struct CropParams {
-  double scale_min = 0.08, scale_max = 1.0;           ///< fraction of the image area
+  double scale_min = 0.08, scale_max = 1.0;             ///< fraction of the image area
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  ///< width / height
 };
 

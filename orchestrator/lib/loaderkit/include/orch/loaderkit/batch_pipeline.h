@@ -62,7 +62,9 @@ struct PipelineOptions {
 class BatchPipeline {
  public:
   BatchPipeline(std::unique_ptr<SampleSource> source, const PipelineOptions& o)
-      : source_(std::move(source)), o_(o), n_(source_->size()),
+      : source_(std::move(source)),
+        o_(o),
+        n_(source_->size()),
         schedule_(n_, o.batch_size, o.drop_last, o.shuffle, o.seed),
         slots_(static_cast<std::size_t>(o.prefetch)) {
     for (int t = 0; t < o_.workers; ++t) threads_.emplace_back([this] { work(); });
@@ -139,10 +141,11 @@ class BatchPipeline {
           s.count = schedule_.count(b);
           s.done = 0;
           auto opts = torch::TensorOptions().pinned_memory(o_.pin_memory);
-          s.images = torch::empty({s.count, 3, size, size},
-                                  opts.dtype(torch::kFloat32).memory_format(
-                                      o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                       : at::MemoryFormat::Contiguous));
+          s.images =
+              torch::empty({s.count, 3, size, size},
+                           opts.dtype(torch::kFloat32)
+                               .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
+                                                               : at::MemoryFormat::Contiguous));
           s.labels = torch::empty({s.count}, opts.dtype(torch::kInt64));
         }
         if (++claim_index_ == s.count) {
@@ -227,18 +230,43 @@ inline int resolve_workers(std::int64_t requested) {
 /// The parameters every pipeline loader declares, after its own (`root`/`path`, ...).
 /// `workers_doc` says what a worker does for this loader.
 inline std::vector<ParamSpec> pipeline_params(const std::string& workers_doc) {
-  return {{"workers", ParamType::kInt, std::int64_t{0}, {}, 0, 256,
-           workers_doc + "; 0: min(16, cores - 2), at least 1"},
-          {"prefetch", ParamType::kInt, std::int64_t{3}, {}, 1, 64,
-           "batches being prepared or ready ahead of the training loop"},
-          {"pin_memory", ParamType::kBool, true, {}, {}, {},
-           "assemble batches in page-locked memory (CUDA runs only)"},
-          {"shuffle", ParamType::kBool, true, {}, {}, {},
-           "a new order every epoch, from the run's seed"},
-          {"drop_last", ParamType::kBool, true, {}, {}, {},
-           "drop an epoch's incomplete last batch"},
-          {"image_size", ParamType::kInt, std::int64_t{224}, {}, 16, 1024,
-           "height and width of the random-resized crop"}};
+  return {
+      {"workers",
+       ParamType::kInt,
+       std::int64_t{0},
+       {},
+       0,
+       256,
+       workers_doc + "; 0: min(16, cores - 2), at least 1"},
+      {"prefetch",
+       ParamType::kInt,
+       std::int64_t{3},
+       {},
+       1,
+       64,
+       "batches being prepared or ready ahead of the training loop"},
+      {"pin_memory",
+       ParamType::kBool,
+       true,
+       {},
+       {},
+       {},
+       "assemble batches in page-locked memory (CUDA runs only)"},
+      {"shuffle",
+       ParamType::kBool,
+       true,
+       {},
+       {},
+       {},
+       "a new order every epoch, from the run's seed"},
+      {"drop_last", ParamType::kBool, true, {}, {}, {}, "drop an epoch's incomplete last batch"},
+      {"image_size",
+       ParamType::kInt,
+       std::int64_t{224},
+       {},
+       16,
+       1024,
+       "height and width of the random-resized crop"}};
 }
 
 /// A DataLoader over a BatchPipeline: the loaders differ only in their SampleSource.

@@ -21,8 +21,8 @@ class EpochSchedule {
     if (n_ < 1) throw std::invalid_argument("the dataset has no images");
     if (drop_last && n_ < batch_)
       throw std::invalid_argument("the dataset's " + std::to_string(n_) +
-                                  " images are fewer than one batch of " +
-                                  std::to_string(batch_) + " (drop_last: true)");
+                                  " images are fewer than one batch of " + std::to_string(batch_) +
+                                  " (drop_last: true)");
     batches_per_epoch_ = drop_last ? n_ / batch_ : (n_ + batch_ - 1) / batch_;
   }
 
