@@ -141,8 +141,9 @@ TEST_CASE("read commands never write: a foreign SQLite file is refused, untouche
   }
   const std::string before = slurp(db);
   const std::string dbarg = "--db " + q(db) + " ";
-  for (const std::string cmd :
-       {"rank", "compare a b", "export --format csv", "report -o " + q(tmp.path() / "r.html")}) {
+  const std::vector<std::string> commands = {"rank", "compare a b", "export --format csv",
+                                             "report -o " + q(tmp.path() / "r.html")};
+  for (const std::string& cmd : commands) {
     auto r = test::run_orch(dbarg + cmd);
     INFO(cmd << ": " << r.output);
     CHECK(r.exit_code == 2);

@@ -11,6 +11,7 @@
 #include "report/metric_catalog.h"
 #include "report/rank_table.h"
 #include "report/ranking.h"
+#include "result/result_document.h"
 #include "storage/store.h"
 #include "sweep/progress.h"
 #include "unit/plan_test_catalog.h"
@@ -52,7 +53,8 @@ TEST_CASE("terminal text: progress lines escape the name, the error and the best
   p.done = 1;
   p.total = 2;
   p.best = std::make_pair(kEvil, 10.0);
-  const nlohmann::json failed = {{"status", "failed"}, {"error", "boom\x1b[31m red"}};
+  const ResultDocument failed =
+      result_from_json({{"status", "failed"}, {"error", "boom\x1b[31m red"}});
   const std::string line = sweep::format_progress(p, kEvil, 0, "cpu", failed);
   INFO(line);
   CHECK_FALSE(has_control(line, false));
