@@ -25,6 +25,9 @@ TEST_CASE("amp bf16 training on the CPU lowers the loss too", "[runner]") {
   RunSpec spec = test::small_cpu_spec();
   spec.precision = test::choice("amp", {{"dtype", std::string("bf16")}});
   spec.memory_format = "channels_last";
+  // fp32's lr 0.05 overshoots in bf16 on some CPUs' kernels (on an AMD EPYC the loss rose from
+  // 2.0 to 5.4 in 12 steps, the same with every orch revision); at 0.02 it falls as in fp32.
+  spec.optimizer.lr = 0.02;
   const auto doc = run_one(spec, test::built_plugins());
   INFO(doc.dump(2));
   REQUIRE(doc["status"] == "ok");
