@@ -266,26 +266,6 @@ TEST_CASE("sweep: a closed output pipe stops the sweep cleanly, never kills it b
   CHECK(integrity(db) == "ok");
 }
 
-TEST_CASE("sweep: a database deleted during the sweep stops it with a clear message", "[sweep]") {
-  TempDir tmp;
-  const fs::path db = tmp.path() / "r.db";
-  const auto file = slow_experiment(tmp, 6);
-  const fs::path log = tmp.path() / "first.log";
-  auto sweep = start_sweep(db, file, log);
-  REQUIRE(wait_for([&] { return fs::exists(db) && count_with_status(db, "ok") >= 1; }, 120));
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
-  const auto st = sweep.wait();
-  std::ifstream err(log.string() + ".err");
-  const std::string errors((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
-  INFO(errors);
-  CHECK(st.exit_code == 1);  // not 0: nothing after the deletion was recorded anywhere
-  CHECK(errors.find("r.db was deleted or moved away during the sweep") != std::string::npos);
-  std::ifstream out(log);
-  const std::string progress((std::istreambuf_iterator<char>(out)),
-                             std::istreambuf_iterator<char>());
-  CHECK(progress.find("[6/6]") == std::string::npos);  // it stopped, it did not run on blind
-}
-
 TEST_CASE("sweep: batch_size auto finds the largest batch under a memory limit", "[sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
