@@ -1,4 +1,4 @@
-// Schema creation and the migrations from versions 1, 2 and 3.
+// Schema creation and the migrations from versions 1, 2, 3 and 4.
 #include "storage/migrate.h"
 
 #include <stdexcept>
@@ -141,6 +141,34 @@ void migrate_v2_to_v3(Database& db) {
 }
 
 void migrate_v3_to_v4(Database& db) { db.exec(schema_statement("CREATE TABLE sweep_plans")); }
+
+void migrate_v4_to_v5(Database& db) {
+  for (const char* view : {"failures", "sweep_status", "run_summary"})
+    db.exec(std::string("DROP VIEW ") + view);
+  db.exec(
+      "ALTER TABLE runs ADD COLUMN failure_class TEXT CHECK (failure_class IN "
+      "('configuration', 'device', 'environment'))");
+  // The stored text becomes the current schema's, which has the same columns in the same order
+  // and a CHECK that admits every status the old one did, so no row needs rewriting.
+  std::int64_t schema_cookie = 0;
+  {
+    Statement st(db, "PRAGMA schema_version");
+    st.step();
+    schema_cookie = st.column_int(0);
+  }
+  db.exec("PRAGMA writable_schema=ON");
+  {
+    Statement upd(db, "UPDATE sqlite_master SET sql = ?1 WHERE type = 'table' AND name = 'runs'");
+    upd.bind(1, schema_statement("CREATE TABLE runs"));
+    upd.step();
+  }
+  db.exec("PRAGMA schema_version=" + std::to_string(schema_cookie + 1));
+  db.exec("PRAGMA writable_schema=OFF");
+  for (const char* head :
+       {"CREATE TABLE batch_probes", "CREATE TABLE device_checks", "CREATE VIEW run_summary",
+        "CREATE VIEW failures", "CREATE VIEW sweep_status"})
+    db.exec(schema_statement(head));
+}
 
 void fill_t_quantiles(Database& db) {
   Statement count(db, "SELECT COUNT(*) FROM student_t_975");

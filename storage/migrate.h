@@ -33,6 +33,14 @@ void migrate_v2_to_v3(Database& db);
 /// and the next `orch sweep` of one records its file's plan as revision 1.
 void migrate_v3_to_v4(Database& db);
 
+/// Version 4 -> 5: runs.status allows 'diverged', runs gains failure_class, and the tables
+/// batch_probes and device_checks; the views that show statuses are recreated. SQLite cannot
+/// alter a CHECK constraint, and rebuilding `runs` would cascade into every table that
+/// references it, so the column is added and the table's stored definition is then replaced
+/// with the current one (SQLite's documented procedure for changes that leave the stored rows'
+/// format alone: a wider CHECK on the same columns).
+void migrate_v4_to_v5(Database& db);
+
 /// Fills student_t_975 (dof 1..1000) if it is empty.
 void fill_t_quantiles(Database& db);
 

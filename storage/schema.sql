@@ -1,4 +1,4 @@
--- orch results database, schema version 4 (PRAGMA user_version = 4).
+-- orch results database, schema version 5 (PRAGMA user_version = 5).
 --
 -- A sweep is one named execution of an experiment file; it has one row in `runs` per run
 -- (configuration hash + repeat index). A retry updates that row (`attempts` counts them), so a
@@ -44,7 +44,8 @@ CREATE TABLE runs (
   config_hash     TEXT    NOT NULL,             -- identifies the resolved configuration
   repeat          INTEGER NOT NULL DEFAULT 0,   -- 0-based repeat index
   status          TEXT    NOT NULL CHECK (status IN
-                    ('running', 'ok', 'failed', 'oom', 'timeout', 'interrupted', 'skipped')),
+                    ('running', 'ok', 'failed', 'oom', 'timeout', 'interrupted', 'skipped',
+                     'diverged')),                -- diverged: the loss became NaN or infinite
   error           TEXT,                         -- what went wrong, when status is not ok
   -- the configuration, denormalised for filtering (all of it is in config_json)
   model           TEXT,                         -- plugin names
@@ -87,6 +88,10 @@ CREATE TABLE runs (
   config_json     TEXT    NOT NULL,             -- the resolved configuration
   environment_json TEXT,                        -- GPU, driver, versions, host, PCIe link
   document_json   TEXT,                         -- the whole result document; NULL while running
+  -- whose fault a run that did not succeed was: the configuration's (an error on a healthy
+  -- device), the device's (a sticky CUDA error, a lost GPU, a killed process), or the
+  -- environment's (a full disk, a locked database); NULL for ok and unclassified runs
+  failure_class   TEXT    CHECK (failure_class IN ('configuration', 'device', 'environment')),
   UNIQUE (sweep_id, config_hash, repeat)
 );
 CREATE INDEX runs_by_experiment ON runs (experiment);
@@ -165,6 +170,28 @@ CREATE TABLE run_profile_ops (
   PRIMARY KEY (run_id, kind, position)
 );
 
+-- The probe curve of a `batch_size: auto` search: each batch it tried, in order, with the
+-- throughput and peak memory measured and how the probe ended (ok, oom, failed).
+CREATE TABLE batch_probes (
+  run_id            INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  seq               INTEGER NOT NULL,         -- 0-based, in the order probed
+  batch_size        INTEGER NOT NULL,
+  images_per_s      REAL,                     -- NULL when the probe did not finish
+  peak_memory_bytes INTEGER,
+  outcome           TEXT    NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+
+-- The health checks a sweep ran on a GPU before retiring it (after repeated device failures):
+-- a fresh process allocates, launches a kernel and synchronises; only a failed check retires.
+CREATE TABLE device_checks (
+  sweep_id   INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  gpu        TEXT    NOT NULL,                -- the scheduler's slot, e.g. "0"
+  checked_at TEXT    NOT NULL,                -- ISO 8601 UTC
+  healthy    INTEGER NOT NULL CHECK (healthy IN (0, 1)),
+  detail     TEXT                             -- what the check saw (its error, when unhealthy)
+);
+
 -- Two-sided 95% Student t quantiles (t at 0.975) by degrees of freedom, 1..1000, for the
 -- confidence intervals in `ranking`. Filled by the store; beyond 1000, 1.96 is used.
 CREATE TABLE student_t_975 (
@@ -209,7 +236,7 @@ SELECT r.id AS run_id, s.name AS sweep, r.experiment, r.name, r.config_hash, r.r
        m.power_mean_w, m.power_max_w, m.sm_clock_mean_mhz, m.temperature_max_c,
        m.pcie_rx_mean_bytes_per_s, m.pcie_tx_mean_bytes_per_s, m.host_peak_rss_bytes,
        m.loss_first, m.loss_last,
-       r.diagnosis, r.diagnosis_detail, r.error, r.exit_code, r.term_signal,
+       r.diagnosis, r.diagnosis_detail, r.error, r.failure_class, r.exit_code, r.term_signal,
        r.gpu_name, r.started_at, r.finished_at, r.duration_s,
        p.kernels_per_step AS profile_kernels_per_step,
        p.gpu_busy_share AS profile_gpu_busy_share,
@@ -272,10 +299,10 @@ ORDER BY agg.sweep_id, images_per_s DESC;
 -- Every run that did not succeed, with how it ended.
 CREATE VIEW failures AS
 SELECT r.id AS run_id, s.name AS sweep, r.experiment, r.name, r.config_hash, r.repeat,
-       r.status, r.attempts, r.gpu, r.batch_size, r.error, r.exit_code, r.term_signal,
-       r.stderr_tail, r.finished_at
+       r.status, r.failure_class, r.attempts, r.gpu, r.batch_size, r.error, r.exit_code,
+       r.term_signal, r.stderr_tail, r.finished_at
 FROM runs r JOIN sweeps s ON s.id = r.sweep_id
-WHERE r.status IN ('failed', 'oom', 'timeout', 'interrupted', 'skipped');
+WHERE r.status IN ('failed', 'oom', 'timeout', 'interrupted', 'skipped', 'diverged');
 
 -- Progress of each sweep: runs by status.
 CREATE VIEW sweep_status AS
@@ -285,7 +312,8 @@ SELECT s.id AS sweep_id, s.name AS sweep, s.experiment, s.created_at, s.updated_
        COALESCE(SUM(r.status IN ('failed', 'oom', 'timeout')), 0) AS failed,
        COALESCE(SUM(r.status = 'running'), 0) AS running,
        COALESCE(SUM(r.status = 'interrupted'), 0) AS interrupted,
-       COALESCE(SUM(r.status = 'skipped'), 0) AS skipped
+       COALESCE(SUM(r.status = 'skipped'), 0) AS skipped,
+       COALESCE(SUM(r.status = 'diverged'), 0) AS diverged
 FROM sweeps s LEFT JOIN runs r ON r.sweep_id = s.id
 GROUP BY s.id;
 

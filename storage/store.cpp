@@ -34,6 +34,7 @@ Store::Store(const std::string& path) : db_(path) {
     if (version == 1) migrate_v1_to_v2(db_);
     if (version == 2) migrate_v2_to_v3(db_);
     if (version == 2 || version == 3) migrate_v3_to_v4(db_);
+    if (version >= 2 && version <= 4) migrate_v4_to_v5(db_);
     // Steps N -> N+1 for later versions go here, each inside this one transaction.
     if (version < kSchemaVersion) db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();

@@ -17,7 +17,7 @@ namespace orch::storage {
 
 /// The schema version this build writes. Older databases are migrated on open; newer ones
 /// are refused (a newer orch wrote them, and this one would misread them).
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 
 /// One configuration in the ranking view, aggregated over its successful runs.
 struct RankRow {

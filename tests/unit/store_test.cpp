@@ -21,18 +21,18 @@ std::int64_t count(Store& store, const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("a new database gets schema version 4 in WAL mode with every table and view", "[store]") {
+TEST_CASE("a new database gets schema version 5 in WAL mode with every table and view", "[store]") {
   TempDb db;
   Store store(db.path);
-  CHECK(store.schema_version() == 4);
-  CHECK(kSchemaVersion == 4);
+  CHECK(store.schema_version() == kSchemaVersion);
+  CHECK(kSchemaVersion == 5);
   Statement mode(store.database(), "PRAGMA journal_mode");
   REQUIRE(mode.step());
   CHECK(mode.column_text(0) == "wal");
   for (const char* name :
        {"sweeps", "runs", "run_metrics", "run_steps", "telemetry_samples", "student_t_975",
-        "run_profile", "run_profile_ops", "sweep_plans", "ranking", "run_summary",
-        "run_key_metrics", "failures", "sweep_status", "run_environment"}) {
+        "run_profile", "run_profile_ops", "sweep_plans", "batch_probes", "device_checks", "ranking",
+        "run_summary", "run_key_metrics", "failures", "sweep_status", "run_environment"}) {
     INFO(name);
     Statement st(store.database(), "SELECT COUNT(*) FROM sqlite_master WHERE name = ?1");
     st.bind(1, std::string(name));
@@ -55,7 +55,7 @@ TEST_CASE("opening the same database again keeps it as it is", "[store]") {
     store.record(store.open_sweep("s", "exp", "exp.yaml"), result_doc("a", "h1", 0));
   }
   Store again(db.path);
-  CHECK(again.schema_version() == 4);
+  CHECK(again.schema_version() == kSchemaVersion);
   CHECK(count(again, "SELECT COUNT(*) FROM runs") == 1);
 }
 

@@ -6,7 +6,7 @@
 namespace orch {
 namespace {
 
-constexpr std::array<std::pair<RunStatus, std::string_view>, 7> kNames = {{
+constexpr std::array<std::pair<RunStatus, std::string_view>, 8> kNames = {{
     {RunStatus::running, "running"},
     {RunStatus::ok, "ok"},
     {RunStatus::failed, "failed"},
@@ -14,6 +14,7 @@ constexpr std::array<std::pair<RunStatus, std::string_view>, 7> kNames = {{
     {RunStatus::timeout, "timeout"},
     {RunStatus::interrupted, "interrupted"},
     {RunStatus::skipped, "skipped"},
+    {RunStatus::diverged, "diverged"},
 }};
 
 }  // namespace
@@ -34,7 +35,7 @@ std::optional<RunStatus> parse_run_status(std::string_view text) {
 
 bool is_final_failure(RunStatus status) {
   return status == RunStatus::failed || status == RunStatus::oom || status == RunStatus::timeout ||
-         status == RunStatus::skipped;
+         status == RunStatus::skipped || status == RunStatus::diverged;
 }
 
 }  // namespace orch

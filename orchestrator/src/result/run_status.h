@@ -15,6 +15,7 @@ enum class RunStatus {
   timeout,      ///< stopped at the run's timeout
   interrupted,  ///< stopped because the sweep was stopped
   skipped,      ///< not run (its GPU slots were retired)
+  diverged,     ///< ran, but its loss became NaN or infinite: not ranked by default
 };
 
 /// "ok", "failed", ...: the spelling in documents, the store and the commands' output.
@@ -24,7 +25,7 @@ std::string to_string(RunStatus status);
 std::optional<RunStatus> parse_run_status(std::string_view text);
 
 /// A finished run that a resumed sweep does not run again (unless told to retry failures):
-/// failed, oom, timeout or skipped.
+/// failed, oom, timeout, skipped or diverged.
 bool is_final_failure(RunStatus status);
 
 }  // namespace orch
