@@ -203,6 +203,10 @@ def markdown(ctx, results) -> str:
             "worker count; ratio of the means, and the lowest single pair):\n\n"
             + table(["loader", "orch img/s", "torchvision img/s", "orch / torchvision",
                      "lowest pair"], only))
+    if any(row[0] == "synthetic-pinned" for row in only):
+        text += ("\n\n`synthetic-pinned` hands out batches made once, so its figure is the cost of "
+                 "the loader harness itself (a bound no decoding loader can pass), not a decoder's "
+                 "speed.")
     if e2e:
         text += ("\n\nEnd to end (the same training fed by each loader):\n\n"
                  + table(["data", "img/s", "of synthetic", "diagnosis"], e2e))
