@@ -8,8 +8,10 @@
 #include <cmath>
 #include <map>
 
+#include "report/html_batch_search.h"
 #include "report/html_environment.h"
 #include "report/html_escape.h"
+#include "report/html_trend.h"
 #include "report/svg_axis.h"
 #include "report/svg_charts.h"
 
@@ -474,6 +476,8 @@ std::string render_html_report(const ReportData& d) {
   out += throughput_section(d);
   out += step_section(d);
   out += before_after_section(d);
+  out += trend_section(d);
+  out += batch_search_section(d);
   out += environment_section(d, warnings);
   out += failures_section(d);
   out += telemetry_section(d);
