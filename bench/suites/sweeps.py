@@ -21,11 +21,11 @@ from context import runs_after, why
 from results import fmt, table
 
 NAME = "sweeps"
-TITLE = "orch sweep on one and two GPUs, and batch_size: auto"
+TITLE = "orch sweep on one and two GPUs, and batch_size: auto (the fastest batch)"
 ORDER = 4
 SUMMARY = ("orch sweep of 12 runs (10 ResNet50 configurations + injected OOM and crash) on 1 "
-           "and 2 GPUs (skipped with one), and the batch_size: auto search")
-DURATION = ("Full = --quick: 1 repeat, about 3-4 minutes (the two-GPU sweep adds ~1 minute "
+           "and 2 GPUs (skipped with one), and the batch_size: auto search against fixed batches")
+DURATION = ("Full = --quick: 1 repeat, about 4-5 minutes (the two-GPU sweep adds ~1 minute "
             "where it runs)")
 REPEATS = 1
 QUICK_REPEATS = 1
