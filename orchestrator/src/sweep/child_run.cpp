@@ -239,8 +239,8 @@ class ChildRun final : public RunHandle {
     }
     doc->error = fmt::format("batch_size: auto: the probe at batch {} ended with {}: {}",
                              *search_->next(), to_string(status), doc->error.value_or(""));
-    // The probe that ended the search is part of its curve.
-    search_->report(measurement_of(*doc, "failed", *doc->error));
+    // The probe that ended the search is part of its curve, with the status that ended it.
+    search_->report(measurement_of(*doc, to_string(status), *doc->error));
     return done_ = complete(std::move(*doc));
   }
 
