@@ -76,6 +76,7 @@ TEST_CASE("the report draws the probe curve of a searched batch", "[report][html
   const std::string html = n.report(n.night2);
   const std::string s = section_or_empty(html, "batch-search");
   REQUIRE_FALSE(s.empty());
+  CHECK_THAT(html, Contains("<a href=\"#batch-search\">"));
   CHECK_THAT(s, Contains("Chosen: <strong>256</strong>"));
   CHECK_THAT(s, Contains("The search took 38.2 s"));
   CHECK_THAT(s, Contains("Memory headroom: 90%"));
@@ -108,8 +109,10 @@ TEST_CASE("the report draws the probe curve of a searched batch", "[report][html
   CHECK_THAT(s, Contains("<tr class=\"chosen\"><td>3</td><td>256</td>"));
   CHECK_THAT(s, Contains("<td>4</td><td>512</td><td>-</td><td>-</td><td>out of memory</td>"));
 
-  // A sweep without a search has no such section.
-  CHECK(section_or_empty(n.report(n.night1), "batch-search").empty());
+  // A sweep without a search has no such section, and no link to it.
+  const std::string first = n.report(n.night1);
+  CHECK(section_or_empty(first, "batch-search").empty());
+  CHECK_THAT(first, !Contains("href=\"#batch-search\""));
 }
 
 TEST_CASE("the report follows a configuration across sweeps, up to the one reported",
@@ -126,7 +129,9 @@ TEST_CASE("the report follows a configuration across sweeps, up to the one repor
   CHECK(count(svgs[0], "<circle class=\"point\"") == 2);  // night-3 came later: not shown
   CHECK_THAT(svgs[0], !Contains("night-3"));
 
-  const std::string third = section_or_empty(n.report(n.night3), "trend");
+  const std::string third_html = n.report(n.night3);
+  CHECK_THAT(third_html, Contains("<a href=\"#trend\">"));
+  const std::string third = section_or_empty(third_html, "trend");
   svgs = test::svg_blocks(third);
   REQUIRE(svgs.size() == 1);
   CHECK(test::xml_problem(svgs[0]) == "");

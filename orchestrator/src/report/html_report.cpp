@@ -50,6 +50,7 @@ svg.chart .axis-title { font-weight: 600; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; background: #f4f4f4;
       padding: 6px; margin: 4px 0; }
 td.error { max-width: 640px; overflow-wrap: anywhere; }
+tr.chosen td { font-weight: 600; }
 @media print {
   body { margin: 0; max-width: none; }
   nav { display: none; }
@@ -121,6 +122,8 @@ std::string header(const ReportData& d) {
       "<a href=\"#environment\">environment</a><a href=\"#failures\">failures</a>"
       "<a href=\"#telemetry\">telemetry</a>";
   if (any_profile(d)) out += "<a href=\"#profiles\">profiles</a>";
+  if (!d.trends.empty()) out += "<a href=\"#trend\">across sweeps</a>";
+  if (!d.probe_curves.empty()) out += "<a href=\"#batch-search\">batch search</a>";
   out += "</nav></header>\n";
   return out;
 }
