@@ -51,7 +51,6 @@ struct RunSpec {
 
   PluginChoice model, data, precision, stream;
   std::optional<std::int64_t> batch_size;    ///< empty means `auto`
-  std::string batch_auto = "fastest";        ///< with `auto`: fastest | largest (the search)
   std::string memory_format = "contiguous";  ///< contiguous | channels_last
   std::string cudnn_benchmark = "auto";      ///< on | off | auto
   /// CUDA_DEVICE_MAX_CONNECTIONS for the run's process; empty: `driver` (left as it is)

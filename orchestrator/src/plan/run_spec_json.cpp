@@ -54,13 +54,10 @@ void fill_settings_from_config(RunSpec& run) {
   run.precision = choice_from_json(c, "precision");
   run.stream = choice_from_json(c, "stream");
   const json& bs = field(c, "batch_size", "config.");
-  run.batch_auto = "fastest";
-  if (bs.is_number_integer()) {
+  if (bs.is_number_integer())
     run.batch_size = bs.get<std::int64_t>();
-  } else {
-    run.batch_size.reset();  // "auto" (the fastest batch) or "auto-largest"
-    if (bs.is_string() && bs.get<std::string>() == "auto-largest") run.batch_auto = "largest";
-  }
+  else
+    run.batch_size.reset();  // "auto"
   run.memory_format = get<std::string>(c, "memory_format", "config.");
   run.cudnn_benchmark = get<std::string>(c, "cudnn_benchmark", "config.");
   // Optional, like `profile`: a specification written before the key existed leaves it to

@@ -171,6 +171,12 @@ ProbeMeasurement measurement_of(const ResultDocument& doc, std::string outcome, 
   return m;
 }
 
+// `batch_size: auto-largest` asks for the largest batch that fits; `auto`, the fastest.
+bool wants_largest_batch(const RunSpec& spec) {
+  auto it = spec.config.find("batch_size");
+  return it != spec.config.end() && it->is_string() && it->get<std::string>() == "auto-largest";
+}
+
 // A run: for `batch_size: auto`, a series of probes first, then the run itself.
 class ChildRun final : public RunHandle {
  public:
@@ -185,7 +191,7 @@ class ChildRun final : public RunHandle {
       start_run(it->second);
     } else {
       auto_ = true;
-      if (spec.batch_auto == "largest") {
+      if (wants_largest_batch(spec)) {
         search_ = std::make_unique<BatchSearch>(o.probe_start, o.probe_granularity);
       } else {
         FastestSearchOptions f;
