@@ -345,7 +345,8 @@ TEST_CASE("sweep: batch_size auto chooses the fastest batch and stores the probe
     ips[st.column_int(0)] = st.column_double(1);
   }
   // Doubling until 256 is slower than 128, then the midpoints above and below the best.
-  CHECK(batches == std::vector<std::int64_t>{64, 128, 256, 192, 96});
+  const std::vector<std::int64_t> expected{64, 128, 256, 192, 96};
+  CHECK(batches == expected);
   for (const auto& [b, v] : ips) {
     if (b != 96) CHECK(v < ips[96]);
   }
