@@ -92,6 +92,32 @@ void insert_samples(Database& db, std::int64_t id, const nlohmann::json& telemet
   }
 }
 
+// The probe curve of a `batch_size: auto` search, in the order probed. The document keeps
+// everything (notes included); the table is the curve, for SQL and the report.
+void insert_batch_probes(Database& db, std::int64_t id, const nlohmann::json& search) {
+  if (!search.is_object()) return;
+  auto it = search.find("probes");
+  if (it == search.end() || !it->is_array()) return;
+  Statement st(db, R"(INSERT INTO batch_probes (run_id, seq, batch_size, images_per_s,
+      peak_memory_bytes, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6))");
+  std::int64_t seq = 0;
+  for (const auto& p : *it) {
+    const auto batch = json_integer(p, "batch");
+    if (!batch) continue;
+    // Documents written before probes measured anything say only whether the batch fitted.
+    std::string outcome = json_text(p, "outcome");
+    if (outcome.empty()) outcome = p.value("fits", false) ? "ok" : "oom";
+    st.bind(1, id).bind(2, seq++).bind(3, *batch).bind(4, json_number(p, "images_per_s"));
+    if (auto v = json_integer(p, "peak_memory_bytes"))
+      st.bind(5, *v);
+    else
+      st.bind_null(5);
+    st.bind(6, outcome);
+    st.step();
+    st.reset();
+  }
+}
+
 }  // namespace
 
 std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document) {
@@ -148,6 +174,7 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document
   insert_steps(db_, id, doc.steps);
   insert_samples(db_, id, telemetry);
   insert_profile(db_, id, document);
+  insert_batch_probes(db_, id, doc.batch_search);
   touch_sweep(sweep_id);
   tx.commit();
   return id;

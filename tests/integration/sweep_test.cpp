@@ -266,13 +266,14 @@ TEST_CASE("sweep: a closed output pipe stops the sweep cleanly, never kills it b
   CHECK(integrity(db) == "ok");
 }
 
-TEST_CASE("sweep: batch_size auto finds the largest batch under a memory limit", "[sweep]") {
+TEST_CASE("sweep: batch_size auto-largest finds the largest batch under a memory limit",
+          "[sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
   // The fault model emulates a device holding 100 samples: larger batches fail to allocate.
   const auto file =
       write_experiment(tmp, "auto", "  model: {plugin: fault, max_batch: 100}\n  repeat: 2\n",
-                       "  batch_size: [auto]\n");
+                       "  batch_size: [auto-largest]\n");
   auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() + " sweep '" +
                           file.string() + "'");
   INFO(r.output);
@@ -287,14 +288,14 @@ TEST_CASE("sweep: batch_size auto finds the largest batch under a memory limit",
   }
 }
 
-TEST_CASE("sweep: batch_size auto treats an error above a batch that fitted as not fitting",
+TEST_CASE("sweep: batch_size auto-largest treats an error above a batch that fitted as not fitting",
           "[sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
   // Like cuDNN near the memory limit: CUDNN_STATUS_INTERNAL_ERROR instead of OOM.
   const auto file = write_experiment(
       tmp, "auto", "  model: {plugin: fault, max_batch: 100, over_max_batch: error}\n",
-      "  batch_size: [auto]\n");
+      "  batch_size: [auto-largest]\n");
   auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() + " sweep '" +
                           file.string() + "'");
   INFO(r.output);
@@ -308,6 +309,55 @@ TEST_CASE("sweep: batch_size auto treats an error above a batch that fitted as n
       "SELECT json_extract(document_json, '$.batch_search.probes[1].note') FROM runs");
   REQUIRE(st.step());
   CHECK_THAT(st.column_text(0), Catch::Contains("CUDNN_STATUS_INTERNAL_ERROR"));
+}
+
+TEST_CASE("sweep: batch_size auto chooses the fastest batch and stores the probe curve",
+          "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  // The fault model's throughput peaks at batch 96: each forward pass sleeps 20 ms up to it and
+  // 20 ms * (batch / 96)^2 above, so 128 is faster than 64, 256 slower than 128, and the
+  // refinement's 96 (between 64 and 128) is the fastest of all.
+  const auto file =
+      write_experiment(tmp, "fast", "  model: {plugin: fault, sleep_ms: 20, knee_batch: 96}\n",
+                       "  batch_size: [auto]\n");
+  auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() + " sweep '" +
+                          file.string() + "'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  storage::Store store(db.string());
+  auto runs = store.runs(*store.find_sweep("fast"));
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == "ok");
+  CHECK(runs[0].batch_auto);
+  CHECK(runs[0].batch_size == 96);
+
+  storage::Statement st(store.database(),
+                        "SELECT batch_size, images_per_s, outcome FROM batch_probes "
+                        "WHERE run_id = ?1 ORDER BY seq");
+  st.bind(1, runs[0].id);
+  std::vector<std::int64_t> batches;
+  std::map<std::int64_t, double> ips;
+  while (st.step()) {
+    batches.push_back(st.column_int(0));
+    CHECK(st.column_text(2) == "ok");
+    REQUIRE_FALSE(st.is_null(1));
+    ips[st.column_int(0)] = st.column_double(1);
+  }
+  // Doubling until 256 is slower than 128, then the midpoints above and below the best.
+  const std::vector<std::int64_t> expected{64, 128, 256, 192, 96};
+  CHECK(batches == expected);
+  for (const auto& [b, v] : ips) {
+    if (b != 96) CHECK(v < ips[96]);
+  }
+  storage::Statement doc(store.database(),
+                         "SELECT json_extract(document_json, '$.batch_search.mode'), "
+                         "json_extract(document_json, '$.batch_search.chosen'), "
+                         "json_extract(document_json, '$.batch_search.search_s') FROM runs");
+  REQUIRE(doc.step());
+  CHECK(doc.column_text(0) == "fastest");
+  CHECK(doc.column_int(1) == 96);
+  CHECK(doc.column_double(2) > 0);
 }
 
 }  // namespace

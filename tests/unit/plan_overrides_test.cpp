@@ -137,7 +137,8 @@ TEST_CASE("overrides: errors point into the override", "[plan][overrides]") {
   const std::string amp = "name: x\nbase:\n  precision: amp\n";
   const std::string axis = "name: x\nmatrix:\n  memory_format: [contiguous]\n";
   auto c = GENERATE_COPY(
-      Case{plain, "batch_size=abc", 12, "batch_size", "expected a positive int or 'auto'"},
+      Case{plain, "batch_size=abc", 12, "batch_size",
+           "expected a positive int, auto or auto-largest"},
       Case{plain, "batchsize=5", 1, "batchsize", "did you mean 'batch_size'?"},
       Case{plain, "  batch_size = big", 16, "batch_size", "got 'big'"},
       Case{plain, "no_equals_sign", 1, "no_equals_sign", "must look like key=value"},

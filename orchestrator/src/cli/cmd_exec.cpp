@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -25,7 +26,8 @@ namespace {
 struct ExecOptions {
   std::string spec, out, trace;
   std::int64_t batch_size = 0;
-  bool probe = false;
+  bool probe = false, probe_speed = false;
+  double batch_headroom = 0.9;
   long parent_pid = 0;
   std::string write_outcome, reason;
   bool supervise = false;
@@ -43,6 +45,7 @@ nlohmann::json supervise(const RunSpec& spec, const GlobalOptions& g, const Exec
   // The child's spec, result and logs: outside any folder `orch ingest` reads.
   launch.work_dir = o.work_dir.empty() ? o.out + ".work" : o.work_dir;
   launch.grace_s = o.grace_s;
+  launch.batch_headroom = o.batch_headroom;
   sweep::ChildLauncher launcher(launch);
   auto handle = launcher.launch(spec, /*gpu=*/"");
   for (;;) {
@@ -87,6 +90,9 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "RESULT with the extension .trace.json)");
   cmd->add_flag("--probe", o->probe,
                 "a batch-size probe: 2 warm-up steps and 1 measured step, no telemetry");
+  cmd->add_flag("--probe-speed", o->probe_speed,
+                "a batch-size probe that measures throughput (batch_size: auto): the stream "
+                "strategy's own warm-up and capture, then up to 10 timed steps, no telemetry");
   cmd->add_option("--parent-pid", o->parent_pid,
                   "die with this process (the sweep): a killed sweep leaves no run behind "
                   "holding its GPU");
@@ -101,6 +107,11 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--grace", o->grace_s, "with --supervise: seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch-headroom", o->batch_headroom,
+                  "with --supervise: batch_size: auto probes no batch whose peak memory would "
+                  "pass this share of the device's memory")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 1.0));
   cmd->add_option("--work-dir", o->work_dir,
                   "with --supervise: where the child's spec, result and logs go (default: "
                   "RESULT.work)");
@@ -149,6 +160,19 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       spec.measure_steps = 1;  // step runs with everything allocated
       spec.telemetry.enabled = false;
       spec.profile.steps = 0;  // a probe asks "does it fit", nothing more
+    } else if (o->probe_speed) {
+      // Measured as the run itself would be, but briefly: three warm-up steps (cuDNN
+      // autotuning and allocator growth for the new shape, the optimizer state, one steady
+      // step), or the strategy's own eager steps before a capture and the capture step, so the
+      // timed steps replay a graph when the run would.
+      std::int64_t warmup = 3;
+      const Params& sp = spec.stream.params;
+      if (sp.has("warmup_steps") && std::holds_alternative<std::int64_t>(sp.at("warmup_steps")))
+        warmup = std::max(warmup, sp.get_int("warmup_steps") + 2);
+      spec.warmup_steps = warmup;
+      spec.measure_steps = std::clamp<std::int64_t>(spec.measure_steps, 1, 10);
+      spec.telemetry.enabled = false;
+      spec.profile.steps = 0;
     }
     RunOutputs outputs;
     if (spec.profile.enabled()) {
@@ -162,7 +186,7 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     load_registry(registry, g, /*warn=*/false);
     ResultDocument doc = run_document(spec, registry, outputs);
     if (o->batch_size > 0) doc.batch_size = o->batch_size;
-    if (o->probe) doc.probe = true;
+    if (o->probe || o->probe_speed) doc.probe = true;
     write_atomically(o->out, doc);
     std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
               << "): " << status_text(doc) << "\n";

@@ -44,6 +44,7 @@ struct SweepArgs {
   bool resume = false, retry_failed = false, replan = false;
   int max_consecutive_failures = 3;
   double grace_s = 10;
+  double batch_headroom = 0.9;
   std::string launcher = "local";
   bool wait = false;
   SlurmCliOptions slurm;
@@ -127,6 +128,11 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "stop using a GPU after this many failed runs in a row")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-headroom", a->batch_headroom,
+                  "batch_size: auto probes no batch whose peak memory would pass this share of "
+                  "the device's memory")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 1.0));
   cmd->add_option("--grace", a->grace_s,
                   "seconds between SIGTERM and SIGKILL when a run times "
                   "out or the sweep is stopped")
@@ -217,6 +223,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     launch.plugin_paths = g.plugin_paths;
     launch.work_dir = sweep::sweep_work_dir(g.db, name);
     launch.grace_s = a->grace_s;
+    launch.batch_headroom = a->batch_headroom;
     sweep::ChildLauncher launcher(launch);
     sweep::WallClock clock;
 

@@ -53,10 +53,12 @@ std::string one_of(const YNode& n, const std::string& key_path,
 }
 
 json norm_batch_size(const YNode& n, const std::string& key_path) {
-  const std::string allowed = "a positive int, or auto";
-  if (n.is_scalar() && n.text == "auto") return "auto";
+  const std::string allowed = "a positive int, auto (the fastest batch) or auto-largest";
+  // `auto-fastest` is `auto` spelt out; both are stored as "auto".
+  if (n.is_scalar() && (n.text == "auto" || n.text == "auto-fastest")) return "auto";
+  if (n.is_scalar() && n.text == "auto-largest") return "auto-largest";
   auto v = scalar_int(n);
-  if (!v) bad(n, key_path, "a positive int or 'auto'", allowed);
+  if (!v) bad(n, key_path, "a positive int, auto or auto-largest", allowed);
   if (*v < 1) throw PlanError(n.mark, key_path, "batch size must be positive", allowed);
   return *v;
 }
@@ -189,7 +191,8 @@ std::vector<KeySpec> make_keys() {
       plugin_key("data", PluginKind::kDataLoader, "synthetic"),
       plugin_key("precision", PluginKind::kPrecision, "fp32"),
       plugin_key("stream", PluginKind::kStreamStrategy, "default"),
-      scalar_key("batch_size", norm_batch_size, 64, "a positive int, or auto"),
+      scalar_key("batch_size", norm_batch_size, 64,
+                 "a positive int, auto (the fastest batch) or auto-largest"),
       scalar_key("memory_format", norm_memory_format, "contiguous", "contiguous, channels_last"),
       scalar_key("cudnn_benchmark", norm_cudnn_benchmark, "auto", "on, off, auto"),
       // CUDA_DEVICE_MAX_CONNECTIONS for the run's process (runner/cuda_connections.h); driver

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <map>
 
+#include "report/html_batch_search.h"
 #include "report/html_environment.h"
 #include "report/html_escape.h"
+#include "report/html_trend.h"
 #include "report/svg_axis.h"
 #include "report/svg_charts.h"
 
@@ -48,6 +50,7 @@ svg.chart .axis-title { font-weight: 600; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; background: #f4f4f4;
       padding: 6px; margin: 4px 0; }
 td.error { max-width: 640px; overflow-wrap: anywhere; }
+tr.chosen td { font-weight: 600; }
 @media print {
   body { margin: 0; max-width: none; }
   nav { display: none; }
@@ -119,6 +122,8 @@ std::string header(const ReportData& d) {
       "<a href=\"#environment\">environment</a><a href=\"#failures\">failures</a>"
       "<a href=\"#telemetry\">telemetry</a>";
   if (any_profile(d)) out += "<a href=\"#profiles\">profiles</a>";
+  if (!d.trends.empty()) out += "<a href=\"#trend\">across sweeps</a>";
+  if (!d.probe_curves.empty()) out += "<a href=\"#batch-search\">batch search</a>";
   out += "</nav></header>\n";
   return out;
 }
@@ -474,6 +479,8 @@ std::string render_html_report(const ReportData& d) {
   out += throughput_section(d);
   out += step_section(d);
   out += before_after_section(d);
+  out += trend_section(d);
+  out += batch_search_section(d);
   out += environment_section(d, warnings);
   out += failures_section(d);
   out += telemetry_section(d);

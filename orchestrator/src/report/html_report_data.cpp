@@ -70,6 +70,70 @@ RunTimeline read_timeline(const storage::Database& db, const storage::RunRecord&
   return t;
 }
 
+ProbeCurve read_probe_curve(const storage::Database& db, const storage::RunRecord& r) {
+  ProbeCurve c;
+  c.name = r.name;
+  c.repeat = r.repeat;
+  storage::Statement doc(db,
+                         "SELECT json_extract(document_json, '$.batch_search.mode'), "
+                         "json_extract(document_json, '$.batch_search.chosen'), "
+                         "json_extract(document_json, '$.batch_search.search_s'), "
+                         "json_extract(document_json, '$.batch_search.headroom') "
+                         "FROM runs WHERE id = ?");
+  doc.bind(1, r.id);
+  if (doc.step()) {
+    if (!doc.is_null(0)) c.mode = doc.column_text(0);
+    c.chosen = opt_int(doc, 1);
+    c.search_s = opt_double(doc, 2);
+    c.headroom = opt_double(doc, 3);
+  }
+  storage::Statement s(db,
+                       "SELECT batch_size, images_per_s, peak_memory_bytes, outcome "
+                       "FROM batch_probes WHERE run_id = ? ORDER BY seq");
+  s.bind(1, r.id);
+  while (s.step()) {
+    c.probes.push_back({s.column_int(0), opt_double(s, 1), opt_int(s, 2), s.column_text(3)});
+  }
+  return c;
+}
+
+// The configuration's ok runs in every sweep created up to `sweep` (this one included),
+// grouped by sweep, in creation order.
+TrendSeries read_trend(const storage::Database& db, const storage::SweepInfo& sweep,
+                       const RankedConfig& config) {
+  TrendSeries t;
+  t.name = config.name;
+  t.config_hash = config.config_hash;
+  storage::Statement s(db, R"(
+      SELECT s.id, s.name, s.created_at, r.images_per_s, r.driver_version, r.cudnn_version
+      FROM runs r JOIN sweeps s ON s.id = r.sweep_id
+      WHERE r.config_hash = ?1 AND r.status = 'ok' AND r.images_per_s IS NOT NULL
+        AND (s.created_at < ?2 OR (s.created_at = ?2 AND s.id <= ?3))
+      ORDER BY s.created_at, s.id, r.repeat)");
+  s.bind(1, config.config_hash).bind(2, sweep.created_at).bind(3, sweep.id);
+  std::int64_t current = -1;
+  std::vector<double> values;
+  auto flush = [&] {
+    if (!values.empty()) t.points.back().stats = storage::summarize(values);
+    values.clear();
+  };
+  while (s.step()) {
+    if (s.column_int(0) != current) {
+      flush();
+      current = s.column_int(0);
+      TrendPoint p;
+      p.sweep = s.column_text(1);
+      p.created_at = s.column_text(2);
+      p.driver_version = s.is_null(4) ? "" : s.column_text(4);
+      p.cudnn_version = s.is_null(5) ? "" : s.column_text(5);
+      t.points.push_back(std::move(p));
+    }
+    values.push_back(s.column_double(3));
+  }
+  flush();
+  return t;
+}
+
 }  // namespace
 
 ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& sweep) {
@@ -124,6 +188,17 @@ ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& s
     row.term_signal = opt_int(f, 7);
     row.stderr_tail = f.column_text(8);
     d.failures.push_back(std::move(row));
+  }
+
+  for (const auto& r : d.runs) {
+    if (!r.batch_auto) continue;
+    ProbeCurve c = read_probe_curve(db, r);
+    if (!c.probes.empty()) d.probe_curves.push_back(std::move(c));
+  }
+  for (const auto& config : d.ranking.rows) {
+    if (d.trends.size() >= kMaxTrendSeries) break;
+    TrendSeries t = read_trend(db, d.sweep, config);
+    if (t.points.size() >= 2) d.trends.push_back(std::move(t));
   }
   return d;
 }

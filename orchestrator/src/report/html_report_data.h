@@ -35,6 +35,37 @@ struct FailureRow {
   std::optional<std::int64_t> exit_code, term_signal;
 };
 
+/// One row of the `batch_probes` table.
+struct ProbePoint {
+  std::int64_t batch = 0;
+  std::optional<double> images_per_s;
+  std::optional<std::int64_t> peak_memory_bytes;
+  std::string outcome;
+};
+
+/// The probe curve of one run's `batch_size: auto` search.
+struct ProbeCurve {
+  std::string name;
+  int repeat = 0;
+  std::string mode;  ///< fastest | largest ("" in documents that did not say)
+  std::optional<std::int64_t> chosen;
+  std::optional<double> search_s, headroom;
+  std::vector<ProbePoint> probes;  ///< in the order probed
+};
+
+/// One configuration's throughput in one sweep (its ok runs with images_per_s).
+struct TrendPoint {
+  std::string sweep, created_at;
+  storage::Summary stats;
+  std::string driver_version, cudnn_version;  ///< of the sweep's runs, for the tooltip
+};
+
+/// One configuration of this sweep, found by its hash in other sweeps too.
+struct TrendSeries {
+  std::string name, config_hash;
+  std::vector<TrendPoint> points;  ///< by sweep creation time; this sweep last
+};
+
 struct ReportData {
   storage::SweepInfo sweep;
   std::vector<storage::RunRecord> runs;  ///< every run of the sweep, any status
@@ -44,8 +75,14 @@ struct ReportData {
   std::vector<RunTimeline> timelines;        ///< ranked configurations first, then the others
   std::vector<nlohmann::json> environments;  ///< one per run (null when not recorded)
   std::vector<FailureRow> failures;
+  std::vector<ProbeCurve> probe_curves;  ///< runs that searched their batch, in run order
+  /// Ranked configurations also measured by earlier sweeps of this database (sweeps created
+  /// up to this one), best first, at most kMaxTrendSeries.
+  std::vector<TrendSeries> trends;
   std::string generated_at;  ///< ISO 8601 UTC
 };
+
+constexpr std::size_t kMaxTrendSeries = 12;
 
 /// Reads everything the report shows about `sweep`.
 ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& sweep);

@@ -22,7 +22,7 @@ std::optional<std::int64_t> BatchSearch::result() const {
 void BatchSearch::report(bool fits, std::string note) {
   if (!next_) throw std::logic_error("BatchSearch: no probe outstanding");
   const std::int64_t b = *next_;
-  probes_.push_back({b, fits, std::move(note)});
+  probes_.push_back({b, fits, std::move(note), fits ? "ok" : "oom", std::nullopt, std::nullopt});
   if (fits)
     largest_fit_ = std::max(largest_fit_, b);
   else
@@ -49,6 +49,14 @@ void BatchSearch::report(bool fits, std::string note) {
   mid -= mid % step;
   if (mid <= largest_fit_) mid = largest_fit_ + step;
   next_ = mid < smallest_fail_ ? std::optional<std::int64_t>(mid) : std::nullopt;
+}
+
+void BatchSearch::report(const ProbeMeasurement& m) {
+  report(m.outcome == "ok", m.note);
+  BatchProbe& p = probes_.back();
+  p.outcome = m.outcome;
+  p.images_per_s = m.images_per_s;
+  p.peak_memory_bytes = m.peak_memory_bytes;
 }
 
 }  // namespace orch::sweep

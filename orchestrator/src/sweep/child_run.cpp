@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "result/result_document.h"
 #include "sweep/batch_search.h"
 #include "sweep/child_process.h"
+#include "sweep/fastest_batch_search.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::sweep {
@@ -37,11 +39,14 @@ std::optional<ResultDocument> read_document(const fs::path& path) {
   return std::nullopt;
 }
 
+// A run, a probe that asks whether a batch fits, or one that also measures its throughput.
+enum class ProbeKind { none, fit, speed };
+
 // One child process: `orch exec` for a run or a probe, with its timeout.
 class Attempt {
  public:
   Attempt(const ChildLaunchOptions& o, const RunSpec& spec, const std::string& gpu,
-          const fs::path& dir, std::optional<std::int64_t> batch, bool probe)
+          const fs::path& dir, std::optional<std::int64_t> batch, ProbeKind kind)
       : grace_(o.grace_s), timeout_(spec.timeout_s), dir_(dir) {
     fs::create_directories(dir_);
     const fs::path spec_path = dir_ / "spec.json";
@@ -65,8 +70,9 @@ class Attempt {
       c.argv.push_back("--batch-size");
       c.argv.push_back(std::to_string(*batch));
     }
-    if (probe) c.argv.push_back("--probe");
-    if (!probe && spec.profile.enabled()) {
+    if (kind == ProbeKind::fit) c.argv.push_back("--probe");
+    if (kind == ProbeKind::speed) c.argv.push_back("--probe-speed");
+    if (kind == ProbeKind::none && spec.profile.enabled()) {
       c.argv.push_back("--trace");
       c.argv.push_back((dir_ / kTraceFileName).string());
     }
@@ -148,6 +154,29 @@ class Attempt {
   std::unique_ptr<ChildProcess> child_;
 };
 
+// What a probe's document says, for the search.
+ProbeMeasurement measurement_of(const ResultDocument& doc, std::string outcome, std::string note) {
+  ProbeMeasurement m;
+  m.outcome = std::move(outcome);
+  m.note = std::move(note);
+  if (m.outcome == "ok") {
+    if (auto v = doc.metric("images_per_s")) m.images_per_s = *v;
+    if (auto v = doc.metric("peak_reserved_bytes")) m.peak_memory_bytes = std::llround(*v);
+  }
+  if (doc.environment.is_object()) {
+    auto it = doc.environment.find("gpu_memory_bytes");
+    if (it != doc.environment.end() && it->is_number_integer())
+      m.device_memory_bytes = it->get<std::int64_t>();
+  }
+  return m;
+}
+
+// `batch_size: auto-largest` asks for the largest batch that fits; `auto`, the fastest.
+bool wants_largest_batch(const RunSpec& spec) {
+  auto it = spec.config.find("batch_size");
+  return it != spec.config.end() && it->is_string() && it->get<std::string>() == "auto-largest";
+}
+
 // A run: for `batch_size: auto`, a series of probes first, then the run itself.
 class ChildRun final : public RunHandle {
  public:
@@ -162,7 +191,16 @@ class ChildRun final : public RunHandle {
       start_run(it->second);
     } else {
       auto_ = true;
-      search_.emplace(o.probe_start, o.probe_granularity);
+      if (wants_largest_batch(spec)) {
+        search_ = std::make_unique<BatchSearch>(o.probe_start, o.probe_granularity);
+      } else {
+        FastestSearchOptions f;
+        f.start = o.probe_start;
+        f.granularity = o.probe_granularity;
+        f.headroom = o.batch_headroom;
+        search_ = std::make_unique<FastestBatchSearch>(f);
+      }
+      search_started_ = Steady::now();
       start_probe();
     }
   }
@@ -174,7 +212,7 @@ class ChildRun final : public RunHandle {
     if (!probing_) return done_ = complete(std::move(*doc));
     const RunStatus status = doc->status.value_or(RunStatus::failed);
     if (status == RunStatus::ok || status == RunStatus::oom) {
-      search_->report(status == RunStatus::ok);
+      search_->report(measurement_of(*doc, status == RunStatus::ok ? "ok" : "oom", ""));
       if (search_->next()) {
         start_probe();
       } else if (auto b = search_->result()) {
@@ -196,7 +234,7 @@ class ChildRun final : public RunHandle {
     // Exit code 0: the child wrote the failure itself (an exception, not a crash).
     const bool exception = doc->outcome && doc->outcome->exit_code == 0;
     if (status == RunStatus::failed && exception && search_->result()) {
-      search_->report(false, doc->error.value_or(""));
+      search_->report(measurement_of(*doc, "failed", doc->error.value_or("")));
       if (search_->next()) {
         start_probe();
       } else {
@@ -207,6 +245,8 @@ class ChildRun final : public RunHandle {
     }
     doc->error = fmt::format("batch_size: auto: the probe at batch {} ended with {}: {}",
                              *search_->next(), to_string(status), doc->error.value_or(""));
+    // The probe that ended the search is part of its curve, with the status that ended it.
+    search_->report(measurement_of(*doc, to_string(status), *doc->error));
     return done_ = complete(std::move(*doc));
   }
 
@@ -217,14 +257,17 @@ class ChildRun final : public RunHandle {
  private:
   void start_probe() {
     probing_ = true;
-    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_,
-                                         dir_ / fmt::format("probe-b{}", *search_->next()),
-                                         *search_->next(), /*probe=*/true);
+    attempt_ = std::make_unique<Attempt>(
+        o_, spec_, gpu_, dir_ / fmt::format("probe-b{}", *search_->next()), *search_->next(),
+        search_->mode() == "fastest" ? ProbeKind::speed : ProbeKind::fit);
   }
   void start_run(std::int64_t batch) {
+    if (search_ && probing_) {
+      search_s_ = std::chrono::duration<double>(Steady::now() - search_started_).count();
+    }
     probing_ = false;
     batch_ = batch;
-    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_, dir_, batch, /*probe=*/false);
+    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_, dir_, batch, ProbeKind::none);
   }
 
   json complete(ResultDocument doc) {
@@ -241,11 +284,15 @@ class ChildRun final : public RunHandle {
     if (search_) {
       json probes = json::array();
       for (const auto& p : search_->probes()) {
-        json probe = {{"batch", p.batch}, {"fits", p.fits}};
+        json probe = {{"batch", p.batch}, {"fits", p.fits}, {"outcome", p.outcome}};
+        if (p.images_per_s) probe["images_per_s"] = *p.images_per_s;
+        if (p.peak_memory_bytes) probe["peak_memory_bytes"] = *p.peak_memory_bytes;
         if (!p.note.empty()) probe["note"] = p.note;
         probes.push_back(probe);
       }
-      doc.batch_search = {{"probes", probes}};
+      doc.batch_search = {{"mode", search_->mode()}, {"probes", probes}};
+      if (search_->mode() == "fastest") doc.batch_search["headroom"] = o_.batch_headroom;
+      if (search_s_) doc.batch_search["search_s"] = *search_s_;
       if (auto b = search_->result()) doc.batch_search["chosen"] = *b;
     }
     doc.work_dir = dir_.string();
@@ -259,7 +306,9 @@ class ChildRun final : public RunHandle {
   fs::path dir_;
   bool auto_ = false, probing_ = false;
   std::optional<std::int64_t> batch_;
-  std::optional<BatchSearch> search_;
+  std::unique_ptr<AutoBatchSearch> search_;
+  Steady::time_point search_started_;
+  std::optional<double> search_s_;  // from the first probe to the start of the run
   std::unique_ptr<Attempt> attempt_;
   std::optional<json> done_;
 };

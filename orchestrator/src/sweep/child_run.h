@@ -20,6 +20,8 @@ struct ChildLaunchOptions {
   double grace_s = 10;                    ///< SIGTERM -> SIGKILL delay on timeout/interrupt
   std::int64_t probe_start = 64;          ///< batch_size: auto starts here
   std::int64_t probe_granularity = 8;     ///< and narrows to multiples of this
+  /// `auto` (fastest) probes no batch whose peak memory would pass this share of the device's
+  double batch_headroom = 0.9;
 };
 
 /// The folder of one sweep's runs: `<db>.runs/<sweep>`, the name encoded by
