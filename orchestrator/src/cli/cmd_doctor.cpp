@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -59,6 +60,10 @@ DoctorFacts gather_facts(bool load_gpus) {
   f.orch_version = ORCH_VERSION;
   f.git_revision = git_revision();
   f.torch_version = TORCH_VERSION;
+  // From cli/CMakeLists.txt, with commas for CMake's semicolons; "" = built without kernels.
+  std::string archs = ORCH_CUDA_ARCHITECTURES;
+  std::replace(archs.begin(), archs.end(), ',', ';');
+  f.kernel_architectures = archs;
   int runtime = 0, driver = 0;
   cudaRuntimeGetVersion(&runtime);
   if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
@@ -82,6 +87,8 @@ DoctorFacts gather_facts(bool load_gpus) {
       g.cuda_index = i;
       g.name = p->name;
       g.pci_bus_id = pci_bus_id(p->pciDomainID, p->pciBusID, p->pciDeviceID);
+      g.cc_major = p->major;
+      g.cc_minor = p->minor;
       bus_ids.push_back(g.pci_bus_id);
       f.gpus.push_back(std::move(g));
     }
@@ -122,7 +129,8 @@ void add_doctor_command(CLI::App& app, GlobalOptions& /*g*/, int& exit_code) {
   auto* cmd =
       app.add_subcommand("doctor",
                          "check this machine before a sweep (launch blocking, PCIe link, other "
-                         "processes on the GPU, persistence mode, versions)");
+                         "processes on the GPU, persistence mode, orch's kernels for the GPU, "
+                         "versions)");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print the findings and the facts as JSON");
   cmd->callback([&exit_code, json] {

@@ -23,7 +23,7 @@ namespace {
 constexpr const char* kRelevantVariables[] = {
     "CUDA_LAUNCH_BLOCKING",    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS",
     "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS",      "PYTORCH_CUDA_ALLOC_CONF",
-    "NVIDIA_TF32_OVERRIDE",    "CUDA_MODULE_LOADING"};
+    "NVIDIA_TF32_OVERRIDE",    "CUDA_MODULE_LOADING",  "ORCH_GPU_MEMORY_CAP"};
 
 nlohmann::json string_or_null(const std::string& s) {
   return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);

@@ -17,6 +17,7 @@
 #include "runner/cuda_connections.h"
 #include "runner/device.h"
 #include "runner/environment.h"
+#include "runner/gpu_memory_cap.h"
 #include "runner/profiler.h"
 #include "runner/sgd.h"
 #include "runner/step_timer.h"
@@ -250,6 +251,8 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
     const c10::Device device = resolve_device(spec.device);
     doc.device = device.str();
     doc.environment = collect_environment(device);
+    // Before anything is allocated on the device (runner/gpu_memory_cap.h).
+    if (auto cap = apply_gpu_memory_cap(device)) doc.environment["gpu_memory_cap_bytes"] = *cap;
     reset_peak_memory(device);
     std::string why_not;
     sampler = start_sampler(spec, device, why_not);

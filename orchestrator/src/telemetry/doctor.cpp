@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "telemetry/kernel_coverage.h"
+
 namespace orch {
 
 namespace {
@@ -164,6 +166,61 @@ void check_gpu(const DoctorGpu& g, std::vector<Finding>& out) {
   }
 }
 
+// Whether orch's kernels (fused batch-norm, max pooling, the nvjpeg crop) have an image or PTX
+// for the GPU; where not, the plugins run ATen's / cuDNN's operations (counted in each run's
+// counters), so configurations that ask for ours measure something else.
+void check_kernels(const DoctorGpu& g, const std::vector<CudaArch>& built, const std::string& list,
+                   std::vector<Finding>& out) {
+  if (g.cc_major == 0) return;
+  const std::string label = gpu_label(g);
+  const CoverageDecision d = kernel_coverage(built, g.cc_major, g.cc_minor);
+  const std::string cc = fmt::format("compute capability {}.{}", g.cc_major, g.cc_minor);
+  const std::string have =
+      fmt::format("orch's kernels are built for {}", describe_architectures(built));
+  const std::string fallback =
+      "fused_bn, max_pool_impl: orch and the nvjpeg loader's crop then run ATen's or cuDNN's "
+      "operations instead (slower; each run counts it: model.*.kernel_unavailable.*, "
+      "data.crop_kernel_unavailable)";
+  switch (d.coverage) {
+    case KernelCoverage::kNative:
+      out.push_back({Severity::kOk, "kernels",
+                     fmt::format("{}: {}: orch's kernels run natively (sm_{} image; {})", label, cc,
+                                 d.used->number(), have),
+                     ""});
+      return;
+    case KernelCoverage::kPtxJit:
+      out.push_back(
+          {Severity::kOk, "kernels",
+           fmt::format("{}: {}: no image for it, orch's kernels run from PTX compute_{} that the "
+                       "driver compiles ({})",
+                       label, cc, d.used->number(), have),
+           "The first launch of each kernel compiles it (cached in ~/.nv/ComputeCache); a build "
+           "for this GPU avoids that: -DCMAKE_CUDA_ARCHITECTURES=" +
+               fmt::format("{}{}", g.cc_major, g.cc_minor)});
+      return;
+    case KernelCoverage::kNone:
+      out.push_back({Severity::kWarning, "kernels",
+                     fmt::format("{}: {}: orch's kernels have neither an image nor PTX for it ({})",
+                                 label, cc, have),
+                     fallback + fmt::format(". Rebuild with -DCMAKE_CUDA_ARCHITECTURES=\"{};{}{}\" "
+                                            "(now \"{}\").",
+                                            list, g.cc_major, g.cc_minor, list)});
+      return;
+    case KernelCoverage::kTooOld:
+      out.push_back(
+          {Severity::kWarning, "kernels",
+           fmt::format("{}: {}: orch's kernels need compute capability 8.0 or newer", label, cc),
+           fallback + "."});
+      return;
+    case KernelCoverage::kNotBuilt:
+      out.push_back(
+          {Severity::kWarning, "kernels",
+           fmt::format("{}: {}: this orch was built without its CUDA kernels (no nvcc)", label, cc),
+           fallback + ". scripts/setup.sh installs what the build needs."});
+      return;
+  }
+}
+
 void check_versions(const DoctorFacts& f, std::vector<Finding>& out) {
   std::string orch = or_unknown(f.orch_version);
   if (!f.git_revision.empty() && f.git_revision != "unknown") orch += " (" + f.git_revision + ")";
@@ -198,6 +255,10 @@ std::vector<Finding> doctor_checks(const DoctorFacts& facts) {
   check_nvml(facts, out);
   if (facts.cuda_available && facts.nvml_available) {
     for (const DoctorGpu& g : facts.gpus) check_gpu(g, out);
+  }
+  if (facts.cuda_available && facts.kernel_architectures) {
+    const std::vector<CudaArch> built = parse_cuda_architectures(*facts.kernel_architectures);
+    for (const DoctorGpu& g : facts.gpus) check_kernels(g, built, *facts.kernel_architectures, out);
   }
   check_versions(facts, out);
   return out;
@@ -250,6 +311,8 @@ nlohmann::json doctor_json(const DoctorFacts& facts, const std::vector<Finding>&
                     {"persistence_mode",
                      g.nvml.persistence_mode ? json(*g.nvml.persistence_mode) : json(nullptr)},
                     {"other_processes", procs}});
+    gpus.back()["compute_capability"] =
+        g.cc_major ? json(fmt::format("{}.{}", g.cc_major, g.cc_minor)) : json(nullptr);
   }
   json facts_json = {{"variables", facts.variables},
                      {"cuda_available", facts.cuda_available},
@@ -263,6 +326,8 @@ nlohmann::json doctor_json(const DoctorFacts& facts, const std::vector<Finding>&
                      {"torch_version", facts.torch_version},
                      {"orch_version", facts.orch_version},
                      {"git_revision", facts.git_revision}};
+  facts_json["kernel_architectures"] =
+      facts.kernel_architectures ? json(*facts.kernel_architectures) : json(nullptr);
   return {{"ok", !has_error(findings)}, {"findings", list}, {"facts", facts_json}};
 }
 

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct DoctorGpu {
   /// The PCIe link was read again while the GPU was busy: an idle GPU lowers its link
   /// generation to save power, so only a reading under load shows a real limit.
   bool pcie_read_under_load = false;
+  int cc_major = 0, cc_minor = 0;  ///< compute capability; 0.0 = unknown
 };
 
 struct DoctorFacts {
@@ -32,6 +34,9 @@ struct DoctorFacts {
   // Versions, as display strings ("" = unknown).
   std::string driver_version, cuda_runtime_version, cuda_driver_api_version, cudnn_version,
       torch_version, orch_version, git_revision;
+  /// The CMAKE_CUDA_ARCHITECTURES orch's kernels were built for ("" = built without them);
+  /// nothing: not known, no check.
+  std::optional<std::string> kernel_architectures;
 };
 
 enum class Severity { kOk, kWarning, kError };
@@ -39,7 +44,7 @@ std::string to_string(Severity s);  // "ok" | "warning" | "error"
 
 struct Finding {
   Severity severity = Severity::kOk;
-  std::string check;    ///< short id: "launch_blocking", "gpu", "nvml", "pcie", ...
+  std::string check;    ///< short id: "launch_blocking", "gpu", "nvml", "pcie", "kernels", ...
   std::string message;  ///< what was found
   std::string advice;   ///< what to do, and why (the article's advice); may be empty for ok
 };

@@ -68,6 +68,10 @@ __global__ void crop_resize_kernel(const CropJob* jobs, const std::uint8_t* pixe
 
 }  // namespace
 
+cudaError_t crop_resize_attributes(cudaFuncAttributes* attributes) {
+  return cudaFuncGetAttributes(attributes, crop_resize_kernel);
+}
+
 cudaError_t crop_resize_normalize(const CropJob* jobs, int n, const std::uint8_t* pixels,
                                   int out_size, bool channels_last, float* out,
                                   cudaStream_t stream) {

@@ -41,4 +41,9 @@ cudaError_t crop_resize_normalize(const CropJob* jobs, int n, const std::uint8_t
                                   int out_size, bool channels_last, float* out,
                                   cudaStream_t stream);
 
+/// cudaFuncGetAttributes of the kernel on the current device: fails with
+/// cudaErrorNoKernelImageForDevice where the build has no image or PTX for it (for
+/// orch::KernelImageCache, <orch/kernel_image.h>).
+cudaError_t crop_resize_attributes(cudaFuncAttributes* attributes);
+
 }  // namespace orch::nvjpeg

@@ -44,6 +44,7 @@
 #include <orch/imagedata/parallel.h>
 #include <orch/imagedata/resample.h>
 #include <orch/imagedata/sample_random.h>
+#include <orch/kernel_image.h>
 #include <orch/loaderkit/epoch_schedule.h>
 #include <torch/torch.h>
 
@@ -53,9 +54,11 @@
 #include <condition_variable>
 #include <cstring>
 #include <future>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "crop_resize.h"
@@ -122,7 +125,23 @@ struct Options {
   bool hw_preallocate = true;
   std::uint64_t seed = 0;
   std::int64_t batch_size = 64;
+  std::string crop_unavailable;  // why the GPU cannot run the crop kernel ("" = it can)
 };
+
+// The crop kernel where the GPU can run it (<orch/kernel_image.h>); where it cannot (a build
+// without an image or PTX for it), every image is decoded and cropped on the CPU, as cpu_share
+// 1 does: the same pixels, more slowly, counted as crop_kernel_unavailable.<reason>.
+void fall_back_without_crop_kernel(Options& o, int device) {
+  static KernelImageCache images(&nvjpeg::crop_resize_attributes);
+  const KernelImage& image = images.get(device);
+  if (image.runnable) return;
+  o.crop_unavailable = image.reason;
+  o.cpu_share = 1.0;
+  o.hw_preallocate = false;
+  std::cerr << "nvjpeg: the crop kernel cannot run on this GPU (" << image.detail
+            << "), so every image is decoded on the CPU (counted as crop_kernel_unavailable."
+            << image.reason << ")\n";
+}
 
 // One producer thread's own decoder state, stream and copy of the epoch order; it makes the
 // batches first, first + step, first + 2 step, ...
@@ -210,6 +229,13 @@ class NvjpegLoader final : public DataLoader {
   }
 
   std::map<std::string, double> counters() const override {
+    std::map<std::string, double> out = loader_counters();
+    if (!o_.crop_unavailable.empty()) out["crop_kernel_unavailable." + o_.crop_unavailable] = 1;
+    return out;
+  }
+
+ private:
+  std::map<std::string, double> loader_counters() const {
     std::lock_guard<std::mutex> lock(m_);
     const nvjpeg::Decoder::Times t = decoder_times();
     return {{"decode_ms", decode_ms_},
@@ -662,6 +688,8 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.channels_last = ctx.channels_last;
     o.seed = static_cast<std::uint64_t>(ctx.seed);
     o.batch_size = ctx.batch_size;
+    fall_back_without_crop_kernel(
+        o, ctx.device.has_index() ? ctx.device.index() : c10::cuda::current_device());
     return std::make_unique<NvjpegLoader>(imagedata::scan_image_folder(root), o,
                                           p.get_string("backend"), ctx.device);
   }

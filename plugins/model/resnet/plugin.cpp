@@ -5,6 +5,7 @@
 #include <string>
 
 #include "conv_bn_from_stats.h"
+#include "kernel_availability.h"
 #include "resnet.h"
 
 namespace orch::resnet {
@@ -34,15 +35,22 @@ std::map<std::string, double> path_counts() {
           {"residual_grad.plain", static_cast<double>(r.plain)}};
 }
 
+/// path_counts and the calls that wanted our kernels on a GPU that cannot run them, by reason.
+std::map<std::string, double> all_counts() {
+  std::map<std::string, double> out = path_counts();
+  out.merge(kernel_unavailable_counts());
+  return out;
+}
+
 class ResNetModel final : public Model {
  public:
-  explicit ResNetModel(const ResNetOptions& o) : net_(o), at_start_(path_counts()) {}
+  explicit ResNetModel(const ResNetOptions& o) : net_(o), at_start_(all_counts()) {}
   torch::nn::Module& module() override { return *net_; }
   torch::Tensor forward(const torch::Tensor& images) override { return net_->forward(images); }
   /// The calls since this model was made, of the paths its options involve (zeros left out).
   std::map<std::string, double> counters() const override {
     std::map<std::string, double> out;
-    for (const auto& [name, now] : path_counts()) {
+    for (const auto& [name, now] : all_counts()) {
       const double calls = now - at_start_.at(name);
       if (calls != 0) out[name] = calls;
     }

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "fused_bn_cudnn.h"
+#include "kernel_availability.h"
 
 #ifdef ORCH_FUSED_BN_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -257,6 +258,10 @@ torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor
               "fused_bn_relu_training: inputs the fused kernels do not take (x ", x.scalar_type(),
               " ", x.sizes(), " on ", x.device(), "; see fused_bn_supported)");
 #ifdef ORCH_FUSED_BN_CUDA
+  const std::string unavailable =
+      own_kernels_unavailable_reason(OwnKernels::kFusedBn, x.get_device());
+  TORCH_CHECK(unavailable.empty(), "fused_bn_relu_training: the fused kernels cannot run on ",
+              x.device(), " (", unavailable, ")");
   return FusedBnReluFunction::apply(
       x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, weight, bias,
       running_mean, running_var, momentum, eps, sink, std::optional<torch::Tensor>(),
@@ -276,26 +281,35 @@ torch::Tensor fused_bn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor&
   const torch::Tensor residual = channels_last_residual(x, residual_in);
   if (trains_running_stats(bn) &&
       fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var)) {
-    bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
+    // cuDNN where it takes the input; where it does not (a shape or dtype its fused kernels
+    // lack), our kernels, which take every fused_bn_supported input: still fused, counted.
+    std::string why;
     if (impl == FusedBnImpl::kCudnn) {
-      // cuDNN where it takes the input; where it does not (a shape or dtype its fused kernels
-      // lack), our kernels, which take every fused_bn_supported input: still fused, counted.
-      std::string why;
       auto y = cudnn_fused_bn_relu_try(x, residual, bn.weight, bn.bias, bn.running_mean,
                                        bn.running_var, *o.momentum(), o.eps(), &why, sink);
       if (y.defined()) {
+        bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
         ++g_cudnn;
         return y;
       }
-      ++g_cudnn_fallback;
-      note_cudnn_fallback(x, why);
     }
-    ++g_orch;
-    return fused_bn_relu_training(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var,
-                                  *o.momentum(), o.eps(), sink);
+    // Our kernels where the GPU can run them; otherwise (counted with the reason by
+    // own_kernels_run_on) the unfused ops below.
+    if (own_kernels_run_on(OwnKernels::kFusedBn, x)) {
+      if (impl == FusedBnImpl::kCudnn) {
+        ++g_cudnn_fallback;
+        note_cudnn_fallback(x, why);
+      }
+      bn.num_batches_tracked += 1;
+      ++g_orch;
+      return fused_bn_relu_training(x, residual, bn.weight, bn.bias, bn.running_mean,
+                                    bn.running_var, *o.momentum(), o.eps(), sink);
+    }
+    ++g_unfused;  // own_kernels_run_on has said why
+  } else {
+    ++g_unfused;
+    if (bn.is_training() || !x.is_cuda()) note_unfused(x);
   }
-  ++g_unfused;
-  if (bn.is_training() || !x.is_cuda()) note_unfused(x);
   auto out = bn.forward(x);
   if (residual.defined()) out += residual;
   return out.relu_();
@@ -312,7 +326,7 @@ torch::Tensor fused_bn_relu_from_sums(torch::nn::BatchNorm2dImpl& bn, const torc
   const torch::Tensor residual = channels_last_residual(x, residual_in);
   if (!trains_running_stats(bn) ||
       !fused_bn_supported(x, residual, bn.weight, bn.bias, bn.running_mean, bn.running_var) ||
-      !sums_fit(sum, x) || !sums_fit(sqsum, x)) {
+      !sums_fit(sum, x) || !sums_fit(sqsum, x) || !own_kernels_run_on(OwnKernels::kFusedBn, x)) {
     return {};
   }
 #ifdef ORCH_FUSED_BN_CUDA

@@ -552,4 +552,8 @@ cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y
 #undef ORCH_BWD
 }
 
+cudaError_t kernel_attributes(cudaFuncAttributes* attributes) {
+  return cudaFuncGetAttributes(attributes, sums_finalize);
+}
+
 }  // namespace orch::resnet::kernels

@@ -58,4 +58,9 @@ cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y
                      float* workspace, std::int64_t rows, std::int64_t channels,
                      cudaStream_t stream);
 
+/// cudaFuncGetAttributes of one of these kernels on the current device: fails with
+/// cudaErrorNoKernelImageForDevice where the build has no image or PTX for it (for
+/// orch::KernelImageCache, <orch/kernel_image.h>).
+cudaError_t kernel_attributes(cudaFuncAttributes* attributes);
+
 }  // namespace orch::resnet::kernels

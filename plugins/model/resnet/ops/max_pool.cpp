@@ -11,6 +11,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "kernel_availability.h"
+
 #ifdef ORCH_FUSED_BN_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -160,6 +162,10 @@ torch::Tensor orch_max_pool(const torch::Tensor& x, const torch::nn::MaxPool2dOp
   TORCH_CHECK(orch_max_pool_supported(x, o), "orch_max_pool: an input our kernels do not take (",
               x.scalar_type(), " ", x.sizes(), " on ", x.device(), ")");
 #ifdef ORCH_FUSED_BN_CUDA
+  const std::string unavailable =
+      own_kernels_unavailable_reason(OwnKernels::kMaxPool, x.get_device());
+  TORCH_CHECK(unavailable.empty(), "orch_max_pool: our kernels cannot run on ", x.device(), " (",
+              unavailable, ")");
   const Window w = *window_of(o);
   return MaxPoolFunction::apply(x, w.kernel, w.stride, w.padding);
 #else
@@ -170,10 +176,14 @@ torch::Tensor orch_max_pool(const torch::Tensor& x, const torch::nn::MaxPool2dOp
 torch::Tensor max_pool(torch::nn::MaxPool2dImpl& pool, const torch::Tensor& x, MaxPoolImpl impl) {
   if (impl == MaxPoolImpl::kOrch) {
     if (orch_max_pool_supported(x, pool.options)) {
-      ++g_orch;
-      return orch_max_pool(x, pool.options);
+      // ATen's where the GPU cannot run ours (own_kernels_run_on counts and says why).
+      if (own_kernels_run_on(OwnKernels::kMaxPool, x)) {
+        ++g_orch;
+        return orch_max_pool(x, pool.options);
+      }
+    } else {
+      note_aten(x);
     }
-    note_aten(x);
   }
   ++g_aten;
   return pool.forward(x);

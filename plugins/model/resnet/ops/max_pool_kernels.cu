@@ -164,6 +164,10 @@ cudaError_t backward_t(const Shape& s, const void* dy, const std::uint8_t* where
 
 }  // namespace
 
+cudaError_t kernel_attributes(cudaFuncAttributes* attributes) {
+  return cudaFuncGetAttributes(attributes, forward_kernel<__half>);
+}
+
 bool supported(const Shape& s, Dtype dtype) {
   const int per16 = dtype == Dtype::kFloat ? 4 : 8;
   // Threads index with 32-bit arithmetic (max_pool_index.h): the larger pass (the backward,

@@ -41,4 +41,8 @@ cudaError_t forward(Dtype dtype, const Shape& s, const void* x, void* y, std::ui
 cudaError_t backward(Dtype dtype, const Shape& s, const void* dy, const std::uint8_t* where,
                      void* dx, cudaStream_t stream);
 
+/// cudaFuncGetAttributes of one of these kernels on the current device (see
+/// kernels::kernel_attributes in fused_bn_kernels.h).
+cudaError_t kernel_attributes(cudaFuncAttributes* attributes);
+
 }  // namespace orch::resnet::max_pool_kernels
