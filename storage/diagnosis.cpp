@@ -133,11 +133,12 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
     // is still busy, and the two disagree.
     wait_text = fmt::format(
         "GPU idle {:.2f} ms = {:.1f}% of the {:.2f} ms step waiting for input (host data wait "
-        "{:.2f} ms / compute {:.2f} ms)",
+        "{:.2f} ms / compute {:.2f} ms",
         *idle, 100 * input_share, *step, wait, *step - wait);
     if (input_share <= input_threshold && wait_share > kInputBoundWaitShare) {
       wait_text += ": the host waited for the loader while the GPU worked through queued steps";
     }
+    wait_text += ")";
   } else {
     wait_text = fmt::format("data wait {:.2f} ms = {:.1f}% of the {:.2f} ms step", wait,
                             100 * wait_share, *step);
