@@ -117,12 +117,36 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
   if (!step || *step <= 0) return std::nullopt;
   const double wait = number_at(metrics, "data_wait_ms_mean").value_or(0.0);
   const double wait_share = wait / *step;
-  const std::string wait_text = fmt::format("data wait {:.2f} ms = {:.1f}% of the {:.2f} ms step",
-                                            wait, 100 * wait_share, *step);
+  // What decides input-bound: the GPU's idle time for want of a batch where the runner
+  // measured it (a CUDA run), else the host's wait for the loader (a CPU run, where the host
+  // does the work itself, or an older document).
+  const auto idle = number_at(metrics, "gpu_idle_ms_mean");
+  std::string wait_text;  // the input figures, as every label's detail cites them
+  double input_share = wait_share, input_threshold = kInputBoundWaitShare;
+  std::string no_wait = "with no data wait";
+  if (idle) {
+    input_share = *idle / *step;
+    input_threshold = kInputBoundIdleShare;
+    no_wait = "with the GPU not waiting for input";
+    // The host's split stays a figure of its own: with steps queued ahead on the GPU (an
+    // asynchronously replayed graph above all), the host waits for the loader while the GPU
+    // is still busy, and the two disagree.
+    wait_text = fmt::format(
+        "GPU idle {:.2f} ms = {:.1f}% of the {:.2f} ms step waiting for input (host data wait "
+        "{:.2f} ms / compute {:.2f} ms",
+        *idle, 100 * input_share, *step, wait, *step - wait);
+    if (input_share <= input_threshold && wait_share > kInputBoundWaitShare) {
+      wait_text += ": the host waited for the loader while the GPU worked through queued steps";
+    }
+    wait_text += ")";
+  } else {
+    wait_text = fmt::format("data wait {:.2f} ms = {:.1f}% of the {:.2f} ms step", wait,
+                            100 * wait_share, *step);
+  }
 
-  if (wait_share > kInputBoundWaitShare) {
+  if (input_share > input_threshold) {
     return Diagnosis{"input-bound",
-                     fmt::format("{} (over {:.0f}%)", wait_text, 100 * kInputBoundWaitShare)};
+                     fmt::format("{} (over {:.0f}%)", wait_text, 100 * input_threshold)};
   }
 
   // PCIe: host-to-device traffic (NVML's RX, as seen by the GPU) against the link's rate.
@@ -153,10 +177,9 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
     std::string detail = fmt::format("{}; {}", trace->text, wait_text);
     if (!pcie_text.empty()) detail += "; " + pcie_text;
     if (trace->busy_pct < kBusyUtilPct) {
-      return Diagnosis{"launch-bound",
-                       fmt::format("{} (GPU busy under {:.0f}% with no data wait, from the trace: "
-                                   "no NVML utilization)",
-                                   detail, kBusyUtilPct)};
+      return Diagnosis{"launch-bound", fmt::format("{} (GPU busy under {:.0f}% {}, from the trace: "
+                                                   "no NVML utilization)",
+                                                   detail, kBusyUtilPct, no_wait)};
     }
     return Diagnosis{"compute-bound", detail + " (no NVML utilization)"};
   }
@@ -176,8 +199,8 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
   // own host cost); the trace's numbers stand beside it as the evidence to look at.
   if (trace) detail += "; " + trace->text;
   if (*util < kBusyUtilPct) {
-    return Diagnosis{"launch-bound", fmt::format("{} (GPU busy under {:.0f}% with no data wait)",
-                                                 detail, kBusyUtilPct)};
+    return Diagnosis{"launch-bound",
+                     fmt::format("{} (GPU busy under {:.0f}% {})", detail, kBusyUtilPct, no_wait)};
   }
   if (trace && trace->busy_pct < kBusyUtilPct) {
     // NVML counts a sampling period as busy when any kernel ran in it, so short gaps between

@@ -5,7 +5,8 @@
 // orch_report already depends on orch_store (the other way round would be a link cycle).
 //
 // Labels, checked in this order (the first that holds wins):
-//   input-bound             the step waits for the data loader
+//   input-bound             the GPU sits idle waiting for the data loader (on the CPU, or
+//                           without the GPU's figure, the host's wait for it)
 //   pcie-bound              host-to-device traffic near the PCIe link's bandwidth
 //   launch-bound            the GPU is idle much of the step although no data is awaited
 //   compute-bound           the GPU is busy and no data is awaited
@@ -27,8 +28,18 @@ namespace orch::storage {
 
 /// A data wait above this share of the step time makes a run input-bound. At 10% the loader
 /// costs a tenth of the throughput, which the article's input-pipeline tips recover; below it,
-/// timer noise and the host's hand-off dominate.
+/// timer noise and the host's hand-off dominate. Used where the GPU's idle time is not known
+/// (CPU runs, older documents): on the CPU the host does the work, so its wait is the device's.
 constexpr double kInputBoundWaitShare = 0.10;
+
+/// GPU idle time for want of a batch (`gpu_idle_ms_mean`, the compute stream's gap at each
+/// batch hand-off, runner/step_timer.h) above this share of the step makes a run input-bound.
+/// Time the GPU waits is added to the step one for one, so this share is exactly the
+/// throughput the loader costs, which is what the host's 10% above only approximates (and
+/// overstates whenever the GPU has steps queued while the host waits). Below it, the hand-off
+/// itself (the loader's return, two events) on a GPU that keeps up with the host is what is
+/// measured, a few microseconds that a short step can turn into a few percent.
+constexpr double kInputBoundIdleShare = 0.10;
 
 /// NVML's utilization is the share of time at least one kernel ran. Below 80% with no data
 /// wait, the GPU runs out of queued work between kernels: the host does not launch fast enough

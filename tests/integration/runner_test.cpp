@@ -2,9 +2,11 @@
 // document carries what the store and the ranking need, and failures become outcomes.
 #include "runner/runner.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "integration/test_support.h"
+#include "storage/diagnosis.h"
 
 using namespace orch;
 
@@ -42,6 +44,37 @@ TEST_CASE("a failing run is an outcome with the reason, not an exception", "[run
   CHECK(doc["status"] == "failed");
   CHECK(doc["error"].get<std::string>().find("cuda:7") != std::string::npos);
   CHECK_FALSE(doc.contains("metrics"));
+}
+
+TEST_CASE("on the CPU a slow loader is input-bound by the host's wait, with no GPU figure",
+          "[runner][diagnosis]") {
+  // The slow loader: synthetic's delay_ms, added after synthetic results were recorded, so
+  // left out of the configuration hash at its default (0) and those results keep theirs.
+  const PluginInfo* synthetic = test::built_plugins().find(PluginKind::kDataLoader, "synthetic");
+  REQUIRE(synthetic != nullptr);
+  const auto delay = std::find_if(synthetic->params.begin(), synthetic->params.end(),
+                                  [](const ParamSpec& p) { return p.name == "delay_ms"; });
+  REQUIRE(delay != synthetic->params.end());
+  CHECK_FALSE(delay->hashed_at_default);
+  CHECK(std::get<double>(delay->default_value) == 0.0);
+
+  RunSpec spec = test::small_cpu_spec();
+  spec.measure_steps = 5;
+  spec.data.params.set("delay_ms", 100.0);  // far above a step of this tiny net
+  const auto doc = run_one(spec, test::built_plugins());
+  INFO(doc.dump(2));
+  REQUIRE(doc["status"] == "ok");
+  const auto& m = doc["metrics"];
+  CHECK(m["data_wait_ms_mean"].get<double>() >= 100);
+  // No CUDA events on the CPU: the GPU's idle time is absent, not zero.
+  CHECK_FALSE(m.contains("gpu_idle_ms_mean"));
+  CHECK_FALSE(m.contains("gpu_idle_share"));
+  CHECK_FALSE(doc["steps"][0].contains("gpu_idle_ms"));
+  const auto d = storage::diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "input-bound");
+  CHECK_THAT(d->detail, Catch::Matchers::StartsWith("data wait "));
+  CHECK_THAT(d->detail, !Catch::Matchers::Contains("GPU idle"));
 }
 
 TEST_CASE("cudnn_benchmark auto is on only for shapes that are multiples of 8", "[runner]") {

@@ -16,6 +16,16 @@ nlohmann::json doc_with(double step_ms, double wait_ms) {
           {"environment", {{"pcie", {{"gen_current", 4}, {"width_current", 16}}}}}};
 }
 
+// A CUDA run's document: the runner's measure of the GPU's idle time at the batch hand-offs
+// (`gpu_idle_ms_mean`, runner/step_timer.h) beside the host's data wait.
+nlohmann::json gpu_doc_with(double step_ms, double wait_ms, double idle_ms, double util_pct) {
+  auto doc = doc_with(step_ms, wait_ms);
+  doc["metrics"]["gpu_idle_ms_mean"] = idle_ms;
+  doc["metrics"]["gpu_idle_share"] = idle_ms / step_ms;
+  doc["metrics"]["gpu_util_mean_pct"] = util_pct;
+  return doc;
+}
+
 }  // namespace
 
 TEST_CASE("data wait above 10% of the step is input-bound, with or without telemetry",
@@ -28,6 +38,65 @@ TEST_CASE("data wait above 10% of the step is input-bound, with or without telem
   doc["metrics"]["gpu_util_mean_pct"] = 99.0;  // even a busy GPU: the loader is the limit
   CHECK(diagnose(doc)->label == "input-bound");
   CHECK(diagnose(doc_with(100, 10))->label != "input-bound");  // exactly 10%: not above
+}
+
+TEST_CASE("GPU idle above 10% of the step is input-bound, with the host's split beside it",
+          "[diagnosis][gpu_idle]") {
+  const auto d = diagnose(gpu_doc_with(33.8, 22.9, 13.9, 70));
+  REQUIRE(d);
+  CHECK(d->label == "input-bound");
+  CHECK_THAT(d->detail, Contains("GPU idle 13.90 ms = 41.1% of the 33.80 ms step waiting for input "
+                                 "(host data wait 22.90 ms / compute 10.90 ms) (over 10%)"));
+  // Exactly 10% is not above it.
+  CHECK(diagnose(gpu_doc_with(20, 2, 2, 98))->label == "compute-bound");
+}
+
+TEST_CASE("a host that waits while the GPU works through queued steps is not input-bound",
+          "[diagnosis][gpu_idle]") {
+  // A CUDA graph replayed asynchronously, fed by a loader slower than the host but faster than
+  // the GPU: the host waits two thirds of the step, the GPU hardly at all.
+  auto doc = gpu_doc_with(33.8, 22.9, 0.05, 98);
+  auto d = diagnose(doc);
+  REQUIRE(d);
+  CHECK(d->label == "compute-bound");
+  CHECK_THAT(d->detail, Contains("GPU busy 98% (NVML mean)"));
+  CHECK_THAT(d->detail, Contains("GPU idle 0.05 ms = 0.1% of the 33.80 ms step"));
+  CHECK_THAT(d->detail, Contains("host data wait 22.90 ms / compute 10.90 ms: the host waited for "
+                                 "the loader while the GPU worked through queued steps"));
+  // The same document without the GPU's figure (an older one) falls back to the host's split.
+  doc["metrics"].erase("gpu_idle_ms_mean");
+  doc["metrics"].erase("gpu_idle_share");
+  d = diagnose(doc);
+  CHECK(d->label == "input-bound");
+  CHECK_THAT(d->detail, Contains("data wait 22.90 ms = 67.8% of the 33.80 ms step"));
+}
+
+TEST_CASE("a GPU waiting for a batch the host already holds is input-bound",
+          "[diagnosis][gpu_idle]") {
+  // A loader that hands over a batch still being decoded on its own stream: the host returns
+  // at once, the compute stream waits for the decode.
+  const auto d = diagnose(gpu_doc_with(20, 0.04, 6, 75));
+  REQUIRE(d);
+  CHECK(d->label == "input-bound");
+  CHECK_THAT(d->detail, Contains("GPU idle 6.00 ms = 30.0% of the 20.00 ms step"));
+  CHECK_THAT(d->detail, !Contains("worked through queued steps"));
+}
+
+TEST_CASE("with the GPU's idle time, launch- and compute-bound say the GPU did not wait",
+          "[diagnosis][gpu_idle]") {
+  auto d = diagnose(gpu_doc_with(20, 0.1, 0.2, 55));
+  REQUIRE(d);
+  CHECK(d->label == "launch-bound");
+  CHECK_THAT(d->detail, Contains("(GPU busy under 80% with the GPU not waiting for input)"));
+  CHECK_THAT(d->detail, !Contains("no data wait"));
+  // Without NVML the idle figure still decides input-bound and stands in the detail.
+  auto doc = gpu_doc_with(20, 0.1, 0.2, 0);
+  doc["metrics"].erase("gpu_util_mean_pct");
+  d = diagnose(doc);
+  CHECK(d->label == "unknown (no telemetry)");
+  CHECK_THAT(d->detail, Contains("GPU idle 0.20 ms = 1.0% of the 20.00 ms step"));
+  doc["metrics"]["gpu_idle_ms_mean"] = 8.0;
+  CHECK(diagnose(doc)->label == "input-bound");
 }
 
 TEST_CASE("low GPU utilization without data wait is launch-bound", "[diagnosis]") {

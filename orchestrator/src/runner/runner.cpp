@@ -68,6 +68,7 @@ void add_counters(nlohmann::json& out, const std::string& prefix,
 struct Measurement {
   double warmup_s = 0, measure_s = 0;
   std::vector<double> step_ms, data_wait_ms, loss;
+  std::vector<double> gpu_idle_ms;  // per step; empty where not measured (step_timer.h)
   nlohmann::json counters = nlohmann::json::object();
   std::int64_t peak_allocated = -1, peak_reserved = -1;
   bool cudnn_benchmark = false;
@@ -125,13 +126,17 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   net.train();
   auto optimizer = make_optimizer(spec.optimizer, net.parameters());
 
+  StepTimer* measured = nullptr;  // the measured steps' timer, while they run
   StepFunctions fns;
   fns.next_batch = [&] {
     // Each phase is an NVTX range (Nsight Systems) and a user scope (LibTorch's profiler
     // trace); with no profiler attached, either costs a couple of branches.
     NvtxRange r("data");
     RECORD_USER_SCOPE("data");
-    return loader->next();
+    if (measured) measured->input_wait_begin();
+    Batch b = loader->next();
+    if (measured) measured->input_wait_end();
+    return b;
   };
   fns.to_device = [&](const Batch& b, bool non_blocking) {
     NvtxRange r("copy to device");
@@ -171,6 +176,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   losses.reserve(n);
   m.data_wait_ms.reserve(n);
   if (sampler) sampler->mark_measure_begin();
+  measured = &timer;
   t0 = Clock::now();
   for (std::size_t i = 0; i < n; ++i) {
     NvtxRange range("step");
@@ -182,9 +188,11 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   }
   synchronize(device);
   m.measure_s = seconds_since(t0);
+  measured = nullptr;
   if (sampler) sampler->mark_measure_end();
 
   m.step_ms = timer.step_ms();
+  m.gpu_idle_ms = timer.input_idle_ms();
   auto all = torch::stack(losses).to(torch::kCPU, torch::kDouble);
   m.loss.assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
   {
@@ -272,6 +280,11 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
     metrics["step_ms_p90"] = percentile(m.step_ms, 0.90);
     metrics["step_ms_p99"] = percentile(m.step_ms, 0.99);
     metrics["data_wait_ms_mean"] = mean(m.data_wait_ms);
+    if (!m.gpu_idle_ms.empty()) {
+      // Of the wall step, as the data wait is: the share of the throughput lost to input.
+      metrics["gpu_idle_ms_mean"] = mean(m.gpu_idle_ms);
+      metrics["gpu_idle_share"] = mean(m.gpu_idle_ms) / metrics["step_ms_mean"].get<double>();
+    }
     metrics["warmup_s"] = m.warmup_s;
     metrics["measure_s"] = m.measure_s;
     metrics["loss_first"] = m.loss.front();
@@ -293,6 +306,7 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
                        {"step_ms", m.step_ms[i]},
                        {"data_wait_ms", m.data_wait_ms[i]},
                        {"loss", m.loss[i]}});
+      if (!m.gpu_idle_ms.empty()) steps.back()["gpu_idle_ms"] = m.gpu_idle_ms[i];
     }
     doc.steps = steps;
     doc.profile = m.profile;  // null (left out) when not profiled

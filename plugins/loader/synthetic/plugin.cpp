@@ -2,10 +2,14 @@
 // default they live on the run's device: no decode, no copy, the upper bound every real loader
 // is compared with. `location: pinned` (or `pageable`) keeps them in host memory instead, so
 // the host-to-device copy, and the strategies that hide it, can be measured without any
-// decoding cost.
+// decoding cost. `delay_ms` makes it a slow loader on purpose: every batch is handed over
+// that much later, on the host, as from a loader that cannot keep up (what the input-bound
+// diagnosis is tested with).
 #include <orch/data_loader.h>
 #include <torch/torch.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace orch::synthetic {
@@ -16,7 +20,9 @@ class SyntheticLoader final : public DataLoader {
   SyntheticLoader(const Params& p, const LoaderContext& ctx)
       : channels_(p.get_int("channels")),
         size_(p.get_int("image_size")),
-        classes_(p.get_int("classes")) {
+        classes_(p.get_int("classes")),
+        // Absent from Params built by hand for the parameters declared before it: no delay.
+        delay_ms_(p.has("delay_ms") ? p.get_float("delay_ms") : 0.0) {
     // A generator of our own makes the data a function of the seed alone, whatever the
     // device; the tensors are then moved to the run's device once.
     auto gen = at::detail::createCPUGenerator(static_cast<std::uint64_t>(ctx.seed));
@@ -41,12 +47,16 @@ class SyntheticLoader final : public DataLoader {
   std::vector<std::int64_t> sample_shape() const override { return {channels_, size_, size_}; }
   std::int64_t num_classes() const override { return classes_; }
   Batch next() override {
+    if (delay_ms_ > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms_));
+    }
     const Batch& b = batches_[next_++ % batches_.size()];
     return b;
   }
 
  private:
   std::int64_t channels_, size_, classes_;
+  double delay_ms_;
   std::vector<Batch> batches_;
   std::size_t next_ = 0;
 };
@@ -80,7 +90,15 @@ class SyntheticPlugin final : public DataLoaderPlugin {
               {std::string("device"), std::string("pinned"), std::string("pageable")},
               {},
               {},
-              "where batches live: on the device, or in pinned/pageable host memory"}}};
+              "where batches live: on the device, or in pinned/pageable host memory"},
+             {"delay_ms",
+              ParamType::kFloat,
+              0.0,
+              {},
+              0.0,
+              60000.0,
+              "host delay before each batch is handed over: a slow loader on purpose (tests)",
+              /*hashed_at_default=*/false}}};  // keeps the hashes of earlier synthetic results
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
     return std::make_unique<SyntheticLoader>(p, ctx);
