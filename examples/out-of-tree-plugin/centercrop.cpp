@@ -52,12 +52,28 @@ class CenterCropSource final : public orch::loaderkit::SampleSource {
   imagedata::FolderIndex index_;
 };
 
+// Run by `orch plan` for every configuration: a dataset folder that is missing or holds no
+// images is reported at the line of `root:` before anything runs. Files are looked at only when
+// the runs execute on this machine (not for a Slurm submission from a login node).
+std::vector<orch::PlanProblem> check_plan(const orch::PlanCheckInput& in) {
+  const std::string root = in.text("data.root");
+  if (root.empty()) return {{{"data.root", "data"}, "data.root is not set", "a JPEG folder"}};
+  if (!in.on_this_machine) return {};
+  if (std::string why = imagedata::image_folder_problem(root); !why.empty()) {
+    return {{{"data.root"}, why, "a JPEG folder"}};
+  }
+  return {};
+}
+
 class CenterCropPlugin final : public orch::DataLoaderPlugin {
  public:
   orch::PluginInfo info() const override {
-    return {"centercrop", orch::PluginKind::kDataLoader, "0.1.0",
-            "example out-of-tree loader: a JPEG folder, centre square resized, no augmentation",
-            params()};
+    orch::PluginInfo i{
+        "centercrop", orch::PluginKind::kDataLoader, "0.1.0",
+        "example out-of-tree loader: a JPEG folder, centre square resized, no augmentation",
+        params()};
+    i.check = check_plan;
+    return i;
   }
   static std::vector<orch::ParamSpec> params() {
     std::vector<orch::ParamSpec> out = {

@@ -24,6 +24,8 @@ const BadFile kBadFiles[] = {
      R"(refers to a node that contains it)"},
     {"bad-batch-size.yaml", 3, 15, "base.batch_size",
      R"(batch size must be positive)"},
+    {"batch-beyond-any-device.yaml", 4, 15, "base.batch_size",
+     R"(needs more than 2^48 bytes (256 TiB))"},
     {"bad-cudnn-benchmark.yaml", 3, 20, "base.cudnn_benchmark",
      R"(unknown value 'sometimes')"},
     {"bad-cuda-connections.yaml", 3, 21, "base.cuda_connections",
@@ -40,6 +42,8 @@ const BadFile kBadFiles[] = {
      R"(belongs under 'base:')"},
     {"base-not-a-mapping.yaml", 2, 7, "base",
      R"(expected a mapping, got a list)"},
+    {"device-cuda-without-gpu.yaml", 6, 17, "matrix.device[1]",
+     R"('cuda' needs a CUDA device, and none is visible on this machine)"},
     {"deep-nesting.yaml", 2, 78, "description[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][...",
      R"(deeper than 64 levels)"},
     {"duplicate-key.yaml", 5, 3, "base.batch_size",
@@ -56,6 +60,8 @@ const BadFile kBadFiles[] = {
      R"(include entry cannot be empty)"},
     {"include-not-a-mapping.yaml", 5, 7, "matrix.include[0]",
      R"(expected a mapping of axis: value, got 'amp')"},
+    {"lr-above-float.yaml", 3, 32, "base.optimizer.lr",
+     R"(is above the largest float (3.4e38))"},
     {"matrix-axis-not-a-list.yaml", 3, 15, "matrix.batch_size",
      R"(expected a list of values)"},
     {"matrix-bad-plugin-value.yaml", 5, 28, "matrix.precision[1].dtype",
@@ -76,6 +82,8 @@ const BadFile kBadFiles[] = {
      R"(did you mean 'precision'?)"},
     {"missing-name.yaml", 1, 1, "name",
      R"(missing required key 'name')"},
+    {"momentum-above-one.yaml", 5, 29, "matrix.optimizer.momentum[1]",
+     R"(1.5 is above 1: the momentum buffer would grow without bound)"},
     {"multiple-documents.yaml", 3, 1, "",
      R"(expected one YAML document, found 2)"},
     {"not-a-mapping.yaml", 1, 1, "",
@@ -96,6 +104,8 @@ const BadFile kBadFiles[] = {
      R"(unknown key 'trace')"},
     {"repeat-zero.yaml", 3, 11, "base.repeat",
      R"(0 is below the minimum 1)"},
+    {"several-problems.yaml", 4, 11, "base.device",
+     R"('cuda' needs a CUDA device)"},
     {"steps-measure-zero.yaml", 3, 31, "base.steps.measure",
      R"(0 is below the minimum 1)"},
     {"syntax-bad-indent.yaml", 4, 18, "",
@@ -120,11 +130,15 @@ const BadFile kBadFiles[] = {
 // clang-format on
 
 TEST_CASE("bad corpus: every file fails at its line and column", "[plan][bad]") {
+  // Planned as for a machine without a GPU, whatever this one has: the checks that depend on
+  // the machine are given its facts, so the corpus means the same everywhere.
+  PlanOptions no_gpu;
+  no_gpu.machine = MachineFacts{0};
   for (const BadFile& bad : kBadFiles) {
     const std::string path = std::string(ORCH_FIXTURES_DIR "/bad/") + bad.file;
     INFO(bad.file);
     try {
-      make_plan(path, test::real_catalog());
+      make_plan(path, test::real_catalog(), no_gpu);
       FAIL_CHECK("planned without error");
     } catch (const PlanError& e) {
       INFO(e.what());

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <boost/config.hpp>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +21,9 @@
 
 /// Bumped whenever a change to the SDK headers breaks binary compatibility with built plugins.
 /// 3: Model::counters() (a new virtual function: older models' vtables lack it).
+/// 4: PluginInfo::check (a new member: PluginInfo's layout changed).
 #ifndef ORCH_SDK_VERSION
-#define ORCH_SDK_VERSION 3
+#define ORCH_SDK_VERSION 4
 #endif
 
 namespace orch {
@@ -43,6 +45,39 @@ inline const char* to_string(PluginKind k) {
   return "?";
 }
 
+/// What a plan-time check sees: one resolved configuration, and where it is planned for.
+struct PlanCheckInput {
+  /// Every setting of the configuration by the dotted path an experiment file writes it with:
+  /// "device", "batch_size" (absent for `auto`), "memory_format", "optimizer.impl",
+  /// "optimizer.lr", and each role's plugin ("precision" -> "amp") and resolved parameters
+  /// ("precision.dtype" -> "fp16", "data.root" -> "/data/imagenet").
+  std::map<std::string, Value> settings;
+  /// True when the runs will execute on this machine (`orch plan`, `run`, `sweep`); false when
+  /// they run elsewhere (a Slurm submission), where this machine's GPUs and files prove nothing.
+  bool on_this_machine = false;
+  /// CUDA devices this process sees; meaningful only when on_this_machine.
+  int visible_gpus = 0;
+
+  /// The setting as the experiment file would write it ("fp16", "256"); "" when absent.
+  std::string text(const std::string& key) const {
+    auto it = settings.find(key);
+    return it == settings.end() ? std::string() : to_string(it->second);
+  }
+};
+
+/// One reason a configuration cannot run. `settings` names the settings that cause it, the
+/// one to change first: the planner reports the problem at the line and column of the first of
+/// them that the experiment file wrote.
+struct PlanProblem {
+  std::vector<std::string> settings;
+  std::string message;  ///< what is wrong, without the key path (the planner adds it)
+  std::string allowed;  ///< what would be accepted; may be empty
+};
+
+/// A plugin's own plan-time check: every problem of one configuration (none: it can run). It
+/// must be quick (it runs for every configuration of a plan) and must not touch a GPU.
+using PlanCheck = std::vector<PlanProblem> (*)(const PlanCheckInput&);
+
 /// What a plugin says about itself, as data.
 struct PluginInfo {
   std::string name;  ///< unique within its kind, e.g. "resnet"
@@ -50,6 +85,10 @@ struct PluginInfo {
   std::string version;      ///< the plugin's own version, e.g. "1.0.0"
   std::string description;  ///< one line
   std::vector<ParamSpec> params;
+  /// Checks that single parameters' bounds cannot state (a combination with other roles' settings,
+  /// a file that must exist, a GPU it needs); nullptr: none. Called only while the library is
+  /// loaded (the registry keeps it so).
+  PlanCheck check = nullptr;
 };
 
 /// Base of every plugin factory. Implementations are `final` and hold no state that outlives

@@ -1,9 +1,11 @@
 // `orch plan FILE [key=value ...]`: expand and validate an experiment, print its runs, run
-// nothing.
+// nothing. With --check, rehearse it: one training step of each configuration in a child
+// process, every failure listed (cli/plan_check.h).
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/plan_arguments.h"
+#include "cli/plan_check.h"
 #include "cli/plugin_loading.h"
 #include "plan/plan_table.h"
 
@@ -13,11 +15,16 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("plan", "expand and validate an experiment; runs nothing");
   auto args = std::make_shared<PlanArguments>();
   add_plan_arguments(*cmd, *args);
-  cmd->callback([&g, &exit_code, args] {
+  auto check = std::make_shared<bool>(false);
+  cmd->add_flag("--check", *check,
+                "rehearse: train one step of each configuration in a child process (one per GPU "
+                "at a time) and list every failure; records nothing");
+  cmd->callback([&g, &exit_code, args, check] {
     PluginRegistry registry;
     load_registry(registry, g);
     if (auto plan = plan_or_report(*args, registry)) {
       std::cout << format_plan_table(*plan);
+      if (*check) exit_code = rehearse_plan(*plan, g, visible_gpu_slots(), /*grace_s=*/10);
     } else {
       exit_code = kExitBadInput;
     }

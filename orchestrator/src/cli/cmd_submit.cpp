@@ -191,6 +191,7 @@ void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_slurm_options(*cmd, a->slurm_options);
   cmd->callback([&g, &exit_code, a] {
     PluginRegistry registry;
+    a->plan.on_this_machine = false;  // the runs execute on the cluster's nodes, not here
     auto planned = load_and_plan(registry, g, a->plan, exit_code);
     if (!planned) return;
     exit_code = submit_to_slurm(*planned, a->sweep_name, g, a->slurm_options, /*wait=*/false);

@@ -16,6 +16,7 @@
 #include "cli/doctor_facts.h"
 #include "cli/pipe_guard.h"
 #include "cli/plan_arguments.h"
+#include "cli/plan_check.h"
 #include "cli/plugin_loading.h"
 #include "cli/slurm_commands.h"
 #include "plan/terminal_text.h"
@@ -47,6 +48,7 @@ struct SweepArgs {
   double batch_headroom = 0.9;
   std::string launcher = "local";
   bool wait = false;
+  bool check = false;  // --check: rehearse the plan, record nothing
   SlurmCliOptions slurm;
 };
 
@@ -115,6 +117,9 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--replan", a->replan,
                 "the file's plan differs from the one the sweep ran: "
                 "record it as the sweep's new plan revision and run it");
+  cmd->add_flag("--check", a->check,
+                "rehearse instead of running: one training step of each configuration in a "
+                "child process (one per GPU at a time), every failure listed; records nothing");
   cmd->add_option("--gpus", a->gpus,
                   "GPUs to use, by index among the visible ones, e.g. 0,1 "
                   "(default: all visible; none: the CPU)");
@@ -149,9 +154,16 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_slurm_options(*cmd, a->slurm);
   cmd->callback([&g, &exit_code, a] {
     PluginRegistry registry;
+    a->plan.on_this_machine = a->launcher != "slurm";  // Slurm runs it on other machines
     auto planned = load_and_plan(registry, g, a->plan, exit_code);
     if (!planned) return;
     const Plan& plan = *planned;
+    if (a->launcher == "slurm" && a->check) {
+      std::cerr << "orch sweep: --check rehearses on this machine; with --launcher slurm, run "
+                   "`orch plan --check` on a node of the cluster\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     if (a->launcher == "slurm") {
       a->slurm.retry_failed = a->retry_failed;
       exit_code = submit_to_slurm(plan, a->sweep_name, g, a->slurm, a->wait);
@@ -169,6 +181,14 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     } catch (const std::invalid_argument& e) {
       std::cerr << "orch sweep: " << e.what() << "\n";
       exit_code = kExitBadInput;
+      return;
+    }
+    if (a->check) {
+      exit_code = rehearse_plan(plan, g,
+                                options.gpus.size() == 1 && options.gpus[0].empty()
+                                    ? std::vector<std::string>{}
+                                    : options.gpus,
+                                a->grace_s);
       return;
     }
     std::string name;

@@ -1,5 +1,7 @@
 #include "cli/plan_arguments.h"
 
+#include <c10/cuda/CUDAFunctions.h>
+
 #include <iostream>
 
 #include "cli/plugin_loading.h"
@@ -19,7 +21,13 @@ void add_plan_arguments(CLI::App& cmd, PlanArguments& args) {
 
 std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalog& catalog) {
   try {
-    return make_plan(args.file, catalog, {args.overrides, args.max_runs});
+    PlanOptions options{args.overrides, args.max_runs, std::nullopt};
+    // The GPUs this process sees are the ones a run started from here sees (CUDA_VISIBLE_DEVICES
+    // included): the runner resolves `device` against the same count.
+    if (args.on_this_machine) {
+      options.machine = MachineFacts{static_cast<int>(c10::cuda::device_count())};
+    }
+    return make_plan(args.file, catalog, options);
   } catch (const PlanError& e) {
     std::cerr << e.what() << "\n";
     return std::nullopt;

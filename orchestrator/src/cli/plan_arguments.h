@@ -17,13 +17,17 @@ struct PlanArguments {
   std::string file;
   std::vector<std::string> overrides;
   std::size_t max_runs = 10000;
+  /// The runs execute on this machine: check what they need of it (GPUs, files). False for a
+  /// Slurm submission, planned on a login node for other machines.
+  bool on_this_machine = true;
 };
 
 /// Declares FILE, the overrides and --max-runs on `cmd`.
 void add_plan_arguments(CLI::App& cmd, PlanArguments& args);
 
-/// Plans the experiment; on bad input prints `file:line:col: ...` to stderr and returns
-/// nothing (the caller exits with kExitBadInput without running or writing anything).
+/// Plans the experiment (with this machine's facts when args.on_this_machine); on bad input prints
+/// `file:line:col: ...` to stderr and returns nothing (the caller exits with kExitBadInput without
+/// running or writing anything).
 std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalog& catalog);
 
 /// What every command that runs an experiment starts with: load the plugins into `registry`

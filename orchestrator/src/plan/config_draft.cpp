@@ -59,11 +59,33 @@ std::string render_duration(double seconds) {
   return to_string(Value{seconds}) + "s";
 }
 
+// Records where `path` and, for a mapping, each of its entries were written; a whole role or
+// group forgets the places of its earlier parts.
+void note_written(Draft& draft, const SettingPath& path, const YNode& value,
+                  const std::string& key_path) {
+  if (path.sub.empty()) {
+    const std::string prefix = path.key->name + ".";
+    for (auto it = draft.written.lower_bound(prefix);
+         it != draft.written.end() && it->first.compare(0, prefix.size(), prefix) == 0;) {
+      it = draft.written.erase(it);
+    }
+    if (value.is_mapping()) {
+      for (const YEntry& e : value.entries) {
+        draft.written[prefix + e.key] = WrittenAt{e.value.mark, key_path + "." + e.key};
+      }
+    }
+    draft.written[path.key->name] = WrittenAt{value.mark, key_path};
+  } else {
+    draft.written[path.key->name + "." + path.sub] = WrittenAt{value.mark, key_path};
+  }
+}
+
 }  // namespace
 
 void apply_setting(Draft& draft, const SettingPath& path, const YNode& value,
                    const std::string& key_path, const SchemaCatalog& catalog) {
   const KeySpec& key = *path.key;
+  note_written(draft, path, value, key_path);
   switch (key.kind) {
     case KeyKind::kPlugin:
       if (path.sub.empty()) {

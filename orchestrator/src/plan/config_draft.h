@@ -16,9 +16,18 @@
 
 namespace orch {
 
+/// Where a setting of a Draft was written, for problems found once it is resolved.
+struct WrittenAt {
+  SourceMark mark;
+  std::string key_path;  ///< as errors show it: "base.data.root", "matrix.device[1]"
+};
+
 struct Draft {
   std::map<std::string, DraftChoice> choices;        ///< plugin roles set so far, by key
   nlohmann::json values = nlohmann::json::object();  ///< scalars; groups as explicit fields
+  /// Setting path ("device", "data", "data.root", "optimizer.impl") -> where it was last written.
+  /// Replacing a whole role or group forgets where its parts were written.
+  std::map<std::string, WrittenAt> written;
 };
 
 /// Sets `path` to the written `value`, checking it. A whole plugin role or group is replaced

@@ -1,6 +1,8 @@
 // The experiment file's own keys and their normalisers (see experiment_schema.h).
 #include "plan/experiment_schema.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <regex>
 
@@ -123,11 +125,36 @@ json norm_optimizer_name(const YNode& n, const std::string& key_path) {
 json norm_optimizer_impl(const YNode& n, const std::string& key_path) {
   return one_of(n, key_path, {"loop", "foreach", "fused"});
 }
+// The optimizer's numbers are applied to fp32 parameters (the fused kernel takes lr as a
+// float): one above the largest float is infinite there, so the first step turns every weight
+// into inf or NaN whatever the model. That is the bound, rather than a guess at what is "too
+// large": a huge but finite lr (1e30) still trains into a loss that diverges, and is recorded so.
+constexpr double kMaxFloat = 3.4028234663852886e38;
+
+double number_at_most(const YNode& n, const std::string& key_path, double value, double max,
+                      const std::string& why, const std::string& allowed) {
+  // Shortest form (1e+300), not std::to_string's three hundred digits.
+  if (value > max) throw PlanError(n.mark, key_path, fmt::format("{}", value) + why, allowed);
+  return value;
+}
+
 json norm_lr(const YNode& n, const std::string& key_path) {
-  return number_at_least(n, key_path, 0, false, "a number > 0");
+  const std::string allowed = "a number > 0 and at most 3.4e38";
+  return number_at_most(n, key_path, number_at_least(n, key_path, 0, false, allowed), kMaxFloat,
+                        " is above the largest float (3.4e38): the first step would make every "
+                        "weight infinite",
+                        allowed);
+}
+json norm_momentum(const YNode& n, const std::string& key_path) {
+  // Above 1 the momentum buffer grows geometrically with every step, whatever the gradients.
+  const std::string allowed = "a number from 0 to 1";
+  return number_at_most(n, key_path, number_at_least(n, key_path, 0, true, allowed), 1.0,
+                        " is above 1: the momentum buffer would grow without bound", allowed);
 }
 json norm_non_negative(const YNode& n, const std::string& key_path) {
-  return number_at_least(n, key_path, 0, true, "a number >= 0");
+  const std::string allowed = "a number >= 0 and at most 3.4e38";
+  return number_at_most(n, key_path, number_at_least(n, key_path, 0, true, allowed), kMaxFloat,
+                        " is above the largest float (3.4e38)", allowed);
 }
 json norm_enabled(const YNode& n, const std::string& key_path) {
   if (auto b = scalar_bool(n)) return *b;
@@ -201,11 +228,12 @@ std::vector<KeySpec> make_keys() {
                  "driver, or an int from 1 to 32"),
       // `impl` is how the same SGD update is computed: one kernel chain per tensor (loop),
       // multi-tensor ops (foreach, PyTorch's default on CUDA), or ATen's fused kernel.
-      group_key("optimizer", {{"name", norm_optimizer_name, "sgd", "sgd"},
-                              {"impl", norm_optimizer_impl, "foreach", "loop, foreach, fused"},
-                              {"lr", norm_lr, 0.1, "a number > 0"},
-                              {"momentum", norm_non_negative, 0.9, "a number >= 0"},
-                              {"weight_decay", norm_non_negative, 1e-4, "a number >= 0"}}),
+      group_key("optimizer",
+                {{"name", norm_optimizer_name, "sgd", "sgd"},
+                 {"impl", norm_optimizer_impl, "foreach", "loop, foreach, fused"},
+                 {"lr", norm_lr, 0.1, "a number > 0, at most 3.4e38"},
+                 {"momentum", norm_momentum, 0.9, "a number from 0 to 1"},
+                 {"weight_decay", norm_non_negative, 1e-4, "a number >= 0, at most 3.4e38"}}),
       group_key("steps", {{"warmup", norm_warmup, 10, "int >= 0"},
                           {"measure", norm_measure, 50, "int >= 1"}}),
       // The NVML sampler during the run. A measurement setting, sweepable so that a user can

@@ -46,4 +46,8 @@ PlanError::PlanError(const SourceMark& at, std::string key_path_, std::string me
     : PlanError(at.file_name(), at.line, at.col, std::move(key_path_), std::move(message_),
                 std::move(allowed_)) {}
 
+PlanErrors::PlanErrors(std::vector<PlanError> all) : PlanError(all.at(0)), errors(std::move(all)) {
+  for (const PlanError& e : errors) text += (text.empty() ? "" : "\n") + std::string(e.what());
+}
+
 }  // namespace orch

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace orch {
 
@@ -28,6 +29,17 @@ struct PlanError : std::runtime_error {
   std::string file;
   int line = 0, col = 0;
   std::string key_path, message, allowed;
+};
+
+/// Several problems found together (the plan-time checks of every configuration), so a user
+/// fixes them all in one go. It is the first of them (its fields), and what() lists them all,
+/// one per line.
+struct PlanErrors : PlanError {
+  explicit PlanErrors(std::vector<PlanError> all);
+  const char* what() const noexcept override { return text.c_str(); }
+
+  std::vector<PlanError> errors;  ///< at least one
+  std::string text;
 };
 
 /// Builds the what() text of a PlanError from its parts.

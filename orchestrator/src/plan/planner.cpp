@@ -11,7 +11,9 @@
 #include <map>
 #include <memory>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "plan/config_draft.h"
 #include "plan/config_hash.h"
@@ -268,6 +270,8 @@ class Planner {
     std::vector<Draft> drafts;
     std::vector<RunSpec> configs;
     std::map<std::string, std::size_t> by_hash;
+    std::vector<PlanError> problems;
+    std::set<std::string> seen;  // one report of a problem many configurations share
     for (std::size_t i = 0; i < ex.combinations.size(); ++i) {
       const MatrixCombination& combo = ex.combinations[i];
       Draft draft = base_;
@@ -290,8 +294,18 @@ class Planner {
                         "combinations " + describe_combo(ex.combinations[it->second]) + " and " +
                             describe_combo(combo) + " resolve to the same configuration");
       }
+      for (PlanError& e : check_configuration(draft, run, catalog_, opts_.machine, base_mark_)) {
+        if (seen.insert(e.what()).second) problems.push_back(std::move(e));
+      }
       drafts.push_back(std::move(draft));
       configs.push_back(std::move(run));
+    }
+    if (!problems.empty()) {
+      std::stable_sort(problems.begin(), problems.end(),
+                       [](const PlanError& a, const PlanError& b) {
+                         return std::tie(a.line, a.col) < std::tie(b.line, b.col);
+                       });
+      throw PlanErrors(std::move(problems));
     }
 
     for (std::size_t i = 0; i < configs.size(); ++i) {

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "plan/plan_checks.h"
 #include "plan/plan_error.h"
 #include "plan/run_spec.h"
 
@@ -19,6 +21,9 @@ struct PlanOptions {
   std::vector<std::string> overrides;
   /// A plan with more runs (configurations x repeats) is refused.
   std::size_t max_runs = 10000;
+  /// The machine the runs will execute on, for the checks that depend on it (a GPU that a
+  /// configuration needs, files it reads); absent when they run elsewhere (a Slurm submission).
+  std::optional<MachineFacts> machine = std::nullopt;
 };
 
 /// An experiment file larger than this is refused unread (the largest shipped one is a few KiB).
@@ -29,7 +34,9 @@ constexpr std::size_t kMaxExperimentFileBytes = std::size_t{1} << 20;
 /// larger than kMaxExperimentFileBytes; never reads more than that.
 std::string read_experiment_file(const std::string& path);
 
-/// Reads and plans the experiment file at `path` (shown in messages as given).
+/// Reads and plans the experiment file at `path` (shown in messages as given). Problems the
+/// plan-time checks (plan_checks.h) find in resolved configurations are thrown together, as
+/// PlanErrors, after every configuration was checked.
 Plan make_plan(const std::string& path, const SchemaCatalog& catalog, const PlanOptions& opts = {});
 
 /// Plans YAML text; `display_path` is what messages and Plan::file show.

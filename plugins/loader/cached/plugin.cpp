@@ -7,6 +7,8 @@
 #include <orch/loaderkit/batch_pipeline.h>
 #include <torch/torch.h>
 
+#include <filesystem>
+
 namespace orch::cached {
 namespace {
 
@@ -36,9 +38,32 @@ std::unique_ptr<CacheSource> open_cache(const Params& p) {
   return std::make_unique<CacheSource>(path);
 }
 
+// A cache file that is not there is found when the experiment is planned (only on the machine
+// that runs it); whether it is a valid cache is left to opening it.
+std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
+  const std::string path = in.text("data.path");
+  if (path.empty()) {
+    return {{{"data.path", "data"},
+             "data.path is not set: give the cache file made by `orch dataset cache SRC DST`",
+             "an `orch dataset cache` file"}};
+  }
+  std::error_code ec;
+  if (in.on_this_machine && !std::filesystem::is_regular_file(path, ec)) {
+    return {{{"data.path"},
+             path + ": no such file (relative paths are taken from the current directory)",
+             "an `orch dataset cache` file"}};
+  }
+  return {};
+}
+
 class CachedPlugin final : public DataLoaderPlugin {
  public:
   PluginInfo info() const override {
+    PluginInfo i = described();
+    i.check = check_plan;
+    return i;
+  }
+  static PluginInfo described() {
     return {"cached", PluginKind::kDataLoader, "1.0.0",
             "pre-decoded images from an `orch dataset cache` file (memory-mapped), "
             "random-resized-crop + flip + normalize",

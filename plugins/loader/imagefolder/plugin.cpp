@@ -46,9 +46,30 @@ std::unique_ptr<FolderSource> open_folder(const Params& p) {
   return std::make_unique<FolderSource>(imagedata::scan_image_folder(root));
 }
 
+// A missing or empty dataset folder is found when the experiment is planned, not hours later
+// when the run starts; only on the machine that runs it (a Slurm plan is checked elsewhere).
+std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
+  const std::string root = in.text("data.root");
+  if (root.empty()) {
+    return {{{"data.root", "data"},
+             "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG)",
+             "a folder of class folders of JPEG files"}};
+  }
+  if (!in.on_this_machine) return {};
+  if (std::string why = imagedata::image_folder_problem(root); !why.empty()) {
+    return {{{"data.root"}, why, "a folder of class folders of JPEG files"}};
+  }
+  return {};
+}
+
 class ImageFolderPlugin final : public DataLoaderPlugin {
  public:
   PluginInfo info() const override {
+    PluginInfo i = described();
+    i.check = check_plan;
+    return i;
+  }
+  static PluginInfo described() {
     return {"imagefolder", PluginKind::kDataLoader, "1.0.0",
             "JPEG folder (ImageNet layout) decoded on the CPU by worker threads, "
             "random-resized-crop + flip + normalize",

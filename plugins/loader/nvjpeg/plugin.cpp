@@ -537,9 +537,42 @@ class NvjpegLoader final : public DataLoader {
   std::vector<std::unique_ptr<Producer>> producers_;  // last: threads use everything above
 };
 
+// What create() and the folder scan would refuse, found when the experiment is planned.
+std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
+  std::vector<PlanProblem> out;
+  const std::string device = in.text("device");
+  if (device == "cpu") {
+    out.push_back({{"data", "device"},
+                   "the nvjpeg loader decodes on the GPU, and this configuration's device is cpu",
+                   "data.plugin: imagefolder to decode on the CPU"});
+  } else if (device == "auto" && in.on_this_machine && in.visible_gpus == 0) {
+    // device: cuda on a machine without one is the host's own check.
+    out.push_back({{"data"},
+                   "the nvjpeg loader decodes on the GPU, and no CUDA device is visible on "
+                   "this machine (device: auto would run on the CPU)",
+                   "data.plugin: imagefolder to decode on the CPU"});
+  }
+  const std::string root = in.text("data.root");
+  if (root.empty()) {
+    out.push_back({{"data.root", "data"},
+                   "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG)",
+                   "a folder of class folders of JPEG files"});
+  } else if (in.on_this_machine) {
+    if (std::string why = imagedata::image_folder_problem(root); !why.empty()) {
+      out.push_back({{"data.root"}, why, "a folder of class folders of JPEG files"});
+    }
+  }
+  return out;
+}
+
 class NvjpegPlugin final : public DataLoaderPlugin {
  public:
   PluginInfo info() const override {
+    PluginInfo i = described();
+    i.check = check_plan;
+    return i;
+  }
+  static PluginInfo described() {
     return {
         "nvjpeg",
         PluginKind::kDataLoader,

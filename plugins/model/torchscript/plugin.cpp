@@ -26,9 +26,33 @@ class TorchScriptModel final : public Model {
   std::shared_ptr<JitModule> net_;
 };
 
+// A missing archive is found when the experiment is planned (only on the machine that runs
+// it); whether it loads, and takes the data's shape, is checked when the run creates the model.
+std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
+  const std::string path = in.text("model.path");
+  const std::string allowed = "a TorchScript archive (scripts/export_torchscript.py writes one)";
+  if (path.empty()) return {{{"model.path", "model"}, "model.path is not set", allowed}};
+  if (!in.on_this_machine) return {};
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return {{{"model.path"},
+             "no such file: " + path + " (relative paths are taken from the current directory)",
+             allowed}};
+  }
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return {{{"model.path"}, path + " is not a file", allowed}};
+  }
+  return {};
+}
+
 class TorchScriptPlugin final : public ModelPlugin {
  public:
   PluginInfo info() const override {
+    PluginInfo i = described();
+    i.check = check_plan;
+    return i;
+  }
+  static PluginInfo described() {
     return {"torchscript",
             PluginKind::kModel,
             "1.0.0",

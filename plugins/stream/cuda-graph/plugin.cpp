@@ -182,9 +182,43 @@ class CudaGraph final : public StreamStrategy {
   std::int64_t replays_ = 0;
 };
 
+// What the strategy's constructor and the capture would refuse, found when the experiment is
+// planned: the graph needs a CUDA device, and fp16's loss scaling with the loop or foreach
+// optimizer reads the inf flag on the host every step, which a capture cannot contain (the
+// fused optimizer skips the step on the device instead).
+std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
+  std::vector<PlanProblem> out;
+  const std::string device = in.text("device");
+  if (device == "cpu") {
+    out.push_back({{"stream", "device"},
+                   "cuda-graph needs a CUDA device, and this configuration's device is cpu",
+                   "stream: default on the CPU"});
+  } else if (device == "auto" && in.on_this_machine && in.visible_gpus == 0) {
+    // device: cuda on a machine without one is the host's own check.
+    out.push_back({{"stream"},
+                   "cuda-graph needs a CUDA device, and none is visible on this machine "
+                   "(device: auto would run on the CPU)",
+                   "stream: default on the CPU"});
+  }
+  const std::string impl = in.text("optimizer.impl");
+  if (in.text("precision") == "amp" && in.text("precision.dtype") == "fp16" && impl != "fused") {
+    out.push_back({{"optimizer.impl", "optimizer", "stream"},
+                   "fp16 under cuda-graph needs optimizer.impl: fused (the " + impl +
+                       " optimizer reads the loss scaler's inf flag on the host, which a "
+                       "graph capture cannot contain)",
+                   "fused"});
+  }
+  return out;
+}
+
 class CudaGraphPlugin final : public StreamStrategyPlugin {
  public:
   PluginInfo info() const override {
+    PluginInfo i = described();
+    i.check = check_plan;
+    return i;
+  }
+  static PluginInfo described() {
     return {"cuda-graph",
             PluginKind::kStreamStrategy,
             "1.0.0",

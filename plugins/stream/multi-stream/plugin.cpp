@@ -74,9 +74,27 @@ class MultiStream final : public StreamStrategy {
   std::vector<c10::cuda::CUDAStream> streams_;
 };
 
+// step() refuses a batch smaller than the number of micro-batches; a fixed batch size tells
+// already when the experiment is planned (`auto` is checked by the search's first probe).
+std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
+  const std::string batch = in.text("batch_size"), streams = in.text("stream.streams");
+  if (!batch.empty() && !streams.empty() && std::stoll(batch) < std::stoll(streams)) {
+    return {{{"batch_size", "stream.streams", "stream"},
+             "a batch of " + batch + " cannot be split into " + streams +
+                 " micro-batches (multi-stream)",
+             "batch_size >= stream.streams"}};
+  }
+  return {};
+}
+
 class MultiStreamPlugin final : public StreamStrategyPlugin {
  public:
   PluginInfo info() const override {
+    PluginInfo i = described();
+    i.check = check_plan;
+    return i;
+  }
+  static PluginInfo described() {
     return {"multi-stream",
             PluginKind::kStreamStrategy,
             "1.0.0",

@@ -64,4 +64,33 @@ std::vector<std::uint8_t> read_file(const fs::path& path) {
   return data;
 }
 
+std::string image_folder_problem(const fs::path& root) {
+  std::error_code ec;
+  if (root.empty()) return "no dataset folder given";
+  if (!fs::is_directory(root, ec)) return root.string() + ": no such folder";
+  const fs::path dir = fs::is_directory(root / "train", ec) ? root / "train" : root;
+  bool any_class = false;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) continue;
+    any_class = true;
+    bool any_image = false;
+    std::error_code class_ec;
+    for (fs::directory_iterator f(it->path(), class_ec); !class_ec && f != end;
+         f.increment(class_ec)) {
+      if (f->is_regular_file(class_ec) && is_jpeg_name(f->path())) {
+        any_image = true;
+        break;
+      }
+    }
+    if (class_ec) return it->path().string() + ": cannot list: " + class_ec.message();
+    if (!any_image) return it->path().string() + ": class folder has no .JPEG/.jpg files";
+  }
+  if (ec) return dir.string() + ": cannot list: " + ec.message();
+  if (!any_class) {
+    return dir.string() +
+           ": no class folders (expected DIR/train/<class>/*.JPEG or DIR/<class>/*.JPEG)";
+  }
+  return "";
+}
+
 }  // namespace orch::imagedata

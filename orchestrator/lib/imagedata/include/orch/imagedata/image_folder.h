@@ -28,6 +28,11 @@ bool is_jpeg_name(const std::filesystem::path& p);
 /// DatasetError for a missing root, no class folders, or a class folder without JPEG files.
 FolderIndex scan_image_folder(const std::filesystem::path& root);
 
+/// What scan_image_folder would refuse in `root` ("" when nothing), found without listing every
+/// file: each class folder is read only up to its first JPEG, so a plan can check a dataset of
+/// a million images in a moment.
+std::string image_folder_problem(const std::filesystem::path& root);
+
 /// Reads a whole file; throws DatasetError (`path: reason`) when it cannot.
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
 

@@ -1,0 +1,84 @@
+#include "cli/plan_check.h"
+
+#include <c10/cuda/CUDAFunctions.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "sweep/child_run.h"
+#include "sweep/rehearsal.h"
+
+namespace orch::cli {
+namespace {
+
+std::atomic<bool> g_check_stop{false};
+extern "C" void on_check_signal(int) { g_check_stop.store(true); }
+
+}  // namespace
+
+std::vector<std::string> visible_gpu_slots() {
+  const int count = static_cast<int>(c10::cuda::device_count());
+  std::vector<std::string> visible;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) {
+    std::stringstream in(v);
+    for (std::string item; std::getline(in, item, ',');) {
+      if (!item.empty()) visible.push_back(item);
+    }
+  }
+  std::vector<std::string> slots;
+  for (int i = 0; i < count; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    slots.push_back(u < visible.size() ? visible[u] : std::to_string(i));
+  }
+  return slots;
+}
+
+int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<std::string>& gpus,
+                  double grace_s) {
+  // The children's specs, results and logs go to a folder of their own, never beside the
+  // database: a rehearsal leaves nothing behind.
+  std::string tmpl = (std::filesystem::temp_directory_path() / "orch-check-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) {
+    std::cerr << "orch: --check: cannot create a temporary folder in "
+              << std::filesystem::temp_directory_path().string() << "\n";
+    return kExitBadInput;
+  }
+  const std::filesystem::path work = tmpl;
+  sweep::ChildLaunchOptions launch;
+  launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
+  launch.plugin_paths = g.plugin_paths;
+  launch.work_dir = work.string();
+  launch.grace_s = grace_s;
+  sweep::ChildLauncher launcher(launch);
+
+  g_check_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = on_check_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {
+  }, old_term{}, old_hup{};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+  std::cout << "check: one training step of each configuration of " << plan.name << ", on "
+            << (gpus.empty() ? std::string("the CPU") : std::to_string(gpus.size()) + " GPU(s)")
+            << std::endl;
+  const sweep::Rehearsal r =
+      sweep::rehearse(plan.runs, gpus, launcher, std::cout, g_check_stop, launch.probe_start);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  std::error_code ec;
+  std::filesystem::remove_all(work, ec);
+
+  std::cout << sweep::format_rehearsal(r);
+  if (r.interrupted) return 3;
+  return r.failures.empty() ? kExitOk : kExitBadInput;
+}
+
+}  // namespace orch::cli
