@@ -1,9 +1,11 @@
 // Plugin discovery, schemas, ABI refusal, broken libraries, and object lifetime.
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <string>
 
 #include "integration/test_support.h"
 #include "plugin_host/plugin_error.h"
@@ -69,7 +71,8 @@ TEST_CASE("a corrupt library is refused with its path and dlerror's text", "[plu
 // The dlopen probe that gets dlerror()'s text must hold its handle until Boost.DLL has opened
 // the library too: closing it first unloads and reloads the library, so static constructors
 // run twice and a plugin's CUDA kernels are registered, unregistered and registered again
-// (after which they fail to launch: "named symbol not found").
+// (after which they fail to launch: "named symbol not found"). The load probe runs them once
+// more, in its child process, which is not this one.
 TEST_CASE("loading a plugin library runs its static constructors once", "[plugins]") {
   test::TempDir tmp;
   const auto log = tmp.path() / "loads.txt";
@@ -80,9 +83,14 @@ TEST_CASE("loading a plugin library runs its static constructors once", "[plugin
   CHECK_FALSE(loaded);  // refused after it was loaded: not an orch plugin
   std::ifstream in(log);
   std::string line;
-  int loads = 0;
-  while (std::getline(in, line)) loads += line == "loaded";
+  int loads = 0, elsewhere = 0;
+  const std::string here = "loaded " + std::to_string(::getpid());
+  while (std::getline(in, line)) {
+    loads += line == here;
+    elsewhere += line.rfind("loaded ", 0) == 0 && line != here;
+  }
   CHECK(loads == 1);
+  CHECK(elsewhere == 1);  // the probe's child
 }
 
 TEST_CASE("a shared library without orch's exports is refused, a missing file named", "[plugins]") {

@@ -18,6 +18,12 @@ namespace orch::test {
 inline PluginRegistry& built_plugins() {
   static PluginRegistry registry = [] {
     PluginRegistry r;
+    // The build's own plugins, loaded straight into the test process: a GPU test may have
+    // made its CUDA context before this first call, and a forked child of such a process must
+    // not load CUDA code. The load probe has tests of its own (plugin_load_probe_test.cpp).
+    LoadProbeOptions trusted;
+    trusted.enabled = false;
+    r.set_load_probe(trusted);
     r.load_directories({ORCH_PLUGIN_BUILD_DIR});
     return r;
   }();

@@ -6,8 +6,10 @@
 
 namespace orch::cli {
 
-/// Loads every plugin on the search path. Refused libraries are printed as warnings (they
-/// never stop a command by themselves: a plan that needs one fails as "unknown plugin").
+/// Loads every plugin on the search path, each new or changed library vetted in a child process
+/// first (ORCH_PLUGIN_PROBE_TIMEOUT, ORCH_PLUGIN_PROBE_CACHE). Refused libraries are printed as
+/// warnings (they never stop a command by themselves: a plan that needs one fails as "unknown
+/// plugin").
 void load_registry(PluginRegistry& registry, const GlobalOptions& g, bool warn = true);
 
 }  // namespace orch::cli

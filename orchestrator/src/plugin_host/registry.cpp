@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "plugin_host/load_probe.h"
 #include "plugin_host/plugin_error.h"
 
 namespace orch {
@@ -59,23 +60,61 @@ std::vector<fs::path> PluginRegistry::search_path(const std::vector<std::string>
 
 void PluginRegistry::load_directories(const std::vector<fs::path>& dirs) {
   for (const auto& dir : dirs) {
+    // Every check reports through an error_code: a symbolic link loop (or an unreadable
+    // entry) would otherwise throw out of here and stop every command that loads plugins.
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const auto name = entry.path().filename().string();
-      if (entry.is_regular_file() && name.rfind("lib", 0) == 0 &&
-          entry.path().extension() == ".so") {
-        files.push_back(entry.path());
+    if (!fs::is_directory(dir, ec)) {
+      if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+        refused_.push_back({dir, "skipped plugin folder " + dir.string() + ": " + ec.message()});
       }
+      continue;
+    }
+    std::vector<fs::path> files;
+    fs::directory_iterator it(dir, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      const auto& p = it->path();
+      const auto name = p.filename().string();
+      if (name.rfind("lib", 0) != 0 || p.extension() != ".so") continue;
+      std::error_code entry_ec;
+      if (it->is_regular_file(entry_ec)) {
+        files.push_back(p);
+      } else if (entry_ec && entry_ec != std::errc::no_such_file_or_directory) {
+        // A dangling link is no library and is passed over as before; a loop is reported.
+        refused_.push_back(
+            {p, "skipped plugin folder entry " + p.string() + ": " + entry_ec.message()});
+      }
+    }
+    if (ec) {
+      refused_.push_back({dir, "skipped plugin folder " + dir.string() + ": " + ec.message()});
     }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) load_file(f);
   }
 }
 
+std::string PluginRegistry::vet(const fs::path& path) {
+  if (!probe_.enabled) return {};
+  const auto id = identify(path);
+  if (!id) return {};  // load_plugin_library says why it cannot be read
+  if (!cache_ && !probe_.cache_file.empty()) {
+    cache_ = std::make_shared<ProbeCache>(probe_.cache_file);
+  }
+  std::optional<LoadProbeVerdict> v;
+  if (cache_) v = cache_->find(*id);
+  if (!v) {
+    ++probes_run_;
+    v = probe_load_in_child(path, probe_.timeout);
+    if (cache_) cache_->put(*id, *v);
+  }
+  return v->safe ? std::string() : "plugin library " + path.string() + " refused: " + v->reason;
+}
+
 bool PluginRegistry::load_file(const fs::path& path) {
   try {
+    if (auto why = vet(path); !why.empty()) {
+      refused_.push_back({path, std::move(why)});
+      return false;
+    }
     PluginLibrary lib = load_plugin_library(path);
     if (const PluginInfo* existing = find(lib.info.kind, lib.info.name)) {
       const auto& first = library_for(existing->kind, existing->name);

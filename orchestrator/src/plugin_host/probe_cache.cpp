@@ -1,0 +1,141 @@
+// The probe cache file: a header naming the host it was written by, then one tab-separated
+// line per library:
+//   safe     SIZE MTIME_NS DEVICE INODE PATH
+//   refused  SIZE MTIME_NS DEVICE INODE PATH REASON
+#include "plugin_host/probe_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "orch/plugin.h"
+
+namespace orch {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Verdicts written by another orch build are not trusted: what its loader did in the child
+// (and so what counted as getting through) may differ.
+std::string header() {
+  return std::string("# orch plugin load probe verdicts; safe to delete. host: orch ") +
+         ORCH_VERSION + ", SDK " + std::to_string(ORCH_SDK_VERSION) + ", LibTorch " +
+         ORCH_HOST_TORCH_VERSION;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t tab = line.find('\t', begin);
+    out.push_back(line.substr(begin, tab - begin));
+    if (tab == std::string::npos) return out;
+    begin = tab + 1;
+  }
+}
+
+template <class T>
+bool parse(const std::string& s, T& out) {
+  std::istringstream in(s);
+  in >> out;
+  return !in.fail() && in.eof();
+}
+
+bool storable(const std::string& s) { return s.find_first_of("\t\n\r") == std::string::npos; }
+
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<FileIdentity> identify(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  std::error_code ec;
+  fs::path abs = fs::absolute(path, ec);
+  if (ec) return std::nullopt;
+  FileIdentity id;
+  id.path = abs.lexically_normal().string();
+  id.size = static_cast<std::uintmax_t>(st.st_size);
+  id.mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+  id.device = st.st_dev;
+  id.inode = st.st_ino;
+  return id;
+}
+
+ProbeCache::ProbeCache(fs::path file) : file_(std::move(file)) {
+  std::ifstream in(file_);
+  std::string line;
+  if (!std::getline(in, line) || line != header()) return;
+  while (std::getline(in, line)) {
+    const auto f = split_tabs(line);
+    if (f.size() < 6) continue;
+    FileIdentity id;
+    if (!parse(f[1], id.size) || !parse(f[2], id.mtime_ns) || !parse(f[3], id.device) ||
+        !parse(f[4], id.inode)) {
+      continue;
+    }
+    id.path = f[5];
+    LoadProbeVerdict v;
+    if (f[0] == "safe" && f.size() == 6) {
+      v.safe = true;
+    } else if (f[0] == "refused" && f.size() == 7) {
+      v.safe = false;
+      v.reason = f[6];
+    } else {
+      continue;
+    }
+    entries_[id.path] = {id, v};
+  }
+}
+
+std::optional<LoadProbeVerdict> ProbeCache::find(const FileIdentity& id) const {
+  const auto it = entries_.find(id.path);
+  if (it == entries_.end() || !(it->second.first == id)) return std::nullopt;
+  return it->second.second;
+}
+
+void ProbeCache::put(const FileIdentity& id, const LoadProbeVerdict& v) {
+  if (!v.cacheable || !storable(id.path)) return;
+  entries_[id.path] = {id, v};
+  save();
+}
+
+void ProbeCache::save() const {
+  std::error_code ec;
+  if (file_.has_parent_path()) fs::create_directories(file_.parent_path(), ec);
+  std::random_device rd;
+  const fs::path tmp =
+      file_.string() + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(rd());
+  {
+    std::ofstream out(tmp);
+    if (!out) return;  // an unwritable cache only costs the next command its probes
+    out << header() << "\n";
+    for (const auto& [path, e] : entries_) {
+      const auto& [id, v] = e;
+      // A library since replaced or removed is forgotten rather than kept forever.
+      if (identify(path) != std::optional<FileIdentity>(id)) continue;
+      out << (v.safe ? "safe" : "refused") << '\t' << id.size << '\t' << id.mtime_ns << '\t'
+          << id.device << '\t' << id.inode << '\t' << path;
+      if (!v.safe) out << '\t' << one_line(v.reason);
+      out << '\n';
+    }
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, file_, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace orch

@@ -1,0 +1,314 @@
+// Libraries that are files but not what they seem: load-time code that crashes, exits or hangs
+// (vetted in a child process, the verdict remembered per file), and symbolic link loops in a
+// plugin folder; through the registry and through the orch binary.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "integration/test_support.h"
+
+using namespace orch;
+using Catch::Matchers::Contains;
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const fs::path kFaults = fs::path(ORCH_TEST_PLUGIN_DIR) / "load-faults";
+const fs::path kBuilt = fs::path(ORCH_PLUGIN_BUILD_DIR);
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+// A shell command line (already quoted), its output and exit code.
+test::CommandResult run_shell(const std::string& command) {
+  test::CommandResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+PluginRegistry probing_registry(const fs::path& cache = {},
+                                std::chrono::milliseconds timeout = 30s) {
+  PluginRegistry reg;
+  reg.set_load_probe({true, timeout, cache});
+  return reg;
+}
+
+// Copies `from` to `to` through a temporary file renamed into place, as installers do (a
+// library rewritten in place would change under a process that has it mapped).
+void install(const fs::path& from, const fs::path& to) {
+  const fs::path tmp = to.string() + ".new";
+  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing);
+  fs::rename(tmp, to);
+}
+
+// The lines of a probe cache file that name `path`.
+std::vector<std::string> cache_lines(const fs::path& cache, const fs::path& path) {
+  std::vector<std::string> out;
+  std::istringstream in(slurp(cache));
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\t" + path.string()) != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+// A plugin folder holding libraries whose load-time code segfaults, exits and hangs, symbolic
+// link loops named like libraries, a good out-of-tree plugin (`fault`) and a library that is
+// no plugin; and a folder link that points to itself.
+struct BadFolder {
+  test::TempDir tmp;
+  fs::path dir = tmp.path() / "plugins";
+  fs::path loop_dir = tmp.path() / "looped";
+  fs::path cache = tmp.path() / "probes.tsv";
+  BadFolder() {
+    fs::create_directories(dir);
+    for (const char* f : {"libload_segfault.so", "libload_exit.so", "libload_hang.so"}) {
+      fs::create_symlink(kFaults / f, dir / f);
+    }
+    fs::create_symlink(fs::path(ORCH_FAULT_PLUGIN_DIR) / "libfault.so", dir / "libfault.so");
+    fs::copy_file(fs::path(ORCH_TEST_PLUGIN_DIR) / "libnot_orch.so", dir / "libnot_orch.so");
+    fs::create_symlink("libloop.so", dir / "libloop.so");
+    fs::create_symlink("libcycle_b.so", dir / "libcycle_a.so");
+    fs::create_symlink("libcycle_a.so", dir / "libcycle_b.so");
+    fs::create_symlink("looped", loop_dir);
+  }
+  // The environment and binary for one command, with this folder's cache and a short timeout.
+  std::string orch(const std::string& args, const std::string& env = {}) const {
+    return "ORCH_PLUGIN_PROBE_CACHE=" + q(cache) + " ORCH_PLUGIN_PROBE_TIMEOUT=1 " + env + " " +
+           q(ORCH_BINARY) + " --plugin-path " + q(dir) + " --plugin-path " + q(loop_dir) + " " +
+           args;
+  }
+};
+
+constexpr const char* kTiny = R"(name: tiny
+base:
+  model: {plugin: resnet, depth: 18}
+  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
+  batch_size: 4
+  steps: {warmup: 1, measure: 2}
+  device: cpu
+)";
+
+}  // namespace
+
+TEST_CASE("a library whose load-time code segfaults is refused with its signal", "[plugins]") {
+  auto reg = probing_registry();
+  const auto path = kFaults / "libload_segfault.so";
+  CHECK_FALSE(reg.load_file(path));  // and this process is still here
+  REQUIRE(reg.refused().size() == 1);
+  const std::string why = reg.refused()[0].reason;
+  CHECK_THAT(why, Contains("plugin library " + path.string() +
+                           " refused: its load-time code was killed by signal 11 (SIGSEGV)"));
+  CHECK_THAT(why, Contains("its last line on stderr: \"load_segfault: dereferencing a null"));
+  CHECK(reg.probes_run() == 1);
+  CHECK(reg.plugins().empty());
+}
+
+TEST_CASE("a library whose load-time code calls exit(0) is refused, not taken as loaded",
+          "[plugins]") {
+  auto reg = probing_registry();
+  const auto path = kFaults / "libload_exit.so";
+  CHECK_FALSE(reg.load_file(path));
+  REQUIRE(reg.refused().size() == 1);
+  CHECK_THAT(reg.refused()[0].reason,
+             Contains("plugin library " + path.string() +
+                      " refused: its load-time code called exit(0) while loading"));
+}
+
+TEST_CASE("a library whose load-time code hangs is refused after the probe's timeout",
+          "[plugins]") {
+  test::TempDir tmp;
+  const auto cache = tmp.path() / "probes.tsv";
+  const auto path = kFaults / "libload_hang.so";
+  const auto start = std::chrono::steady_clock::now();
+  auto reg = probing_registry(cache, 500ms);
+  CHECK_FALSE(reg.load_file(path));
+  CHECK(std::chrono::steady_clock::now() - start < 20s);
+  REQUIRE(reg.refused().size() == 1);
+  CHECK_THAT(reg.refused()[0].reason,
+             Contains(path.string() +
+                      " refused: its load-time code did not finish within 0.5 s and was killed"));
+  // A timeout may be a slow disk rather than a hang: it is not remembered.
+  CHECK(cache_lines(cache, path).empty());
+  auto again = probing_registry(cache, 500ms);
+  CHECK_FALSE(again.load_file(path));
+  CHECK(again.probes_run() == 1);
+}
+
+TEST_CASE("good plugins load after a refused one, and the built ones pass the probe", "[plugins]") {
+  auto reg = probing_registry();
+  reg.load_file(kFaults / "libload_segfault.so");
+  REQUIRE(reg.load_file(kBuilt / "liborch_precision_fp32.so"));
+  REQUIRE(reg.load_file(kBuilt / "liborch_model_resnet.so"));
+  CHECK(reg.names(PluginKind::kPrecision) == std::vector<std::string>{"fp32"});
+  CHECK(reg.names(PluginKind::kModel) == std::vector<std::string>{"resnet"});
+  CHECK(reg.probes_run() == 3);
+  CHECK(reg.refused().size() == 1);
+}
+
+TEST_CASE("the probe's verdict is remembered for an unchanged file and not for a changed one",
+          "[plugins]") {
+  test::TempDir tmp;
+  const auto cache = tmp.path() / "probes.tsv";
+  const auto good = tmp.path() / "libgood.so";
+  const auto bad = tmp.path() / "libbad.so";
+  install(kBuilt / "liborch_stream_default.so", good);
+  install(kFaults / "libload_segfault.so", bad);
+  {
+    auto first = probing_registry(cache);
+    CHECK(first.load_file(good));
+    CHECK_FALSE(first.load_file(bad));
+    CHECK(first.probes_run() == 2);
+  }
+  const auto good_lines = cache_lines(cache, good);
+  REQUIRE(good_lines.size() == 1);
+  CHECK(good_lines[0].rfind("safe\t" + std::to_string(fs::file_size(good)) + "\t", 0) == 0);
+  const auto bad_lines = cache_lines(cache, bad);
+  REQUIRE(bad_lines.size() == 1);
+  CHECK_THAT(bad_lines[0], Contains("refused\t"));
+  CHECK_THAT(bad_lines[0], Contains("killed by signal 11 (SIGSEGV)"));
+
+  {
+    auto second = probing_registry(cache);
+    CHECK(second.load_file(good));
+    CHECK_FALSE(second.load_file(bad));
+    CHECK(second.probes_run() == 0);  // both answered from the cache
+    REQUIRE(second.refused().size() == 1);
+    CHECK_THAT(second.refused()[0].reason, Contains("plugin library " + bad.string() +
+                                                    " refused: its load-time code was "
+                                                    "killed by signal 11 (SIGSEGV)"));
+  }
+
+  // Another library installed under the same name, and the same file with a new time: both
+  // are new files to the probe.
+  install(kBuilt / "liborch_precision_fp32.so", good);
+  fs::last_write_time(bad, fs::last_write_time(bad) + 2s);
+  {
+    auto third = probing_registry(cache);
+    CHECK(third.load_file(good));
+    CHECK_FALSE(third.load_file(bad));
+    CHECK(third.probes_run() == 2);
+  }
+  REQUIRE(cache_lines(cache, good).size() == 1);
+  CHECK(cache_lines(cache, good) != good_lines);
+}
+
+TEST_CASE("a damaged or foreign probe cache counts as empty", "[plugins]") {
+  test::TempDir tmp;
+  const auto cache = tmp.path() / "probes.tsv";
+  std::ofstream(cache) << "# some other program's file\nsafe\t1\t2\t3\t4\t"
+                       << (kFaults / "libload_segfault.so").string() << "\n";
+  auto reg = probing_registry(cache);
+  CHECK_FALSE(reg.load_file(kFaults / "libload_segfault.so"));
+  CHECK(reg.probes_run() == 1);
+  CHECK_THAT(slurp(cache), Contains("# orch plugin load probe verdicts"));
+}
+
+TEST_CASE("symbolic link loops in a plugin folder are reported and skipped", "[plugins]") {
+  BadFolder f;
+  auto reg = probing_registry(f.cache, 1s);
+  reg.load_directories({f.dir, f.loop_dir});
+  CHECK(reg.names(PluginKind::kModel) == std::vector<std::string>{"fault"});
+  std::string all;
+  for (const auto& r : reg.refused()) all += r.reason + "\n";
+  INFO(all);
+  const std::string loop = ": Too many levels of symbolic links";
+  CHECK_THAT(all,
+             Contains("skipped plugin folder entry " + (f.dir / "libloop.so").string() + loop));
+  CHECK_THAT(all,
+             Contains("skipped plugin folder entry " + (f.dir / "libcycle_a.so").string() + loop));
+  CHECK_THAT(all,
+             Contains("skipped plugin folder entry " + (f.dir / "libcycle_b.so").string() + loop));
+  CHECK_THAT(all, Contains("skipped plugin folder " + f.loop_dir.string() + loop));
+  CHECK_THAT(all, Contains("libload_segfault.so refused: its load-time code was killed by signal"));
+  CHECK_THAT(all, Contains("libnot_orch.so: not an orch plugin"));
+  CHECK(reg.refused().size() == 8);  // 3 load faults, 3 entry loops, the folder, not_orch
+}
+
+TEST_CASE("orch plugins, plan and run go on past crashing libraries and symbolic link loops",
+          "[cli]") {
+  BadFolder f;
+  const std::string refused = "plugin library " + f.dir.string();
+  const std::string loop = ": Too many levels of symbolic links";
+
+  const auto list = run_shell(f.orch("plugins"));
+  INFO(list.output);
+  CHECK(list.exit_code == 0);
+  CHECK_THAT(list.output, Contains("file: " + (f.dir / "libfault.so").string()));
+  CHECK_THAT(list.output, Contains("file: " + (kBuilt / "liborch_model_resnet.so").string()));
+  CHECK_THAT(list.output,
+             Contains("refused: " + refused +
+                      "/libload_segfault.so refused: its load-time code was killed by signal 11 "
+                      "(SIGSEGV)"));
+  CHECK_THAT(list.output, Contains("refused: " + refused +
+                                   "/libload_exit.so refused: its load-time code called exit(0) "
+                                   "while loading"));
+  CHECK_THAT(list.output, Contains("refused: " + refused +
+                                   "/libload_hang.so refused: its load-time code did not finish "
+                                   "within 1 s"));
+  CHECK_THAT(list.output, Contains("refused: skipped plugin folder entry " +
+                                   (f.dir / "libloop.so").string() + loop));
+  CHECK_THAT(list.output, Contains("refused: skipped plugin folder " + f.loop_dir.string() + loop));
+  // Remembered for the next command: the good and the crashing libraries, not the hang.
+  CHECK(cache_lines(f.cache, kBuilt / "liborch_model_resnet.so").size() == 1);
+  CHECK(cache_lines(f.cache, f.dir / "libload_segfault.so").size() == 1);
+  CHECK(cache_lines(f.cache, f.dir / "libload_hang.so").empty());
+
+  test::TempDir work;
+  std::ofstream(work.path() / "tiny.yaml") << kTiny;
+  const auto plan = run_shell(f.orch("plan " + q(work.path() / "tiny.yaml")));
+  INFO(plan.output);
+  CHECK(plan.exit_code == 0);
+  CHECK_THAT(plan.output, Contains("1 run (1 configuration x 1 repeat)"));
+  CHECK_THAT(plan.output, Contains("orch: warning: " + refused +
+                                   "/libload_segfault.so refused: its load-time code was killed "
+                                   "by signal 11 (SIGSEGV)"));
+  CHECK_THAT(plan.output, Contains("orch: warning: skipped plugin folder entry " +
+                                   (f.dir / "libcycle_a.so").string() + loop));
+
+  const auto db = work.path() / "r.db";
+  const auto run = run_shell(f.orch("--db " + q(db) + " run " + q(work.path() / "tiny.yaml")));
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.output, Contains("sweep tiny"));
+  CHECK_THAT(run.output, Contains("libload_exit.so refused: its load-time code called exit(0)"));
+  CHECK(fs::exists(db));
+}
+
+TEST_CASE("orch probes a library once, and again when the file changes", "[cli]") {
+  BadFolder f;
+  const auto log = f.tmp.path() / "loads.txt";
+  const auto lib = f.dir / "libnot_orch.so";
+  const std::string env = "ORCH_TEST_LOAD_LOG=" + q(log);
+  // Each load appends "loaded PID": the orch process's own, and the probe child's when the
+  // library is probed.
+  auto loads = [&] {
+    std::istringstream in(slurp(log));
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.rfind("loaded ", 0) == 0;
+    return n;
+  };
+  REQUIRE(run_shell(f.orch("plugins", env)).exit_code == 0);
+  CHECK(loads() == 2);  // probed, then loaded
+  REQUIRE(run_shell(f.orch("plugins", env)).exit_code == 0);
+  CHECK(loads() == 3);  // loaded only: the verdict came from the cache
+  install(fs::path(ORCH_TEST_PLUGIN_DIR) / "libnot_orch.so", lib);
+  REQUIRE(run_shell(f.orch("plugins", env)).exit_code == 0);
+  CHECK(loads() == 5);  // a new file: probed again
+  CHECK(cache_lines(f.cache, lib).size() == 1);
+}
