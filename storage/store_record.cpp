@@ -106,7 +106,9 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document
   const ProcessOutcome outcome = doc.outcome.value_or(ProcessOutcome{});
   const auto diagnosis = diagnose(doc);
   // Documents from `orch run` and cluster tasks get the class the sweep would give them.
-  const std::optional<FailureClass> failure = classify_failure(doc);
+  // A run the environment spoiled is recorded `interrupted`, with its class kept.
+  const std::optional<FailureClass> failure =
+      doc.failure_class ? doc.failure_class : classify_failure(doc);
   row.set("status", to_string(*doc.status))
       .set_text("error", doc.error.value_or(""))
       .set_text("failure_class", failure ? to_string(*failure) : "")

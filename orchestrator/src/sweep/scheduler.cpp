@@ -272,6 +272,10 @@ class Loop {
     if (!write([&] { recorder_.finish(slot.id, document); }) &&
         doc.status != RunStatus::interrupted) {
       launcher_.keep_unrecorded(spec, document);
+      out_ << fmt::format(
+          "  {} (repeat {}) finished but could not be recorded: its result is kept in its "
+          "folder, and running the same command again records it\n",
+          terminal_text(spec.name), spec.repeat);
     }
     const RunStatus status = doc.status.value_or(RunStatus::failed);
     if (status == RunStatus::interrupted) {
