@@ -128,7 +128,7 @@ TEST_CASE("sweep: five configuration failures in a row retire nothing; every goo
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("no longer using") == std::string::npos);
-  CHECK(r.output.find("health") == std::string::npos);
+  CHECK(r.output.find("checking its health") == std::string::npos);
   const auto runs = runs_of(db, "config-errors");
   REQUIRE(runs.size() == 10);
   int failed = 0, ok = 0;
