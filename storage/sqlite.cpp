@@ -7,19 +7,33 @@ namespace orch::storage {
 namespace {
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
-  throw SqliteError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+  throw SqliteError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"),
+                    db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
 }
 
 }  // namespace
+
+bool SqliteError::environment() const {
+  switch (code_ & 0xff) {
+    case SQLITE_FULL:
+    case SQLITE_BUSY:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+      return true;
+    default:
+      return false;
+  }
+}
 
 Database::Database(const std::string& path) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {
     std::string msg = "cannot open database " + path;
     if (db_) msg += std::string(": ") + sqlite3_errmsg(db_);
+    const int code = db_ ? sqlite3_extended_errcode(db_) : SQLITE_NOMEM;
     sqlite3_close(db_);
     db_ = nullptr;
-    throw SqliteError(msg);
+    throw SqliteError(msg, code);
   }
   sqlite3_extended_result_codes(db_, 1);
 }
@@ -60,7 +74,7 @@ void Database::exec(const std::string& sql) {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
-    throw SqliteError("SQL failed: " + msg);
+    throw SqliteError("SQL failed: " + msg, sqlite3_extended_errcode(db_));
   }
 }
 
@@ -115,6 +129,9 @@ Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); 
 
 Transaction::~Transaction() {
   if (done_) return;
+  // After SQLITE_FULL or an I/O error SQLite may have rolled back already; a second ROLLBACK
+  // would only fail and warn about nothing.
+  if (sqlite3_get_autocommit(db_.get())) return;
   char* err = nullptr;
   if (sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, &err) != SQLITE_OK) {
     std::cerr << "orch: warning: rollback failed: " << (err ? err : "?") << "\n";

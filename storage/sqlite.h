@@ -14,7 +14,17 @@ namespace orch::storage {
 
 class SqliteError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit SqliteError(const std::string& what, int code = SQLITE_ERROR)
+      : std::runtime_error(what), code_(code) {}
+  /// SQLite's extended result code (SQLITE_BUSY, SQLITE_FULL, SQLITE_IOERR_WRITE, ...).
+  int code() const { return code_; }
+  /// The surroundings failed, not the request: the file system is full or read-only, I/O
+  /// failed, or another process held the lock longer than the busy timeout. Running the same
+  /// command again once that is fixed succeeds.
+  bool environment() const;
+
+ private:
+  int code_;
 };
 
 class Database {

@@ -2,6 +2,7 @@
 // finished document is in store_record.cpp, the read queries in store_query.cpp.
 #include "storage/store.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "storage/migrate.h"
@@ -9,9 +10,38 @@
 
 namespace orch::storage {
 
+int busy_timeout_ms() {
+  if (const char* v = std::getenv("ORCH_BUSY_TIMEOUT_MS"); v && *v) {
+    char* end = nullptr;
+    const long ms = std::strtol(v, &end, 10);
+    if (*end == '\0' && ms >= 0 && ms <= 3600000) return static_cast<int>(ms);
+  }
+  return 10000;
+}
+
+std::string database_fault_text(const SqliteError& e, const std::string& path) {
+  const int ms = busy_timeout_ms();
+  const std::string waited =
+      ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+  switch (e.code() & 0xff) {
+    case SQLITE_BUSY:
+      return "database is locked by another process: " + path + " (held longer than " + waited +
+             "); let that program finish or close it, and run the same command again";
+    case SQLITE_FULL:
+      return "no space left on " + path + " (SQLITE_FULL: " + e.what() +
+             "): free space and run the same command again";
+    case SQLITE_READONLY:
+      return "cannot write the database " + path + " (" + e.what() +
+             "): make it writable and run the same command again";
+    default:
+      return "I/O error on the database " + path + " (" + e.what() +
+             "): check the disk (dmesg) and run the same command again";
+  }
+}
+
 Store::Store(const std::string& path) : db_(path) {
   // A reader (sqlite3, pandas) holding a lock briefly must never fail the sweep: wait for it.
-  sqlite3_busy_timeout(db_.get(), 10000);
+  sqlite3_busy_timeout(db_.get(), busy_timeout_ms());
   db_.exec("PRAGMA journal_mode=WAL");
   // FULL: a committed run survives power loss, not only a process crash.
   db_.exec("PRAGMA synchronous=FULL");
@@ -60,7 +90,7 @@ Database open_for_reading(const std::string& path) {
 }  // namespace
 
 Store::Store(const std::string& path, ReadOnly) : db_(open_for_reading(path)) {
-  sqlite3_busy_timeout(db_.get(), 10000);
+  sqlite3_busy_timeout(db_.get(), busy_timeout_ms());
   const int version = schema_version();
   if (version > kSchemaVersion) {
     throw SqliteError("database " + path + " has schema version " + std::to_string(version) +
@@ -214,6 +244,7 @@ std::int64_t Store::begin_run(std::int64_t sweep_id, const nlohmann::json& heade
       .set("batch_auto", std::int64_t{0});
   // A retry starts from a clean row: whatever the previous attempt recorded is cleared.
   for (const char* column : {"error",
+                             "failure_class",
                              "device",
                              "finished_at",
                              "duration_s",
@@ -262,6 +293,23 @@ void Store::mark_interrupted(std::int64_t run_id, const std::string& reason) {
   st.bind(1, run_id).bind(2, reason).bind(3, utc_now());
   st.step();
   tx.commit();
+}
+
+void Store::record_device_check(std::int64_t sweep_id, const std::string& gpu, bool healthy,
+                                const std::string& detail) {
+  Statement st(db_, R"(INSERT INTO device_checks (sweep_id, gpu, checked_at, healthy, detail)
+                       VALUES (?1, ?2, ?3, ?4, ?5))");
+  st.bind(1, sweep_id).bind(2, gpu).bind(3, utc_now()).bind(4, std::int64_t{healthy ? 1 : 0});
+  if (detail.empty())
+    st.bind_null(5);
+  else
+    st.bind(5, detail);
+  st.step();
+}
+
+std::string Store::path() const {
+  const char* p = sqlite3_db_filename(db_.get(), "main");
+  return p ? p : "";
 }
 
 }  // namespace orch::storage

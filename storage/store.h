@@ -19,6 +19,15 @@ namespace orch::storage {
 /// are refused (a newer orch wrote them, and this one would misread them).
 constexpr int kSchemaVersion = 5;
 
+/// How long a write waits for another connection's lock before it fails with SQLITE_BUSY:
+/// 10 s, or ORCH_BUSY_TIMEOUT_MS (for tests that hold a lock on purpose).
+int busy_timeout_ms();
+
+/// What to tell the user about an environment error (SqliteError::environment()) on the
+/// database at `path`, e.g. "database is locked by another process: PATH (held longer than
+/// 10 s): ...", "no space left on PATH (SQLITE_FULL): free space and run the same command again".
+std::string database_fault_text(const SqliteError& e, const std::string& path);
+
 /// One configuration in the ranking view, aggregated over its successful runs.
 struct RankRow {
   std::string experiment, name, config_hash, precision, memory_format, device;
@@ -65,6 +74,7 @@ struct RunProfile {
 struct RunRecord {
   std::int64_t id = 0, sweep_id = 0;
   std::string sweep, experiment, name, config_hash, status, error, device, gpu;
+  std::string failure_class;  ///< configuration, device, environment; empty when unclassified
   int repeat = 0, attempts = 0;
   std::optional<std::int64_t> batch_size, exit_code, term_signal;
   bool batch_auto = false;
@@ -83,8 +93,8 @@ struct RunRecord {
 
 class Store {
  public:
-  /// Opens or creates the database at `path`, sets WAL mode, FULL sync and a 10 s busy
-  /// timeout, and brings the schema to kSchemaVersion (migrating an older one in one
+  /// Opens or creates the database at `path`, sets WAL mode, FULL sync and the busy timeout
+  /// (busy_timeout_ms()), and brings the schema to kSchemaVersion (migrating an older one in one
   /// transaction). Throws SqliteError for a newer schema or a file that is not a database.
   explicit Store(const std::string& path);
 
@@ -127,6 +137,9 @@ class Store {
   /// A run still 'running' becomes 'interrupted' with `reason` as its error; a run that already
   /// finished is left as it is.
   void mark_interrupted(std::int64_t run_id, const std::string& reason);
+  /// Records the verdict of a health check the sweep ran on GPU slot `gpu` (device_checks).
+  void record_device_check(std::int64_t sweep_id, const std::string& gpu, bool healthy,
+                           const std::string& detail);
 
   // --- queries ---------------------------------------------------------------------------------
   /// Configurations ranked by mean throughput (the `ranking` view); all experiments when
@@ -138,6 +151,8 @@ class Store {
   std::optional<RunRecord> run(std::int64_t run_id) const;
 
   int schema_version() const;
+  /// The database's file as SQLite opened it.
+  std::string path() const;
   Database& database() { return db_; }
   const Database& database() const { return db_; }
 

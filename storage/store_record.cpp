@@ -131,8 +131,13 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document
   const nlohmann::json env = object_or_empty(doc.environment);
   const ProcessOutcome outcome = doc.outcome.value_or(ProcessOutcome{});
   const auto diagnosis = diagnose(doc);
+  // Documents from `orch run` and cluster tasks get the class the sweep would give them.
+  // A run the environment spoiled is recorded `interrupted`, with its class kept.
+  const std::optional<FailureClass> failure =
+      doc.failure_class ? doc.failure_class : classify_failure(doc);
   row.set("status", to_string(*doc.status))
       .set_text("error", doc.error.value_or(""))
+      .set_text("failure_class", failure ? to_string(*failure) : "")
       .set("batch_auto", std::int64_t{doc.batch_auto.value_or(false) ? 1 : 0})
       .set_text("device", doc.device.value_or(""))
       .set_text("gpu", doc.gpu.value_or(""))

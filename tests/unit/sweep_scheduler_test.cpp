@@ -5,6 +5,9 @@
 #include <set>
 #include <sstream>
 
+#include "result/failure_class.h"
+#include "result/result_document.h"
+#include "sweep/environment_fault.h"
 #include "sweep/scheduler.h"
 #include "unit/plan_test_catalog.h"
 
@@ -26,6 +29,7 @@ struct Script {
   double seconds = 10;
   double images_per_s = 100;
   bool gpu_lost = false;
+  std::string failure_class = {};  // as the run's process would write it; empty: none written
 };
 
 class FakeLauncher;
@@ -50,6 +54,7 @@ class FakeLauncher final : public Launcher {
  public:
   explicit FakeLauncher(FakeClock& c) : clock(c) {}
   std::unique_ptr<RunHandle> launch(const RunSpec& spec, const std::string& gpu) override {
+    if (fail_launch && fail_launch(spec)) throw EnvironmentFault("no space left on spec.json");
     launched.push_back({spec.name, gpu});
     auto it = scripts.find(spec.name);
     return std::make_unique<FakeHandle>(*this, spec, gpu,
@@ -61,6 +66,14 @@ class FakeLauncher final : public Launcher {
   std::map<std::string, int> running_on;                      // gpu -> runs in flight now
   int max_on_one_gpu = 0;
   std::function<void()> on_launch;
+  std::function<bool(const RunSpec&)> fail_launch;  // true: its files cannot be written
+  std::map<std::string, json> left_on_disk;         // by run name: unrecorded results
+  std::vector<json> kept;                           // documents kept for a later resume
+  std::optional<json> unrecorded_result(const RunSpec& spec) override {
+    auto it = left_on_disk.find(spec.name);
+    return it == left_on_disk.end() ? std::nullopt : std::optional<json>(it->second);
+  }
+  void keep_unrecorded(const RunSpec&, const json& doc) override { kept.push_back(doc); }
 };
 
 FakeHandle::FakeHandle(FakeLauncher& l, const RunSpec& spec, std::string gpu, Script s)
@@ -87,15 +100,19 @@ std::optional<json> FakeHandle::poll() {
   else
     doc["error"] = "scripted " + s_.status;
   if (s_.gpu_lost) doc["telemetry"] = {{"gpu_lost", true}};
+  if (!s_.failure_class.empty()) doc["failure_class"] = s_.failure_class;
   return doc;
 }
 
 class FakeRecorder final : public Recorder {
  public:
   std::map<std::pair<std::string, int>, PriorRun> prior;
-  std::map<std::string, double> measured;                     // by hash
-  std::map<std::pair<std::string, int>, std::string> status;  // what was recorded
+  std::map<std::string, double> measured;                            // by hash
+  std::map<std::pair<std::string, int>, std::string> status;         // what was recorded
+  std::map<std::pair<std::string, int>, std::string> failure_class;  // as recorded
   std::vector<std::string> finished_names, stale;
+  std::vector<std::pair<std::string, DeviceVerdict>> checks;  // gpu, verdict
+  std::function<void(const json&)> on_finish;                 // may throw, as a full disk does
   int begins = 0, heartbeats = 0;
   std::map<std::pair<std::string, int>, PriorRun> prior_runs() override { return prior; }
   std::optional<double> measured_duration_s(const RunSpec& s) override {
@@ -108,11 +125,42 @@ class FakeRecorder final : public Recorder {
   }
   void heartbeat(std::int64_t) override { ++heartbeats; }
   void finish(std::int64_t, const json& doc) override {
+    if (on_finish) on_finish(doc);
+    if (doc.contains("failure_class")) {
+      failure_class[{doc["run"]["hash"].get<std::string>(), doc["run"]["repeat"].get<int>()}] =
+          doc["failure_class"].get<std::string>();
+    }
     status[{doc["run"]["hash"].get<std::string>(), doc["run"]["repeat"].get<int>()}] =
         doc["status"].get<std::string>();
     finished_names.push_back(doc["run"]["name"].get<std::string>());
   }
   void mark_stale(const RunSpec& s, const std::string&) override { stale.push_back(s.name); }
+  void device_checked(const std::string& gpu, const DeviceVerdict& v) override {
+    checks.emplace_back(gpu, v);
+  }
+};
+
+// Health checks that answer after `seconds` with a scripted verdict.
+class FakeChecker final : public DeviceChecker {
+ public:
+  explicit FakeChecker(FakeClock& c) : clock(c) {}
+  struct Handle final : CheckHandle {
+    FakeClock& clock;
+    Clock::time_point end;
+    DeviceVerdict verdict;
+    Handle(FakeClock& c, Clock::time_point e, DeviceVerdict v) : clock(c), end(e), verdict(v) {}
+    std::optional<DeviceVerdict> poll() override {
+      if (clock.now() < end) return std::nullopt;
+      return verdict;
+    }
+  };
+  std::unique_ptr<CheckHandle> start(const std::string& gpu) override {
+    started.push_back(gpu);
+    return std::make_unique<Handle>(clock, clock.now() + 5s, verdict);
+  }
+  FakeClock& clock;
+  DeviceVerdict verdict{true, "scripted: works"};
+  std::vector<std::string> started;
 };
 
 // Six runs: batch 16 32 64 x precision fp32 tf32 -> names like "fp32/b16".
@@ -215,15 +263,15 @@ TEST_CASE("sweep: two GPUs are both used, never two runs on one", "[sweep]") {
   CHECK(f.clock.now() - (Clock::time_point{} + 1000h) < 35s);
 }
 
-TEST_CASE("sweep: K consecutive failures retire a GPU; the others carry on", "[sweep]") {
+TEST_CASE("sweep: K consecutive device failures retire a GPU; the others carry on", "[sweep]") {
   Fixture f;
   f.options.gpus = {"0", "1"};
   f.options.max_consecutive_failures = 2;
   Plan p = six_runs();
   // GPU 0 gets runs 0, 2 (failing: short so it picks up work first); GPU 1 the long good ones.
-  f.launcher.scripts[p.runs[0].name] = {"failed", 1};
+  f.launcher.scripts[p.runs[0].name] = {"failed", 1, 0, false, "device"};
   f.launcher.scripts[p.runs[1].name] = {"ok", 100};
-  f.launcher.scripts[p.runs[2].name] = {"failed", 1};
+  f.launcher.scripts[p.runs[2].name] = {"failed", 1, 0, false, "device"};
   auto s = f.run(p);
   std::map<std::string, std::vector<std::string>> by_gpu;
   for (auto& [name, gpu] : f.launcher.launched) by_gpu[gpu].push_back(name);
@@ -239,8 +287,8 @@ TEST_CASE("sweep: when every GPU is retired the rest is recorded as skipped", "[
   Fixture f;
   f.options.max_consecutive_failures = 2;
   Plan p = six_runs();
-  f.launcher.scripts[p.runs[0].name] = {"failed", 1};
-  f.launcher.scripts[p.runs[1].name] = {"timeout", 1};
+  f.launcher.scripts[p.runs[0].name] = {"failed", 1, 0, false, "device"};
+  f.launcher.scripts[p.runs[1].name] = {"timeout", 1};  // a hang: the device's, until checked
   auto s = f.run(p);
   CHECK(f.launcher.launched.size() == 2);
   CHECK(s.skipped == 4);
@@ -356,6 +404,195 @@ TEST_CASE("sweep: the progress line has done/total, failures, ETA and the best s
                  " (repeat 0) on cpu: failed: scripted failed | "
                  "failures 1 | elapsed 0:20, ETA 0:40 | best " +
                  p.runs[0].name + " 500.0 img/s") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace orch::sweep
+
+namespace orch::sweep {
+namespace {
+
+TEST_CASE("sweep: five configuration failures in a row retire nothing; the good runs all run",
+          "[sweep][failure_class]") {
+  Fixture f;
+  f.options.max_consecutive_failures = 3;
+  FakeChecker checker(f.clock);
+  f.options.device_checker = &checker;
+  Plan p = six_runs();
+  // Exceptions on a healthy device, as the run's process reports them, and two without a
+  // class (an exception the sweep sees only as a failed document): the configuration's.
+  for (int i = 0; i < 5; ++i) {
+    f.launcher.scripts[p.runs[static_cast<std::size_t>(i)].name] = {"failed", 1, 0, false,
+                                                                    i < 3 ? "configuration" : ""};
+  }
+  auto s = f.run(p);
+  CHECK(f.launcher.launched.size() == 6);
+  CHECK(s.failed == 5);
+  CHECK(s.ok == 1);
+  CHECK(s.skipped == 0);
+  CHECK(f.recorder.status[{p.runs[5].hash, 0}] == "ok");
+  for (int i = 0; i < 5; ++i) {
+    CHECK(f.recorder.failure_class[{p.runs[static_cast<std::size_t>(i)].hash, 0}] ==
+          "configuration");
+  }
+  CHECK(f.recorder.failure_class.count({p.runs[5].hash, 0}) == 0);  // ok: no class
+  CHECK(checker.started.empty());
+  CHECK(f.out.str().find("no longer using") == std::string::npos);
+}
+
+TEST_CASE("sweep: a configuration failure breaks a run of device failures",
+          "[sweep][failure_class]") {
+  Fixture f;
+  f.options.max_consecutive_failures = 2;
+  Plan p = six_runs();
+  f.launcher.scripts[p.runs[0].name] = {"failed", 1, 0, false, "device"};
+  f.launcher.scripts[p.runs[1].name] = {"failed", 1, 0, false, "configuration"};
+  f.launcher.scripts[p.runs[2].name] = {"failed", 1, 0, false, "device"};
+  auto s = f.run(p);
+  CHECK(f.launcher.launched.size() == 6);
+  CHECK(s.skipped == 0);
+}
+
+TEST_CASE("sweep: before retiring a GPU its health is checked; a healthy GPU stays in use",
+          "[sweep][failure_class]") {
+  Fixture f;
+  f.options.max_consecutive_failures = 2;
+  FakeChecker checker(f.clock);
+  f.options.device_checker = &checker;
+  Plan p = six_runs();
+  f.launcher.scripts[p.runs[0].name] = {"failed", 1, 0, false, "device"};
+  f.launcher.scripts[p.runs[1].name] = {"failed", 1, 0, false, "device"};
+  f.launcher.scripts[p.runs[2].name] = {"failed", 1, 0, false, "device"};
+  auto s = f.run(p);
+  CHECK(checker.started == std::vector<std::string>{""});  // once, after the second
+  REQUIRE(f.recorder.checks.size() == 1);
+  CHECK(f.recorder.checks[0].second.healthy);
+  CHECK(f.recorder.checks[0].second.detail == "scripted: works");
+  CHECK(f.launcher.launched.size() == 6);  // the third failure starts a new count of one
+  CHECK(s.skipped == 0);
+  CHECK(s.ok == 3);
+  CHECK(f.out.str().find("health check of cpu: healthy") != std::string::npos);
+  CHECK(f.out.str().find("no longer using") == std::string::npos);
+}
+
+TEST_CASE("sweep: a GPU whose health check fails is retired, with the verdict recorded",
+          "[sweep][failure_class]") {
+  Fixture f;
+  f.options.gpus = {"0", "1"};
+  f.options.max_consecutive_failures = 2;
+  FakeChecker checker(f.clock);
+  checker.verdict = {false, "CUDA error: an illegal memory access was encountered"};
+  f.options.device_checker = &checker;
+  Plan p = six_runs();
+  f.launcher.scripts[p.runs[0].name] = {"failed", 1, 0, false, "device"};
+  f.launcher.scripts[p.runs[1].name] = {"ok", 100};
+  f.launcher.scripts[p.runs[2].name] = {"failed", 1, 0, false, "device"};
+  auto s = f.run(p);
+  REQUIRE(f.recorder.checks.size() == 1);
+  CHECK(f.recorder.checks[0].first == "0");
+  CHECK_FALSE(f.recorder.checks[0].second.healthy);
+  std::map<std::string, int> per_gpu;
+  for (auto& [name, gpu] : f.launcher.launched) ++per_gpu[gpu];
+  CHECK(per_gpu["0"] == 2);
+  CHECK(per_gpu["1"] == 4);
+  CHECK(s.skipped == 0);
+  CHECK(f.out.str().find("no longer using gpu 0: 2 consecutive runs failed on it with device "
+                         "errors, and its health check failed") != std::string::npos);
+}
+
+TEST_CASE("sweep: a crash (signal) is the device's failure, an exit code alone is not",
+          "[sweep][failure_class]") {
+  ResultDocument crash;
+  crash.status = RunStatus::failed;
+  crash.outcome = ProcessOutcome{std::nullopt, 11, ""};
+  CHECK(classify_failure(crash) == FailureClass::device);
+  ResultDocument exited = crash;
+  exited.outcome = ProcessOutcome{3, std::nullopt, ""};
+  CHECK(classify_failure(exited) == FailureClass::configuration);
+  ResultDocument no_result = exited;
+  no_result.outcome = ProcessOutcome{kEnvironmentExitCode, std::nullopt, ""};
+  CHECK(classify_failure(no_result) == FailureClass::environment);
+  ResultDocument sticky;
+  sticky.status = RunStatus::failed;
+  sticky.error = "CUDA error: unspecified launch failure";
+  CHECK(classify_failure(sticky) == FailureClass::device);
+  ResultDocument full = sticky;
+  full.error = "cannot write /x/trace.json: No space left on device";
+  CHECK(classify_failure(full) == FailureClass::environment);
+  ResultDocument oom;
+  oom.status = RunStatus::oom;
+  CHECK(classify_failure(oom) == FailureClass::configuration);
+  ResultDocument lost = sticky;
+  lost.failure_class = FailureClass::configuration;
+  lost.telemetry = {{"gpu_lost", true}};
+  CHECK(classify_failure(lost) == FailureClass::device);
+  ResultDocument ok;
+  ok.status = RunStatus::ok;
+  CHECK_FALSE(classify_failure(ok).has_value());
+}
+
+TEST_CASE(
+    "sweep: a database that cannot be written stops the sweep with exit 4; the finished "
+    "result is kept for the next resume",
+    "[sweep][environment]") {
+  Fixture f;
+  Plan p = six_runs();
+  int finishes = 0;
+  f.recorder.on_finish = [&](const json&) {
+    if (++finishes == 2) {
+      throw EnvironmentFault("database is locked by another process: r.db (held longer than 10 s)",
+                             /*database=*/true);
+    }
+  };
+  auto s = f.run(p);
+  CHECK(f.launcher.launched.size() == 2);  // nothing starts after the fault
+  CHECK(s.exit_code() == kEnvironmentExitCode);
+  CHECK(s.environment_fault.find("locked by another process") != std::string::npos);
+  REQUIRE(f.launcher.kept.size() == 1);
+  CHECK(f.launcher.kept[0]["run"]["name"] == p.runs[1].name);
+  CHECK(f.launcher.kept[0]["status"] == "ok");
+  CHECK(f.recorder.status.count({p.runs[2].hash, 0}) == 0);
+  CHECK(finishes == 2);  // not tried again for anything else: each try could wait 10 s
+}
+
+TEST_CASE("sweep: a run whose files cannot be written stops the sweep; it is left to a resume",
+          "[sweep][environment]") {
+  Fixture f;
+  f.options.gpus = {"0", "1"};
+  Plan p = six_runs();
+  f.launcher.scripts[p.runs[0].name] = {"ok", 30};
+  f.launcher.fail_launch = [&](const RunSpec& spec) { return spec.name == p.runs[1].name; };
+  auto s = f.run(p);
+  CHECK(s.exit_code() == kEnvironmentExitCode);
+  CHECK(f.launcher.launched.size() == 1);
+  // The run in flight elsewhere is stopped, as for a signal; the spoiled one runs again later.
+  CHECK(f.recorder.status[{p.runs[0].hash, 0}] == "interrupted");
+  CHECK(f.recorder.status[{p.runs[1].hash, 0}] == "interrupted");
+  CHECK(f.recorder.failure_class[{p.runs[1].hash, 0}] == "environment");
+  CHECK(f.recorder.status.count({p.runs[2].hash, 0}) == 0);
+  CHECK(s.skipped == 0);
+  CHECK(f.out.str().find("no space left on spec.json") != std::string::npos);
+}
+
+TEST_CASE("sweep: a resume records a finished result left on disk instead of running it again",
+          "[sweep][environment]") {
+  Fixture f;
+  Plan p = six_runs();
+  f.recorder.prior[{p.runs[0].hash, 0}] = {"running", std::nullopt};
+  f.recorder.prior[{p.runs[1].hash, 0}] = {"running", std::nullopt};
+  f.launcher.left_on_disk[p.runs[0].name] = {
+      {"format", "orch.result"},
+      {"version", 2},
+      {"status", "ok"},
+      {"run", {{"name", p.runs[0].name}, {"hash", p.runs[0].hash}, {"repeat", 0}}},
+      {"metrics", {{"images_per_s", 42.0}}}};
+  auto s = f.run(p);
+  CHECK(s.recovered == 1);
+  CHECK(s.already_done == 1);
+  CHECK(f.recorder.status[{p.runs[0].hash, 0}] == "ok");
+  CHECK(f.recorder.stale == std::vector<std::string>{p.runs[1].name});
+  CHECK(f.launcher.launched.size() == 5);
+  CHECK(s.exit_code() == 0);
 }
 
 }  // namespace

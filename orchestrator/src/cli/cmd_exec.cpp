@@ -19,6 +19,7 @@
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
 #include "sweep/child_run.h"
+#include "sweep/environment_fault.h"
 
 namespace orch::cli {
 namespace {
@@ -58,16 +59,11 @@ std::string status_text(const ResultDocument& doc) {
   return doc.status ? to_string(*doc.status) : "?";
 }
 
-// Written to a temporary name and renamed: the parent never reads half a document.
+// Written to a temporary name and renamed: the parent never reads half a document. A write
+// that fails throws sweep::EnvironmentFault, and orch exits with kExitEnvironment, which the
+// sweep reads as the environment's failure.
 void write_atomically(const std::string& path, const ResultDocument& doc) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << to_json(doc).dump(1) << "\n";
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  sweep::write_file_atomically(path, to_json(doc).dump(1) + "\n");
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "storage/sweep_plans.h"
 #include "sweep/child_run.h"
 #include "sweep/deadline.h"
+#include "sweep/device_check.h"
 #include "sweep/plan_revision.h"
 #include "sweep/store_recorder.h"
 #include "sweep/sweep_lock.h"
@@ -130,7 +131,8 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--retry-failed", a->retry_failed,
                 "run again the runs that failed, ran out of memory, timed out or were skipped");
   cmd->add_option("--max-consecutive-failures", a->max_consecutive_failures,
-                  "stop using a GPU after this many failed runs in a row")
+                  "check a GPU's health after this many device failures in a row (a "
+                  "sticky CUDA error, a crash, a hang), and stop using it if the check fails")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--batch-headroom", a->batch_headroom,
@@ -245,6 +247,8 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     launch.grace_s = a->grace_s;
     launch.batch_headroom = a->batch_headroom;
     sweep::ChildLauncher launcher(launch);
+    sweep::ChildDeviceChecker checker({launch.orch_binary, launch.work_dir});
+    options.device_checker = &checker;
     sweep::WallClock clock;
 
     g_stop.store(false);
@@ -280,6 +284,9 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     if (s.exit_code() == 3) {
       std::cout << "run the same command again to continue where it stopped\n";
+    }
+    if (!s.environment_fault.empty()) {
+      std::cerr << "orch sweep: stopped by an environment fault: " << s.environment_fault << "\n";
     }
     std::cout << "\n" << format_sweep_ranking(store, sweep_id);
     exit_code = s.exit_code();

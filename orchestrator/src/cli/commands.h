@@ -1,10 +1,13 @@
 // The `orch` subcommands. Each registers itself on the CLI11 app and returns the exit code
-// through `exit_code`: 0 success, 1 some run failed, 2 bad input (nothing ran, nothing written).
+// through `exit_code`: 0 success, 1 some run failed, 2 bad input (nothing ran, nothing written),
+// 3 a sweep stopped before its end, 4 an environment fault.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+
+#include "result/failure_class.h"
 
 namespace orch::cli {
 
@@ -18,6 +21,9 @@ struct GlobalOptions {
 constexpr int kExitOk = 0;
 constexpr int kExitRunFailed = 1;
 constexpr int kExitBadInput = 2;
+/// An environment fault (a full disk, a database locked by another process): fix it and run
+/// the same command again.
+constexpr int kExitEnvironment = kEnvironmentExitCode;
 
 void add_plugins_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code);
@@ -32,5 +38,6 @@ void add_report_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_dataset_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_ingest_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_health_check_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 
 }  // namespace orch::cli

@@ -3,7 +3,8 @@
 
 #include "cli/commands.h"
 #include "cli/pipe_guard.h"
-#include "storage/sqlite.h"
+#include "storage/store.h"
+#include "sweep/environment_fault.h"
 
 int main(int argc, char** argv) {
   // A closed output pipe is an error to handle (EPIPE), never a silent death by SIGPIPE.
@@ -32,12 +33,20 @@ int main(int argc, char** argv) {
   orch::cli::add_dataset_command(app, global, exit_code);
   orch::cli::add_submit_command(app, global, exit_code);
   orch::cli::add_ingest_command(app, global, exit_code);
+  orch::cli::add_health_check_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : orch::cli::kExitBadInput;
+  } catch (const orch::sweep::EnvironmentFault& e) {
+    std::cerr << "orch: " << e.what() << "\n";
+    return orch::cli::kExitEnvironment;
   } catch (const orch::storage::SqliteError& e) {
+    if (e.environment()) {  // full, locked past the busy timeout, failing I/O, read-only
+      std::cerr << "orch: " << orch::storage::database_fault_text(e, global.db) << "\n";
+      return orch::cli::kExitEnvironment;
+    }
     // A database we cannot open or understand (newer schema, not SQLite): bad input.
     std::cerr << "orch: " << e.what() << "\n";
     return orch::cli::kExitBadInput;

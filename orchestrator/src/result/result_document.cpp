@@ -53,6 +53,13 @@ void take(json& rest, const char* key, std::optional<RunStatus>& out) {
   if (out) rest.erase(it);
 }
 
+void take(json& rest, const char* key, std::optional<FailureClass>& out) {
+  auto it = rest.find(key);
+  if (it == rest.end() || !it->is_string()) return;
+  out = parse_failure_class(it->get<std::string>());
+  if (out) rest.erase(it);
+}
+
 // `run` as orch writes it: exactly {name, hash, repeat}, two strings and an integer.
 void take(json& rest, const char* key, std::optional<RunIdentity>& out) {
   auto it = rest.find(key);
@@ -137,6 +144,7 @@ json to_json(const ResultDocument& d) {
                       {"signal", nullable(d.outcome->signal)},
                       {"stderr_tail", d.outcome->stderr_tail}};
   }
+  if (d.failure_class) out["failure_class"] = to_string(*d.failure_class);
   put(out, "metrics", d.metrics);
   put(out, "counters", d.counters);
   put(out, "steps", d.steps);
@@ -171,6 +179,7 @@ ResultDocument result_from_json(const json& j) {
   take(rest, "batch_auto", d.batch_auto);
   take(rest, "probe", d.probe);
   take(rest, "outcome", d.outcome);
+  take(rest, "failure_class", d.failure_class);
   take(rest, "metrics", d.metrics);
   take(rest, "counters", d.counters);
   take(rest, "steps", d.steps);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "result/failure_class.h"
 #include "result/run_status.h"
 
 namespace orch {
@@ -53,6 +54,9 @@ struct ResultDocument {
   std::optional<std::int64_t> batch_size;  ///< the batch a `batch_size: auto` run chose
   std::optional<bool> batch_auto, probe;
   std::optional<ProcessOutcome> outcome;
+  /// Whose fault a run that did not succeed was: written by the run's process when it knows
+  /// (an exception on a healthy device, a sticky CUDA error), else decided by the sweep.
+  std::optional<FailureClass> failure_class;
 
   // Passed through whole; null when absent.
   nlohmann::json metrics;       ///< name -> number (images_per_s, step_ms_mean, ...)

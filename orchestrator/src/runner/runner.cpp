@@ -16,6 +16,7 @@
 #include "orch/nvtx.h"
 #include "runner/cuda_connections.h"
 #include "runner/device.h"
+#include "runner/device_health.h"
 #include "runner/environment.h"
 #include "runner/gpu_memory_cap.h"
 #include "runner/profiler.h"
@@ -331,6 +332,7 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   }
   finish_telemetry();
   if (telemetry) doc.telemetry = telemetry_json(*telemetry);
+  classify_run_failure(doc);
   doc.duration_s = seconds_since(t0);
   doc.finished_at = storage::utc_now();
   return doc;

@@ -58,7 +58,9 @@ ChildProcess::ChildProcess(const ChildOptions& options) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+  // No O_CLOEXEC: glibc closes the target descriptor before opening, so the file usually gets
+  // that very number and would be closed again by the exec (the run's logs stayed empty).
+  const int flags = O_WRONLY | O_CREAT | O_TRUNC;
   posix_spawn_file_actions_addopen(
       &actions, STDOUT_FILENO,
       options.stdout_path.empty() ? "/dev/null" : options.stdout_path.c_str(), flags, 0644);

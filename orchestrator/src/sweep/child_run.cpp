@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -16,6 +17,7 @@
 #include "sweep/batch_search.h"
 #include "sweep/child_process.h"
 #include "sweep/fastest_batch_search.h"
+#include "sweep/environment_fault.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::sweep {
@@ -41,6 +43,26 @@ std::optional<ResultDocument> read_document(const fs::path& path) {
 
 // A run, a probe that asks whether a batch fits, or one that also measures its throughput.
 enum class ProbeKind { none, fit, speed };
+// The header is the parent's: a child that crashed wrote none.
+void complete_header(ResultDocument& doc, const RunSpec& spec, const fs::path& dir) {
+  const ResultDocument header = result_from_json(run_spec_json(spec));
+  if (!doc.experiment) doc.experiment = header.experiment;
+  if (!doc.run) doc.run = header.run;
+  if (doc.config.is_null()) doc.config = header.config;
+  if (doc.swept.is_null()) doc.swept = header.swept;
+  doc.format = kResultFormat;
+  if (!doc.version) doc.version = kResultVersion;
+  doc.work_dir = dir.string();
+}
+
+// A child that could not write its result often could not write its stderr either (a full
+// disk): then the folder's free space is the only witness left.
+std::string free_space_note(const fs::path& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return {};
+  if (st.f_bavail == 0) return "no space left on " + dir.string();
+  return {};
+}
 
 // One child process: `orch exec` for a run or a probe, with its timeout.
 class Attempt {
@@ -48,15 +70,14 @@ class Attempt {
   Attempt(const ChildLaunchOptions& o, const RunSpec& spec, const std::string& gpu,
           const fs::path& dir, std::optional<std::int64_t> batch, ProbeKind kind)
       : grace_(o.grace_s), timeout_(spec.timeout_s), dir_(dir) {
-    fs::create_directories(dir_);
+    // Every write is checked (an EnvironmentFault names the path and the error). The previous
+    // attempt's result goes first: left behind, a resume would record it as this attempt's.
+    remove_file((dir_ / "result.json").string());
+    create_directories(dir_.string());
     const fs::path spec_path = dir_ / "spec.json";
-    {
-      std::ofstream out(spec_path);
-      out << run_spec_json(spec).dump(2) << "\n";
-    }
-    fs::remove(dir_ / "result.json");
+    write_file(spec_path.string(), run_spec_json(spec).dump(2) + "\n");
     // A retry must not leave the previous attempt's trace behind as if it were its own.
-    fs::remove(dir_ / kTraceFileName);
+    remove_file((dir_ / kTraceFileName).string());
     ChildOptions c;
     c.argv = {o.orch_binary};
     for (const auto& p : o.plugin_paths) {
@@ -80,6 +101,9 @@ class Attempt {
     if (!gpu.empty()) c.env["CUDA_VISIBLE_DEVICES"] = gpu;
     c.stdout_path = (dir_ / "stdout.log").string();
     c.stderr_path = (dir_ / "stderr.log").string();
+    // Made here, checked, so a log that cannot be created is named (the child reopens them).
+    create_empty_file(c.stdout_path);
+    create_empty_file(c.stderr_path);
     started_ = Steady::now();
     child_ = std::make_unique<ChildProcess>(c);
   }
@@ -133,6 +157,12 @@ class Attempt {
       std::string last_line = tail;
       while (!last_line.empty() && last_line.back() == '\n') last_line.pop_back();
       if (auto nl = last_line.rfind('\n'); nl != std::string::npos) last_line.erase(0, nl + 1);
+      if (last_line.empty() && st.exit_code == kEnvironmentExitCode) {
+        last_line = "it could not write its result document in " + dir_.string();
+        if (const std::string note = free_space_note(dir_); !note.empty()) {
+          last_line += " (" + note + "): free space and run the same command again";
+        }
+      }
       doc.error = "the run's process ended without a result (" + st.describe() + ")" +
                   (last_line.empty() ? "" : ": " + last_line);
     }
@@ -184,6 +214,9 @@ class ChildRun final : public RunHandle {
            const RunSpec& spec, const std::string& gpu)
       : o_(o), chosen_(chosen), spec_(spec), gpu_(gpu) {
     dir_ = fs::path(o.work_dir) / run_dir_name(spec);
+    // An earlier attempt's result must not outlive this attempt's probes (a resume would take
+    // it for this attempt's).
+    remove_file((dir_ / "result.json").string());
     if (spec.batch_size) {
       start_run(*spec.batch_size);
     } else if (auto it = chosen_.find(spec.hash); it != chosen_.end()) {
@@ -271,14 +304,7 @@ class ChildRun final : public RunHandle {
   }
 
   json complete(ResultDocument doc) {
-    // The header is the parent's: a child that crashed wrote none.
-    const ResultDocument header = result_from_json(run_spec_json(spec_));
-    if (!doc.experiment) doc.experiment = header.experiment;
-    if (!doc.run) doc.run = header.run;
-    if (doc.config.is_null()) doc.config = header.config;
-    if (doc.swept.is_null()) doc.swept = header.swept;
-    doc.format = kResultFormat;
-    if (!doc.version) doc.version = kResultVersion;
+    complete_header(doc, spec_, dir_);
     doc.batch_auto = auto_;
     if (batch_) doc.batch_size = *batch_;
     if (search_) {
@@ -295,7 +321,6 @@ class ChildRun final : public RunHandle {
       if (search_s_) doc.batch_search["search_s"] = *search_s_;
       if (auto b = search_->result()) doc.batch_search["chosen"] = *b;
     }
-    doc.work_dir = dir_.string();
     return to_json(doc);
   }
 
@@ -328,6 +353,34 @@ ChildLauncher::ChildLauncher(ChildLaunchOptions options) : options_(std::move(op
 
 std::unique_ptr<RunHandle> ChildLauncher::launch(const RunSpec& spec, const std::string& gpu) {
   return std::make_unique<ChildRun>(options_, chosen_, spec, gpu);
+}
+
+std::optional<json> ChildLauncher::unrecorded_result(const RunSpec& spec) {
+  const fs::path dir = fs::path(options_.work_dir) / run_dir_name(spec);
+  std::optional<ResultDocument> doc = read_document(dir / "result.json");
+  // This run's (the folder name holds only a prefix of the hash), and a finished one: not a
+  // probe's, not one the environment spoiled (that one runs again).
+  if (!doc || !doc->status || !doc->run || doc->run->hash != spec.hash ||
+      doc->run->repeat != spec.repeat || doc->probe.value_or(false)) {
+    return std::nullopt;
+  }
+  const RunStatus st = *doc->status;
+  if (st != RunStatus::ok && st != RunStatus::failed && st != RunStatus::oom &&
+      st != RunStatus::diverged) {
+    return std::nullopt;
+  }
+  if (classify_failure(*doc) == FailureClass::environment) return std::nullopt;
+  complete_header(*doc, spec, dir);
+  return to_json(*doc);
+}
+
+void ChildLauncher::keep_unrecorded(const RunSpec& spec, const json& document) {
+  const fs::path path = fs::path(options_.work_dir) / run_dir_name(spec) / "result.json";
+  try {
+    write_file_atomically(path.string(), document.dump(1) + "\n");
+  } catch (const EnvironmentFault&) {
+    // The child's own document is still there, less what the sweep added to it.
+  }
 }
 
 }  // namespace orch::sweep

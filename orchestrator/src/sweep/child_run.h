@@ -40,6 +40,10 @@ class ChildLauncher final : public Launcher {
  public:
   explicit ChildLauncher(ChildLaunchOptions options);
   std::unique_ptr<RunHandle> launch(const RunSpec& spec, const std::string& gpu) override;
+  /// The run folder's result.json, when it is this run's and finished (ok, failed, oom,
+  /// diverged; not spoiled by the environment).
+  std::optional<nlohmann::json> unrecorded_result(const RunSpec& spec) override;
+  void keep_unrecorded(const RunSpec& spec, const nlohmann::json& document) override;
 
   /// Batches chosen by the auto search, by configuration hash: repeats do not search again.
   std::map<std::string, std::int64_t>& chosen_batches() { return chosen_; }

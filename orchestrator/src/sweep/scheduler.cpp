@@ -11,7 +11,9 @@
 
 #include "plan/run_spec_json.h"
 #include "plan/terminal_text.h"
+#include "result/failure_class.h"
 #include "result/result_document.h"
+#include "sweep/environment_fault.h"
 #include "sweep/progress.h"
 
 namespace orch::sweep {
@@ -20,6 +22,7 @@ Clock::time_point WallClock::now() const { return Clock::now(); }
 void WallClock::sleep_for(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
 
 int SweepSummary::exit_code() const {
+  if (!environment_fault.empty()) return kEnvironmentExitCode;
   if (interrupted || deferred > 0) return 3;
   return failed > 0 || skipped > 0 || already_not_ok > 0 ? 1 : 0;
 }
@@ -44,17 +47,13 @@ namespace {
 
 using Key = std::pair<std::string, int>;
 
-// A failure that says something about the GPU rather than the configuration: crashes and hangs
-// count towards retiring a slot; out of memory is the configuration's own outcome.
-bool counts_against_slot(const ResultDocument& doc) {
-  return doc.status == RunStatus::failed || doc.status == RunStatus::timeout;
-}
-
 struct Slot {
   std::string gpu;
-  int consecutive_failures = 0;
+  int consecutive_failures = 0;  ///< device failures in a row
   bool retired = false;
   std::unique_ptr<RunHandle> handle;
+  std::unique_ptr<CheckHandle> check;  ///< a health check in flight: no run starts meanwhile
+  std::string check_reason;            ///< why it is being checked
   const RunSpec* spec = nullptr;
   std::int64_t id = 0;
   Clock::time_point started, last_heartbeat;
@@ -82,26 +81,31 @@ class Loop {
   SweepSummary run(const std::vector<RunSpec>& runs, const std::atomic<bool>& stop) {
     start_ = clock_.now();
     summary_.total = static_cast<int>(runs.size());
-    select_pending(runs);
+    if (!write([&] { select_pending(runs); })) return summary_;
     out_ << fmt::format("sweep: {} runs, {} already finished, {} to run on {}\n", runs.size(),
                         summary_.already_done, pending_.size(), slots_description());
     bool interrupting = false;
     for (;;) {
-      if (stop.load() && !interrupting) {
+      const bool fault = !summary_.environment_fault.empty();
+      if ((stop.load() || fault) && !interrupting) {
         interrupting = true;
-        summary_.interrupted = true;
-        out_ << "sweep: stopping (signal): interrupting running runs, starting no more\n";
-        for (auto& s : slots_)
+        summary_.interrupted = !fault;
+        out_ << (fault ? "sweep: stopping (environment fault): interrupting running runs, "
+                         "starting no more\n"
+                       : "sweep: stopping (signal): interrupting running runs, starting no more\n");
+        for (auto& s : slots_) {
           if (s.handle) s.handle->interrupt();
+          s.check.reset();  // its verdict no longer matters; the process is killed
+        }
       }
       collect_finished();
       if (!interrupting) start_runs();
-      if (!interrupting && !pending_.empty() &&
+      if (!interrupting && summary_.environment_fault.empty() && !pending_.empty() &&
           std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.retired; })) {
         skip_remaining();
       }
-      const bool busy =
-          std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return bool(s.handle); });
+      const bool busy = std::any_of(slots_.begin(), slots_.end(),
+                                    [](const Slot& s) { return s.handle || s.check; });
       if (!busy && (pending_.empty() || interrupting)) break;
       send_heartbeats();
       clock_.sleep_for(opt_.poll_interval);
@@ -123,12 +127,31 @@ class Loop {
           continue;
         }
         if (st == RunStatus::running) {
+          if (record_unrecorded(spec)) continue;
           recorder_.mark_stale(spec, "left running by an orch process that is gone");
         }
       }
       pending_.push_back(&spec);
     }
     if (opt_.fast_first) order_fast_first();
+  }
+
+  // A run left `running` whose process did finish, with its complete result on disk (the
+  // database could not record it then): recorded now instead of being run again.
+  bool record_unrecorded(const RunSpec& spec) {
+    std::optional<nlohmann::json> left = launcher_.unrecorded_result(spec);
+    if (!left) return false;
+    ResultDocument doc = result_from_json(*left);
+    if (!doc.failure_class) doc.failure_class = classify_failure(doc);
+    // The id is the store's business: the document names its run (sweep, hash, repeat).
+    recorder_.finish(0, to_json(doc));
+    ++summary_.already_done;
+    ++summary_.recovered;
+    if (!doc.ok()) ++summary_.already_not_ok;
+    out_ << fmt::format("  recorded {} (repeat {}): {}, its result was complete on disk\n",
+                        terminal_text(spec.name), spec.repeat,
+                        doc.status ? to_string(*doc.status) : "?");
+    return true;
   }
 
   // Measured durations where every pending run has one; otherwise the cost proxy for all
@@ -156,8 +179,8 @@ class Loop {
 
   void start_runs() {
     for (auto& slot : slots_) {
-      if (slot.handle || slot.retired) continue;
-      while (!pending_.empty()) {
+      if (slot.handle || slot.check || slot.retired) continue;
+      while (!pending_.empty() && summary_.environment_fault.empty()) {
         const RunSpec& spec = *pending_.front();
         pending_.pop_front();
         if (opt_.deadline && !fits_before_deadline(spec)) continue;
@@ -186,7 +209,8 @@ class Loop {
 
   void launch(Slot& slot, const RunSpec& spec) {
     slot.spec = &spec;
-    slot.id = recorder_.begin(spec, slot.gpu);
+    // Not begun: it stays unrecorded, and running the command again runs it.
+    if (!write([&] { slot.id = recorder_.begin(spec, slot.gpu); })) return;
     slot.started = slot.last_heartbeat = clock_.now();
     out_ << fmt::format("  start {} (repeat {}) on {}\n", terminal_text(spec.name), spec.repeat,
                         slot_label(slot.gpu))
@@ -194,15 +218,35 @@ class Loop {
     try {
       slot.handle = launcher_.launch(spec, slot.gpu);
     } catch (const std::exception& e) {
-      finish(slot, sweep_document(spec, RunStatus::failed,
-                                  std::string("could not start the run: ") + e.what()));
+      // The run's files could not be written, or its process not started: the machine's
+      // fault, never the configuration's.
+      ResultDocument doc = sweep_document(spec, RunStatus::failed,
+                                          std::string("could not start the run: ") + e.what());
+      doc.failure_class = FailureClass::environment;
+      finish(slot, doc);
     }
   }
 
   void collect_finished() {
     for (auto& slot : slots_) {
+      if (slot.check) {
+        if (auto verdict = slot.check->poll()) {
+          slot.check.reset();
+          judge(slot, *verdict);
+        }
+        continue;
+      }
       if (!slot.handle) continue;
-      auto doc = slot.handle->poll();
+      std::optional<nlohmann::json> doc;
+      try {
+        doc = slot.handle->poll();
+      } catch (const EnvironmentFault& e) {  // the next batch probe's files, for one
+        slot.handle.reset();
+        ResultDocument spoiled = sweep_document(*slot.spec, RunStatus::failed, e.what());
+        spoiled.failure_class = FailureClass::environment;
+        finish(slot, spoiled);
+        continue;
+      }
       if (!doc) continue;
       slot.handle.reset();
       finish(slot, result_from_json(*doc));
@@ -214,7 +258,25 @@ class Loop {
     const double elapsed = std::chrono::duration<double>(clock_.now() - slot.started).count();
     if (!doc.duration_s) doc.duration_s = elapsed;
     doc.gpu = slot.gpu;
-    recorder_.finish(slot.id, to_json(doc));
+    if (!doc.failure_class) doc.failure_class = classify_failure(doc);
+    if (doc.failure_class == FailureClass::environment) {
+      // Spoiled by its surroundings, not finished: recorded `interrupted`, so that a plain
+      // resume runs it again once the fault is fixed; and nothing more starts meanwhile.
+      environment_fault(doc.error.value_or("an environment fault"), /*database=*/false);
+      doc.status = RunStatus::interrupted;
+    } else if (doc.status == RunStatus::interrupted && !summary_.environment_fault.empty()) {
+      doc.error = "the sweep stopped on an environment fault while this run was in progress (" +
+                  summary_.environment_fault + ")";
+    }
+    const nlohmann::json document = to_json(doc);
+    if (!write([&] { recorder_.finish(slot.id, document); }) &&
+        doc.status != RunStatus::interrupted) {
+      launcher_.keep_unrecorded(spec, document);
+      out_ << fmt::format(
+          "  {} (repeat {}) finished but could not be recorded: its result is kept in its "
+          "folder, and running the same command again records it\n",
+          terminal_text(spec.name), spec.repeat);
+    }
     const RunStatus status = doc.status.value_or(RunStatus::failed);
     if (status == RunStatus::interrupted) {
       out_ << fmt::format("  interrupted {} (repeat {})\n", terminal_text(spec.name), spec.repeat);
@@ -228,7 +290,11 @@ class Loop {
       if (!best_ || ips > best_->second) best_ = {spec.name, ips};
     } else {
       ++summary_.failed;
-      if (counts_against_slot(doc)) ++slot.consecutive_failures;
+      // Only the device's failures count; any other outcome shows the device ran it.
+      if (doc.failure_class == FailureClass::device)
+        ++slot.consecutive_failures;
+      else
+        slot.consecutive_failures = 0;
     }
     ProgressState p;
     p.done = summary_.already_done + summary_.ok + summary_.failed + summary_.skipped;
@@ -242,11 +308,67 @@ class Loop {
     if (best_) p.best = *best_;
     out_ << format_progress(p, spec.name, spec.repeat, slot_label(slot.gpu), doc) << std::endl;
 
-    if (doc.gpu_lost())
-      retire(slot, "the GPU was lost (NVML: GPU_IS_LOST)");
-    else if (slot.consecutive_failures >= opt_.max_consecutive_failures) {
-      retire(slot, fmt::format("{} consecutive runs failed on it", slot.consecutive_failures));
+    if (doc.gpu_lost()) {
+      // NVML's own verdict: no process of ours could do better.
+      const std::string why = "the GPU was lost (NVML: GPU_IS_LOST)";
+      write([&] { recorder_.device_checked(slot.gpu, {false, why}); });
+      retire(slot, why);
+    } else if (slot.consecutive_failures >= opt_.max_consecutive_failures) {
+      check_health(slot, fmt::format("{} consecutive runs failed on it with device errors",
+                                     slot.consecutive_failures));
     }
+  }
+
+  // Before a slot is retired, a fresh process checks its device; a healthy one stays in use.
+  void check_health(Slot& slot, const std::string& why) {
+    if (!opt_.device_checker) {
+      retire(slot, why);
+      return;
+    }
+    out_ << fmt::format("sweep: {} on {}: checking its health in a fresh process\n", why,
+                        slot_label(slot.gpu))
+         << std::flush;
+    slot.check_reason = why;
+    try {
+      slot.check = opt_.device_checker->start(slot.gpu);
+    } catch (const std::exception& e) {
+      environment_fault(std::string("could not start the health check: ") + e.what(), false);
+    }
+  }
+
+  void judge(Slot& slot, const DeviceVerdict& verdict) {
+    write([&] { recorder_.device_checked(slot.gpu, verdict); });
+    out_ << fmt::format("sweep: health check of {}: {}{}\n", slot_label(slot.gpu),
+                        verdict.healthy ? "healthy" : "unhealthy",
+                        verdict.detail.empty() ? "" : ": " + terminal_text(verdict.detail));
+    if (verdict.healthy) {
+      slot.consecutive_failures = 0;
+    } else {
+      retire(slot, slot.check_reason + ", and its health check failed" +
+                       (verdict.detail.empty() ? "" : " (" + verdict.detail + ")"));
+    }
+  }
+
+  // Every write to the recorder goes through here: an environment fault stops the sweep
+  // instead of failing it, and once the database itself cannot be written, nothing more is
+  // tried there (each attempt could wait out the busy timeout again). False: not written.
+  template <typename F>
+  bool write(F&& f) {
+    if (database_unwritable_) return false;
+    try {
+      f();
+      return true;
+    } catch (const EnvironmentFault& e) {
+      environment_fault(e.what(), e.database());
+      return false;
+    }
+  }
+
+  void environment_fault(const std::string& what, bool database) {
+    if (database) database_unwritable_ = true;
+    if (!summary_.environment_fault.empty()) return;
+    summary_.environment_fault = what;
+    out_ << "sweep: environment fault: " << terminal_text(what) << "\n" << std::flush;
   }
 
   void retire(Slot& slot, const std::string& why) {
@@ -262,11 +384,14 @@ class Loop {
     }
     why += ")";
     for (const RunSpec* spec : pending_) {
-      const std::int64_t id = recorder_.begin(*spec, "");
-      recorder_.finish(id, to_json(sweep_document(*spec, RunStatus::skipped, why)));
+      if (!write([&] {
+            const std::int64_t id = recorder_.begin(*spec, "");
+            recorder_.finish(id, to_json(sweep_document(*spec, RunStatus::skipped, why)));
+          }))
+        break;
       ++summary_.skipped;
     }
-    out_ << fmt::format("sweep: {} runs recorded as skipped: {}\n", pending_.size(), why);
+    out_ << fmt::format("sweep: {} runs recorded as skipped: {}\n", summary_.skipped, why);
     pending_.clear();
   }
 
@@ -274,7 +399,7 @@ class Loop {
     const auto now = clock_.now();
     for (auto& slot : slots_) {
       if (slot.handle && now - slot.last_heartbeat >= opt_.heartbeat_interval) {
-        recorder_.heartbeat(slot.id);
+        write([&] { recorder_.heartbeat(slot.id); });
         slot.last_heartbeat = now;
       }
     }
@@ -306,6 +431,7 @@ class Loop {
   std::vector<std::string> retire_reasons_;
   Clock::time_point start_;
   SweepSummary summary_;
+  bool database_unwritable_ = false;
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The sweep scheduler: decides where and when each run of a plan executes. It is written
-// against three small interfaces so that its logic (resume, one run per GPU, consecutive
-// failures, deadline, order, progress, stopping) is tested with fakes, and the real sweep plugs
-// in child processes (sweep/child_run.h), the SQLite store and the wall clock.
+// against small interfaces so that its logic (resume, one run per GPU, consecutive device
+// failures and the health check before retiring a GPU, environment faults, deadline, order,
+// progress, stopping) is tested with fakes, and the real sweep plugs in child processes
+// (sweep/child_run.h, sweep/device_check.h), the SQLite store and the wall clock.
 #pragma once
 
 #include <atomic>
@@ -51,7 +52,35 @@ class RunHandle {
 class Launcher {
  public:
   virtual ~Launcher() = default;
+  /// Throws EnvironmentFault (sweep/environment_fault.h) when the run's files cannot be written.
   virtual std::unique_ptr<RunHandle> launch(const RunSpec& spec, const std::string& gpu) = 0;
+  /// The complete result document of a run that finished in an earlier invocation without
+  /// being recorded (the database could not be written then), if one was left on disk.
+  virtual std::optional<nlohmann::json> unrecorded_result(const RunSpec&) { return std::nullopt; }
+  /// Keeps a finished run's document where unrecorded_result finds it, because the database
+  /// cannot record it now. Best effort.
+  virtual void keep_unrecorded(const RunSpec&, const nlohmann::json&) {}
+};
+
+/// What a health check found.
+struct DeviceVerdict {
+  bool healthy = false;
+  std::string detail;  ///< what the check saw: its error when unhealthy
+};
+
+/// A health check in flight.
+class CheckHandle {
+ public:
+  virtual ~CheckHandle() = default;
+  virtual std::optional<DeviceVerdict> poll() = 0;
+};
+
+/// Checks a GPU slot in a fresh process (allocate, launch a kernel, synchronise) before the
+/// sweep retires it.
+class DeviceChecker {
+ public:
+  virtual ~DeviceChecker() = default;
+  virtual std::unique_ptr<CheckHandle> start(const std::string& gpu) = 0;
 };
 
 /// What the store knows about a run from an earlier (possibly killed) invocation.
@@ -76,11 +105,21 @@ class Recorder {
   /// A run found `running` from a dead invocation (we hold the sweep's lock, so nobody else
   /// owns it): recorded as interrupted before it is run again.
   virtual void mark_stale(const RunSpec& spec, const std::string& reason) = 0;
+  /// A health check's verdict on `gpu`. Recorders that keep no history of devices ignore it.
+  virtual void device_checked(const std::string& gpu, const DeviceVerdict& verdict) {
+    (void)gpu;
+    (void)verdict;
+  }
+  // Every write above throws EnvironmentFault when the surroundings keep it from happening.
 };
 
 struct SweepOptions {
-  std::vector<std::string> gpus{""};          ///< one slot per GPU; {""}: one CPU slot
-  int max_consecutive_failures = 3;           ///< a slot failing this many runs in a row is retired
+  std::vector<std::string> gpus{""};  ///< one slot per GPU; {""}: one CPU slot
+  /// After this many device failures in a row on a slot, its health is checked; it is retired
+  /// when the check fails. Failures of the configuration never count.
+  int max_consecutive_failures = 3;
+  /// Runs the health checks; null: the count alone retires a slot (no check).
+  DeviceChecker* device_checker = nullptr;
   bool retry_failed = false;                  ///< re-run failed/oom/timeout/skipped runs too
   std::optional<Clock::time_point> deadline;  ///< --until: start nothing that cannot finish
   bool fast_first = false;                    ///< --order fast-first
@@ -97,9 +136,13 @@ struct SweepSummary {
   int skipped = 0;           ///< recorded `skipped`: no usable GPU was left
   int deferred = 0;          ///< not started: the deadline would have been missed
   bool interrupted = false;  ///< stopped by a signal
+  int recovered = 0;         ///< of already_done: results left on disk by an earlier invocation
+  /// Set when an environment fault stopped the sweep: what happened and what to do.
+  std::string environment_fault;
   /// 0 every run of the plan ok (this invocation's and earlier ones'); 1 some run did not
   /// succeed, now or in an earlier invocation; 3 the sweep stopped before the end
-  /// (deadline or signal): run the same command again to resume.
+  /// (deadline or signal): run the same command again to resume; 4 (kEnvironmentExitCode)
+  /// an environment fault stopped it: fix it and run the same command again.
   int exit_code() const;
 };
 

@@ -1,4 +1,6 @@
-// The scheduler's Recorder over the SQLite store: one sweep of one database.
+// The scheduler's Recorder over the SQLite store: one sweep of one database. A database the
+// surroundings keep from being written (full, locked past the busy timeout, failing I/O) is
+// reported as an EnvironmentFault, which stops the sweep.
 #pragma once
 
 #include <map>
@@ -20,6 +22,7 @@ class StoreRecorder final : public Recorder {
   void heartbeat(std::int64_t id) override;
   void finish(std::int64_t id, const nlohmann::json& document) override;
   void mark_stale(const RunSpec& spec, const std::string& reason) override;
+  void device_checked(const std::string& gpu, const DeviceVerdict& verdict) override;
 
  private:
   storage::Store& store_;

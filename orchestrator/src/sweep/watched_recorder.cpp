@@ -56,4 +56,9 @@ void WatchedRecorder::mark_stale(const RunSpec& spec, const std::string& reason)
   inner_.mark_stale(spec, reason);
 }
 
+void WatchedRecorder::device_checked(const std::string& gpu, const DeviceVerdict& verdict) {
+  check();
+  inner_.device_checked(gpu, verdict);
+}
+
 }  // namespace orch::sweep

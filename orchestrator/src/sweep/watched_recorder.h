@@ -10,14 +10,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "sweep/environment_fault.h"
 #include "sweep/scheduler.h"
 
 namespace orch::sweep {
 
 /// The error of a vanished or replaced database: an environment fault, not a run's.
-class DatabaseGone : public std::runtime_error {
+class DatabaseGone : public EnvironmentFault {
  public:
-  using std::runtime_error::runtime_error;
+  explicit DatabaseGone(const std::string& what) : EnvironmentFault(what, /*database=*/true) {}
 };
 
 class WatchedRecorder final : public Recorder {
@@ -31,6 +32,7 @@ class WatchedRecorder final : public Recorder {
   void heartbeat(std::int64_t id) override;
   void finish(std::int64_t id, const nlohmann::json& document) override;
   void mark_stale(const RunSpec& spec, const std::string& reason) override;
+  void device_checked(const std::string& gpu, const DeviceVerdict& verdict) override;
 
   /// Throws DatabaseGone when the path no longer names the file the sweep opened.
   void check() const;

@@ -1,0 +1,52 @@
+// Faults of the surroundings (a full disk, a read-only or failing file system, a database
+// locked by another process past the busy timeout): not a run's failure and not the GPU's. The
+// sweep stops on one, with a message that names the path and the error, leaves what it could
+// not finish to a plain resume, and exits with kEnvironmentExitCode. Every file the sweep
+// writes (and the result document each run's process writes) goes through the checked writers
+// here, so no such fault passes unnoticed.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace orch::sweep {
+
+class EnvironmentFault : public std::runtime_error {
+ public:
+  /// `database`: the results database itself cannot be written, so nothing more is recorded.
+  explicit EnvironmentFault(const std::string& what, bool database = false)
+      : std::runtime_error(what), database_(database) {}
+  bool database() const { return database_; }
+
+ private:
+  bool database_;
+};
+
+/// What to tell the user when writing `path` failed with `err` (an errno value): the path, the
+/// error's name and text, and what to do, e.g. "no space left on PATH (ENOSPC: No space left on
+/// device): free space and run the same command again".
+std::string write_fault_text(const std::string& path, int err);
+
+/// Writes `content` to `path` (created or truncated) and closes it, checking every step.
+/// Throws EnvironmentFault (write_fault_text) on any failure.
+void write_file(const std::string& path, std::string_view content);
+
+/// write_file to `path`.tmp, then renamed over `path`: a reader never sees half a file.
+void write_file_atomically(const std::string& path, std::string_view content);
+
+/// Creates an empty file (truncating one that exists), checked like write_file.
+void create_empty_file(const std::string& path);
+
+/// Creates the folder and its parents, checked.
+void create_directories(const std::string& dir);
+
+/// Removes a file; one that does not exist is fine, any other failure throws EnvironmentFault.
+void remove_file(const std::string& path);
+
+/// For tests, which cannot fill a disk unprivileged: while the environment variable
+/// ORCH_TEST_FAIL_WRITE is set to a non-empty text, every checked write to a path containing
+/// that text fails with ENOSPC, as on a full disk. Returns the errno to fail with, or 0.
+int injected_write_fault(const std::string& path);
+
+}  // namespace orch::sweep
