@@ -118,6 +118,7 @@ struct HostBatch {
   // (undefined for the others), and why (png, cmyk, refused).
   std::vector<torch::Tensor> fallback;
   std::map<std::string, std::int64_t> fallback_kinds, skipped_by_reason;
+  std::uint64_t epoch = 0;  // of the batch: a sample's crop comes from (seed, epoch, index)
 };
 
 // A batch on the device, ready once `ready` is reached on the producer's stream.
@@ -288,6 +289,7 @@ class NvjpegLoader final : public DataLoader {
   HostBatch read(const Producer& p, std::int64_t b, std::vector<std::int64_t> samples) const {
     const auto epoch = static_cast<std::uint64_t>(p.schedule->epoch_of(b));
     HostBatch h;
+    h.epoch = epoch;
     const std::size_t count = samples.size();
     h.samples = std::move(samples);
     h.gpu_count = count - cpu_rows(count, o_.cpu_share);
@@ -401,6 +403,23 @@ class NvjpegLoader final : public DataLoader {
     return h;
   }
 
+  // One image decoded on the CPU as the imagefolder loader decodes it (the same crop from the
+  // same generator), normalised into a pinned {1, 3, S, S} float tensor in the batch's layout.
+  torch::Tensor decode_on_host(const std::vector<std::uint8_t>& bytes,
+                               imagedata::SampleRng rng) const {
+    const int size = o_.image_size;
+    std::vector<std::uint8_t> rgb(static_cast<std::size_t>(3) * size * size);
+    imagedata::augment_image(bytes.data(), bytes.size(), rng, size, rgb.data());
+    torch::Tensor row = torch::empty(
+        {1, 3, size, size}, torch::TensorOptions()
+                                .dtype(torch::kFloat32)
+                                .pinned_memory(true)
+                                .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
+                                                                : at::MemoryFormat::Contiguous));
+    imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, row.data_ptr<float>());
+    return row;
+  }
+
   // Where a batch's decode_ms went: inside nvJPEG's calls (its host-side parsing and
   // launching, and whatever it waits for), and waiting for the producer's stream at the end
   // (the GPU finishing the batch). The rest is ours: layout, allocations, the crop jobs.
@@ -450,16 +469,25 @@ class NvjpegLoader final : public DataLoader {
       const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
       times.nvjpeg_ms = ms_since(t_nvjpeg);
 
-      // A file whose header parsed but whose data did not decode (a truncated file, say): with
-      // on_error: skip its place goes to another GPU row of this batch, counted as skipped.
+      // A file whose header parsed but whose data nvJPEG did not decode goes to the CPU
+      // decoder, which decodes it (counted as a fallback, `refused`) or says what is wrong with
+      // it (a truncated file, say): then with on_error: skip its place goes to another GPU row
+      // of this batch, counted as skipped by that reason; without, the run fails naming it.
       std::vector<bool> bad(r, false);
       for (std::size_t f = 0; f < failed.size(); ++f) {
-        const auto& path =
-            index_.samples[static_cast<std::size_t>(h.samples[rows[failed[f]]])].path;
-        if (!o_.skip_errors) throw std::runtime_error(path.string() + ": " + errors[f]);
-        bad[failed[f]] = true;
-        ++h.skipped;
-        ++h.skipped_by_reason[imagedata::kReasonCorrupt];
+        const std::size_t i = rows[failed[f]];
+        const auto k = static_cast<std::uint64_t>(h.samples[i]);
+        const auto& path = index_.samples[static_cast<std::size_t>(k)].path;
+        try {
+          h.fallback[i] =
+              decode_on_host(h.bytes[i], imagedata::SampleRng::for_sample(o_.seed, h.epoch, k));
+          ++h.fallback_kinds["refused"];
+        } catch (const imagedata::DatasetError& e) {
+          if (!o_.skip_errors) throw imagedata::with_path(path.string(), e);
+          bad[failed[f]] = true;
+          ++h.skipped;
+          ++h.skipped_by_reason[e.reason()];
+        }
       }
       std::optional<std::size_t> good;
       for (std::size_t c = 0; c < r && !good; ++c)
@@ -486,7 +514,9 @@ class NvjpegLoader final : public DataLoader {
                  a.flip ? 1 : 0,
                  layout.ycc[src] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
                  layout.planes[src]};
-        if (!h.fallback[i].defined()) host_labels.data_ptr<std::int64_t>()[i] = h.labels[rows[src]];
+        // A row decoded on the CPU keeps its own label; a skipped one takes its substitute's.
+        host_labels.data_ptr<std::int64_t>()[i] =
+            h.fallback[i].defined() ? h.labels[i] : h.labels[rows[src]];
       }
       device_jobs = host_jobs.to(dev, /*non_blocking=*/true);
       const cudaError_t e = nvjpeg::crop_resize_normalize(
