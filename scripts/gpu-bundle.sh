@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Prepares what the air-gapped GPU machine lacks (see shared/DEVICE.md): it has LibTorch,
 # CUDA, yaml-cpp, Boost and libjpeg-turbo, but no sqlite3.h, CLI11, nlohmann-json, fmt,
-# xxhash or Catch2 v2. Their Debian packages are downloaded here and unpacked into a private
+# xxhash or Catch2 v2; libpng's headers (and zlib's, which CMake's FindPNG needs) come along in
+# case it lacks them too. Their Debian packages are downloaded here and unpacked into a private
 # prefix, third_party/gpu-bundle/prefix (git-ignored), which the device tool carries over and
 # scripts/gpu-build.sh puts first on CMAKE_PREFIX_PATH. Nothing is installed into /.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=third_party/gpu-bundle
-pkgs=(libsqlite3-dev libsqlite3-0 libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9 libxxhash-dev catch2)
+pkgs=(libsqlite3-dev libsqlite3-0 libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9 libxxhash-dev catch2
+      libpng-dev libpng16-16 zlib1g-dev)
 if [ -f "$out/prefix/.complete" ]; then
   echo "gpu-bundle: $out/prefix already complete"
   exit 0

@@ -15,7 +15,7 @@ VENV=$ORCH_CACHE/venv-torch-$TORCH_VERSION
 DEBIAN_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   libyaml-cpp-dev libsqlite3-dev sqlite3 libboost-dev catch2 libcli11-dev nlohmann-json3-dev
-  libfmt-dev libxxhash-dev libjpeg62-turbo-dev python3-venv
+  libfmt-dev libxxhash-dev libjpeg62-turbo-dev libpng-dev python3-venv
   chromium  # headless, for the test that opens `orch report`'s HTML in a real browser
   slurm-wlm munge  # a single-node Slurm on localhost, for the `orch sweep --launcher slurm` test
   clang-format  # scripts/format.sh and its check in ctest

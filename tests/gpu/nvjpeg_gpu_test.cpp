@@ -22,6 +22,7 @@
 #include "nvjpeg_decoder.h"
 #include "plan/plugin_params.h"
 #include "runner/runner.h"
+#include "unit/image_fixture_support.h"
 #include "unit/jpeg_sampling_support.h"
 
 using namespace orch;
@@ -637,6 +638,44 @@ TEST_CASE("nvjpeg loader: a corrupt file fails the run naming it, or is skipped 
   std::cout << "nvjpeg with one garbage and one truncated file, on_error skip: skipped "
             << loader->counters().at("skipped") << " in 2 epochs\n";
   CHECK(loader->counters().at("skipped") >= 2);
+}
+
+TEST_CASE("nvjpeg loader: PNG and CMYK files are decoded on the CPU, as imagefolder does",
+          "[gpu][nvjpeg][fallback]") {
+  test::TempDir tmp;
+  imagedata::GeneratorOptions o;
+  o.classes = 2;
+  o.per_class = 8;
+  imagedata::make_dataset(tmp.path() / "data", o);
+  const auto index = imagedata::scan_image_folder(tmp.path() / "data");
+  // Sample 2 becomes PNG data under its .JPEG name (as ImageNet's one PNG), sample 5 a CMYK JPEG.
+  const imagedata::RgbImage img = imagedata::render_image(0, 0, 2);
+  const auto png =
+      imagedata::test::write_png(img.width, img.height, PNG_COLOR_TYPE_RGB, 8, img.pixels);
+  std::ofstream(index.samples[2].path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  const auto cmyk = imagedata::test::write_jpeg(320, 240, imagedata::test::pattern(320, 240, 4),
+                                                {JCS_CMYK, JCS_CMYK});
+  std::ofstream(index.samples[5].path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(cmyk.data()), static_cast<std::streamsize>(cmyk.size()));
+  const std::string root = (tmp.path() / "data").string();
+  // No shuffle: batch 0 holds samples 0..7 in order, so rows 2 and 5 are the two files.
+  auto gpu = make_loader("nvjpeg", {{"root", root}, {"shuffle", false}}, 1);
+  auto cpu = make_loader("imagefolder", {{"root", root}, {"shuffle", false}}, 1);
+  const Batch g = gpu->next(), c = cpu->next();
+  torch::cuda::synchronize();
+  CHECK(torch::equal(g.labels.cpu(), c.labels.cpu()));
+  for (const std::int64_t row : {2, 5}) {
+    INFO("row " << row);
+    CHECK(torch::equal(g.images.narrow(0, row, 1).cpu(), c.images.narrow(0, row, 1).cpu()));
+  }
+  // The other rows are nvJPEG's: close to imagefolder's, not equal (chroma upsampling differs).
+  CHECK_FALSE(torch::equal(g.images.narrow(0, 0, 1).cpu(), c.images.narrow(0, 0, 1).cpu()));
+  const auto k = gpu->counters();
+  CHECK(k.at("cpu_fallback") >= 2);
+  CHECK(k.at("cpu_fallback.png") >= 1);
+  CHECK(k.at("cpu_fallback.cmyk") >= 1);
+  CHECK(k.at("skipped") == 0);
 }
 
 TEST_CASE("a ResNet run trains from the nvjpeg loader", "[gpu][nvjpeg]") {

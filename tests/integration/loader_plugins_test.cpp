@@ -162,13 +162,18 @@ TEST_CASE("imagefolder: a corrupt file fails the run naming it, or is counted an
     failing->next();
     FAIL("a corrupt file did not fail the loader");
   } catch (const std::exception& e) {
-    CHECK_THAT(e.what(), Contains(victim.filename().string()) && Contains("corrupt JPEG"));
+    // The real reason: the file ends early (a third of it is left).
+    CHECK_THAT(e.what(), Contains(victim.filename().string()) && Contains("truncated JPEG"));
   }
   auto skipping = make_loader("imagefolder", {{"root", tmp.path().string()},
                                               {"workers", std::int64_t{2}},
                                               {"on_error", std::string("skip")}});
   for (int i = 0; i < 4; ++i) check_batch(skipping->next());
-  CHECK(skipping->counters().at("skipped") >= 1);
+  const auto counters = skipping->counters();
+  CHECK(counters.at("skipped") >= 1);
+  // Counted by reason too, and every skip has one.
+  REQUIRE(counters.count("skipped.truncated") == 1);
+  CHECK(counters.at("skipped.truncated") == counters.at("skipped"));
 
   // A missing root and an unset root are clear errors, not crashes.
   CHECK_THROWS_WITH(make_loader("imagefolder", {{"root", (tmp.path() / "absent").string()}}),
@@ -194,6 +199,32 @@ TEST_CASE("orch dataset make, cache and bench through the binary", "[loader][cli
   INFO(cached.output);
   REQUIRE(cached.exit_code == 0);
   CHECK(imagedata::ImageCache(tmp.path() / "c.bin").size() == 6);
+  // --on-error skip with a GIF named .JPEG, a subset, plain progress lines off a terminal.
+  const auto gif = dir / "train" / imagedata::class_folder_name(1) /
+                   (imagedata::class_folder_name(1) + "_0.JPEG");
+  std::ofstream(gif, std::ios::binary | std::ios::trunc) << "GIF89a not really";
+  auto strict = test::run_orch("dataset cache '" + dir.string() + "' '" +
+                               (tmp.path() / "s.bin").string() + "' --size 40");
+  CHECK(strict.exit_code == 2);
+  CHECK_THAT(strict.output, Contains(gif.string() + ": GIF data"));
+  CHECK_FALSE(std::filesystem::exists(tmp.path() / "s.bin"));
+  auto skipped = test::run_orch("dataset cache '" + dir.string() + "' '" +
+                                (tmp.path() / "s.bin").string() + "' --size 40 --on-error skip");
+  INFO(skipped.output);
+  REQUIRE(skipped.exit_code == 0);
+  CHECK_THAT(skipped.output, Contains("6 images of 2 classes") && Contains("free in"));
+  CHECK_THAT(skipped.output, Contains("skipped 1 file: 1 unsupported"));
+  CHECK(skipped.output.find('\r') == std::string::npos);
+  CHECK(imagedata::ImageCache(tmp.path() / "s.bin").size() == 5);
+  auto subset =
+      test::run_orch("dataset cache '" + dir.string() + "' '" + (tmp.path() / "t.bin").string() +
+                     "' --size 16 --classes 1 --per-class 2");
+  INFO(subset.output);
+  REQUIRE(subset.exit_code == 0);
+  CHECK(imagedata::ImageCache(tmp.path() / "t.bin").size() == 2);
+  auto both = test::run_orch("dataset cache '" + dir.string() + "' '" +
+                             (tmp.path() / "u.bin").string() + "' --per-class 1 --fraction 0.5");
+  CHECK(both.exit_code == 2);
   auto missing = test::run_orch("dataset cache '" + (tmp.path() / "nope").string() + "' '" +
                                 (tmp.path() / "d.bin").string() + "'");
   CHECK(missing.exit_code == 2);

@@ -5,10 +5,14 @@
 #include <orch/imagedata/dataset_error.h>
 #include <orch/imagedata/image_cache.h>
 #include <orch/imagedata/image_generator.h>
+#include <orch/imagedata/progress_meter.h>
 #include <torch/cuda.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "cli/commands.h"
@@ -20,6 +24,14 @@
 
 namespace orch::cli {
 namespace {
+
+// The progress display goes to stderr, so stdout keeps only the summary line.
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+std::string human_bytes(std::uint64_t b) {
+  if (b >= 1'000'000'000ull) return fmt::format("{:.1f} GB", static_cast<double>(b) / 1e9);
+  return fmt::format("{:.1f} MB", static_cast<double>(b) / 1e6);
+}
 
 void add_make(CLI::App& dataset, int& exit_code) {
   auto* cmd =
@@ -48,7 +60,13 @@ void add_make(CLI::App& dataset, int& exit_code) {
   cmd->callback([&exit_code, o] {
     try {
       const auto t0 = std::chrono::steady_clock::now();
-      const auto s = imagedata::make_dataset(o->dir, o->gen);
+      const std::int64_t total = static_cast<std::int64_t>(o->gen.classes) * o->gen.per_class;
+      imagedata::ProgressMeter meter("dataset make", total, std::cerr, stderr_is_terminal());
+      imagedata::GeneratorOptions gen = o->gen;
+      gen.progress = [&meter](std::int64_t done, std::int64_t) { meter.update(done); };
+      const auto s = imagedata::make_dataset(o->dir, gen);
+      meter.update(total);
+      meter.finish();
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::cout << fmt::format(
@@ -66,30 +84,100 @@ void add_make(CLI::App& dataset, int& exit_code) {
 void add_cache(CLI::App& dataset, int& exit_code) {
   auto* cmd = dataset.add_subcommand(
       "cache",
-      "pre-decode a JPEG folder into one memory-mappable file of SIZE x SIZE uint8 "
+      "pre-decode an image folder into one memory-mappable file of SIZE x SIZE uint8 "
       "images (shorter side resized to SIZE, centre square) for the `cached` loader");
   struct Options {
-    std::string src, dst;
+    std::string src, dst, on_error = "fail", split = "train";
     int size = 256, workers = 0;
+    imagedata::Subset subset;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("SRC", o->src, "the JPEG folder (SRC/train/<class>/*.JPEG or SRC/<class>/*.JPEG)")
+  cmd->add_option("SRC", o->src,
+                  "the image folder (SRC/train/<class>/*.JPEG or SRC/<class>/*.JPEG)")
       ->required();
   cmd->add_option("DST", o->dst, "the cache file to write")->required();
   cmd->add_option("--size", o->size, "pixels per side of each cached image")
       ->capture_default_str()
       ->check(CLI::Range(8, 4096));
   cmd->add_option("--workers", o->workers, "threads (default: min(16, cores - 2))");
+  cmd->add_option("--on-error", o->on_error,
+                  "a file that cannot be decoded stops the cache (fail), or is left out and "
+                  "counted by reason (skip)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fail", "skip"}));
+  cmd->add_option("--split", o->split, "SRC/train/<class>/ or SRC/val/<class>/")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"train", "val"}));
+  cmd->add_option("--classes", o->subset.classes,
+                  "only the first N classes in sorted order (labels 0..N-1)")
+      ->check(CLI::Range(1, 100000000));
+  auto* per_class = cmd->add_option("--per-class", o->subset.per_class,
+                                    "at most M images of each class (a fixed spread sample)")
+                        ->check(CLI::Range(1, 100000000));
+  cmd->add_option("--fraction", o->subset.fraction,
+                  "F (0 < F <= 1) of each class's images, at least one (a fixed spread sample)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->excludes(per_class);
   cmd->callback([&exit_code, o] {
+    std::optional<imagedata::ProgressMeter> meter;
     try {
+      imagedata::ScanOptions scan;
+      scan.split = o->split;
+      scan.skip_errors = o->on_error == "skip";
+      const imagedata::CachePlan plan =
+          imagedata::plan_image_cache(o->src, o->size, scan, o->subset);
+      for (const auto& s : plan.index.skipped)
+        std::cerr << "orch: dataset cache: skipped " << s.message << "\n";
+      // Checked before anything is written: a cache that fills the disk after hours helps no one.
+      std::filesystem::path dir = std::filesystem::absolute(o->dst).parent_path();
+      const std::uint64_t free = imagedata::free_bytes(dir);
+      std::cout << fmt::format("{}: {} images of {} classes at {}x{}: {} to write, {} free in {}\n",
+                               o->dst, plan.index.samples.size(), plan.index.classes.size(),
+                               o->size, o->size, human_bytes(plan.file_bytes), human_bytes(free),
+                               dir.string())
+                << std::flush;
+      if (free < plan.file_bytes) {
+        std::cerr << fmt::format(
+            "orch: dataset cache: not enough space in {}: the cache needs {} and {} are free; "
+            "free space, write elsewhere, or cache a subset (--classes, --per-class, "
+            "--fraction, a smaller --size)\n",
+            dir.string(), human_bytes(plan.file_bytes), human_bytes(free));
+        exit_code = kExitBadInput;
+        return;
+      }
       const auto t0 = std::chrono::steady_clock::now();
-      const auto s = imagedata::write_image_cache(o->src, o->dst, o->size, o->workers);
+      meter.emplace("dataset cache", static_cast<std::int64_t>(plan.index.samples.size()),
+                    std::cerr, stderr_is_terminal());
+      imagedata::CacheWriteOptions w;
+      w.workers = o->workers;
+      w.skip_errors = scan.skip_errors;
+      std::int64_t skipped = 0;
+      w.progress = [&](const imagedata::CacheProgress& p) {
+        skipped = p.skipped;
+        meter->update(p.done, p.skipped ? fmt::format("  {} skipped", p.skipped) : "");
+      };
+      const auto s = imagedata::write_image_cache(plan, o->dst, w);
+      meter->finish(skipped ? fmt::format("  {} skipped", skipped) : "");
+      meter.reset();
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // The scan's skips were reported before the decoding began.
+      for (std::size_t i = plan.index.skipped.size(); i < s.skipped.size(); ++i)
+        std::cerr << "orch: dataset cache: skipped " << s.skipped[i].message << "\n";
       std::cout << fmt::format("{}: {} images of {}x{}, {:.1f} MB, in {:.1f} s ({:.0f} img/s)\n",
                                o->dst, s.images, o->size, o->size, s.file_bytes / 1e6, secs,
                                s.images / secs);
+      if (!s.skipped.empty()) {
+        std::map<std::string, std::int64_t> by_reason;
+        for (const auto& e : s.skipped) ++by_reason[e.reason];
+        std::string list;
+        for (const auto& [reason, n] : by_reason)
+          list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, reason);
+        std::cout << fmt::format("skipped {} file{}: {}\n", s.skipped.size(),
+                                 s.skipped.size() == 1 ? "" : "s", list);
+      }
     } catch (const imagedata::DatasetError& e) {
+      if (meter) meter->finish();  // ends a terminal's progress line before the message
       std::cerr << "orch: dataset cache: " << e.what() << "\n";
       exit_code = kExitBadInput;
     }

@@ -1,16 +1,35 @@
-// The `imagefolder` data loader: an ImageNet-layout JPEG folder decoded on the CPU with
-// libjpeg-turbo by a pool of worker threads. Each sample is decoded only as far as its random
-// crop needs (DCT scaling to the smallest scale that keeps the crop at least image_size, rows
-// above the crop skipped, columns around it not decoded), resized, flipped, normalised and
-// written straight into a (pinned) batch tensor; a bounded queue holds `prefetch` batches.
+// The `imagefolder` data loader: an ImageNet-layout image folder decoded on the CPU (JPEGs with
+// libjpeg-turbo, PNGs with libpng, by content whatever the extension) by a pool of worker threads.
+// Each sample is decoded only as far as its random crop needs (DCT scaling to the smallest scale
+// that keeps the crop at least image_size, rows above the crop skipped, columns around it not
+// decoded), resized, flipped, normalised and written straight into a (pinned) batch tensor; a
+// bounded queue holds `prefetch` batches.
 #include <orch/data_loader.h>
 #include <orch/imagedata/augment.h>
+#include <orch/imagedata/dataset_error.h>
 #include <orch/imagedata/image_folder.h>
 #include <orch/loaderkit/batch_pipeline.h>
 #include <torch/torch.h>
 
+#include <iostream>
+
 namespace orch::imagefolder {
 namespace {
+
+// Declared in the nvjpeg loader too: the two read the same folders.
+ParamSpec split_param() {
+  return {"split",
+          ParamType::kString,
+          std::string("train"),
+          {std::string("train"), std::string("val")},
+          {},
+          {},
+          "train: DIR/train/<class>/ (or DIR/<class>/ when there is no train/); val: "
+          "DIR/val/<class>/",
+          // Left out of the hash at its default, so results stored before it existed keep
+          // their configuration hashes.
+          /*hashed_at_default=*/false};
+}
 
 class FolderSource final : public loaderkit::SampleSource {
  public:
@@ -25,10 +44,13 @@ class FolderSource final : public loaderkit::SampleSource {
     std::vector<std::uint8_t> data = imagedata::read_file(path);  // names the path itself
     bytes += data.size();
     try {
-      imagedata::augment_jpeg(data.data(), data.size(), rng, out_size, out);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(path.string() + ": " + e.what());
+      imagedata::augment_image(data.data(), data.size(), rng, out_size, out);
+    } catch (const imagedata::DatasetError& e) {
+      throw imagedata::with_path(path.string(), e);  // keeps the reason skips are counted by
     }
+  }
+  std::map<std::string, std::int64_t> skipped_at_start() const override {
+    return index_.skipped_by_reason();
   }
   std::int64_t classes() const { return static_cast<std::int64_t>(index_.classes.size()); }
 
@@ -43,7 +65,13 @@ std::unique_ptr<FolderSource> open_folder(const Params& p) {
     throw std::invalid_argument(
         "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG), e.g. "
         "data: {plugin: imagefolder, root: /data/imagenet}");
-  return std::make_unique<FolderSource>(imagedata::scan_image_folder(root));
+  imagedata::ScanOptions scan;
+  scan.split = p.has("split") ? p.get_string("split") : "train";
+  scan.skip_errors = p.get_string("on_error") == "skip";
+  imagedata::FolderIndex index = imagedata::scan_image_folder(root, scan);
+  // Into the run's log: which files the counters' skips were.
+  for (const auto& s : index.skipped) std::cerr << "orch: data: skipped " << s.message << "\n";
+  return std::make_unique<FolderSource>(std::move(index));
 }
 
 // A missing or empty dataset folder is found when the experiment is planned, not hours later
@@ -83,7 +111,9 @@ class ImageFolderPlugin final : public DataLoaderPlugin {
          {},
          {},
          {},
-         "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)"}};
+         "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG); JPEG or PNG "
+         "files (.JPEG, .jpg, .png), read by their content"},
+        split_param()};
     for (auto& spec : loaderkit::pipeline_params("decoding threads")) out.push_back(spec);
     out.push_back({"on_error",
                    ParamType::kString,
@@ -91,7 +121,8 @@ class ImageFolderPlugin final : public DataLoaderPlugin {
                    {std::string("fail"), std::string("skip")},
                    {},
                    {},
-                   "an unreadable or corrupt file fails the run, or is counted and skipped"});
+                   "an unreadable or corrupt file fails the run, or is skipped and counted by "
+                   "reason (data.skipped.<reason>)"});
     return out;
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {

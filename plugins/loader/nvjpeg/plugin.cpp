@@ -17,6 +17,12 @@
 // but was not faster end to end, eager or captured (measured by bench suite `loaders`), so
 // rgb is the default.
 //
+// What nvJPEG cannot take is decoded on the CPU for that image alone (the imagefolder loader's
+// decode, same crop) and copied into its row: PNG data (ImageNet has one PNG named .JPEG), CMYK
+// and YCCK JPEGs (nvJPEG has no Adobe-inverted CMYK conversion as PIL's), and any file whose
+// header nvJPEG refuses, so that the CPU decoder either decodes it or names the real reason.
+// Counted as data.cpu_fallback and data.cpu_fallback.<png|cmyk|refused>.
+//
 // The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
 // same box), so the two loaders differ only in the decoder and resampler.
 //
@@ -40,11 +46,14 @@
 #include <c10/cuda/CUDAStream.h>
 #include <orch/data_loader.h>
 #include <orch/imagedata/augment.h>
+#include <orch/imagedata/dataset_error.h>
+#include <orch/imagedata/image_codec.h>
 #include <orch/imagedata/image_folder.h>
 #include <orch/imagedata/parallel.h>
 #include <orch/imagedata/resample.h>
 #include <orch/imagedata/sample_random.h>
 #include <orch/kernel_image.h>
+#include <orch/loaderkit/batch_pipeline.h>
 #include <orch/loaderkit/epoch_schedule.h>
 #include <torch/torch.h>
 
@@ -107,6 +116,11 @@ struct HostBatch {
   double cpu_decode_ms = 0;  // summed over the threads
   std::int64_t skipped = 0;
   std::uint64_t bytes_read = 0;
+  // GPU rows nvJPEG cannot take, decoded on the CPU: a pinned {1, 3, S, S} float image each
+  // (undefined for the others), and why (png, cmyk, refused).
+  std::vector<torch::Tensor> fallback;
+  std::map<std::string, std::int64_t> fallback_kinds, skipped_by_reason;
+  std::uint64_t epoch = 0;  // of the batch: a sample's crop comes from (seed, epoch, index)
 };
 
 // A batch on the device, ready once `ready` is reached on the producer's stream.
@@ -119,6 +133,7 @@ struct Options {
   int image_size = 224, workers = 4, prefetch = 3, decoders = 1;
   bool hw_pipeline = false;  // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE when false (the default)
   bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
+  std::map<std::string, std::int64_t> skipped_at_start;  // the folder scan's skips, by reason
   bool torch_allocator = true;
   bool yuv = false;  // output: yuv
   double cpu_share = 0;
@@ -160,7 +175,9 @@ class NvjpegLoader final : public DataLoader {
       : index_(std::move(index)),
         o_(o),
         n_(static_cast<std::int64_t>(index_.samples.size())),
-        device_index_(device.has_index() ? device.index() : c10::cuda::current_device()) {
+        device_index_(device.has_index() ? device.index() : c10::cuda::current_device()),
+        skipped_by_reason_(o.skipped_at_start) {
+    for (const auto& [reason, n] : skipped_by_reason_) skipped_ += n;
     c10::cuda::CUDAGuard guard(device_index_);
     for (int k = 0; k < o_.decoders; ++k) {
       auto p = std::make_unique<Producer>();
@@ -238,25 +255,31 @@ class NvjpegLoader final : public DataLoader {
   std::map<std::string, double> loader_counters() const {
     std::lock_guard<std::mutex> lock(m_);
     const nvjpeg::Decoder::Times t = decoder_times();
-    return {{"decode_ms", decode_ms_},
-            {"decode_nvjpeg_ms", nvjpeg_ms_},
-            {"decode_gpu_wait_ms", gpu_wait_ms_},
-            {"read_ms", read_ms_},
-            {"bytes_read", static_cast<double>(bytes_read_)},
-            {"images", static_cast<double>(images_)},
-            {"skipped", static_cast<double>(skipped_)},
-            {"queue_empty_waits", static_cast<double>(queue_empty_waits_)},
-            {"queue_wait_ms", queue_wait_ms_},
-            {"workers", static_cast<double>(o_.workers)},
-            {"decoders", static_cast<double>(o_.decoders)},
-            {"hardware_decode", producers_.front()->decoder->hardware() ? 1.0 : 0.0},
-            {"hw_engines", static_cast<double>(producers_.front()->decoder->hardware_engines())},
-            {"cpu_decodes", static_cast<double>(cpu_decodes_)},
-            {"cpu_decode_ms", cpu_decode_ms_},
-            {"single_decodes", static_cast<double>(single_decodes())},
-            {"decode_nvjpeg_check_ms", t.check_ms},
-            {"decode_nvjpeg_batched_ms", t.batched_ms},
-            {"decode_nvjpeg_single_ms", t.single_ms}};
+    std::map<std::string, double> out = {
+        {"decode_ms", decode_ms_},
+        {"decode_nvjpeg_ms", nvjpeg_ms_},
+        {"decode_gpu_wait_ms", gpu_wait_ms_},
+        {"read_ms", read_ms_},
+        {"bytes_read", static_cast<double>(bytes_read_)},
+        {"images", static_cast<double>(images_)},
+        {"skipped", static_cast<double>(skipped_)},
+        {"queue_empty_waits", static_cast<double>(queue_empty_waits_)},
+        {"queue_wait_ms", queue_wait_ms_},
+        {"workers", static_cast<double>(o_.workers)},
+        {"decoders", static_cast<double>(o_.decoders)},
+        {"hardware_decode", producers_.front()->decoder->hardware() ? 1.0 : 0.0},
+        {"hw_engines", static_cast<double>(producers_.front()->decoder->hardware_engines())},
+        {"cpu_decodes", static_cast<double>(cpu_decodes_)},
+        {"cpu_decode_ms", cpu_decode_ms_},
+        {"single_decodes", static_cast<double>(single_decodes())},
+        {"decode_nvjpeg_check_ms", t.check_ms},
+        {"decode_nvjpeg_batched_ms", t.batched_ms},
+        {"decode_nvjpeg_single_ms", t.single_ms},
+        {"cpu_fallback", static_cast<double>(cpu_fallback_)}};
+    for (const auto& [kind, n] : fallback_kinds_)
+      out["cpu_fallback." + kind] = static_cast<double>(n);
+    loaderkit::add_skip_counters(out, skipped_by_reason_);
+    return out;
   }
 
  private:
@@ -291,6 +314,7 @@ class NvjpegLoader final : public DataLoader {
   HostBatch read(const Producer& p, std::int64_t b, std::vector<std::int64_t> samples) const {
     const auto epoch = static_cast<std::uint64_t>(p.schedule->epoch_of(b));
     HostBatch h;
+    h.epoch = epoch;
     const std::size_t count = samples.size();
     h.samples = std::move(samples);
     h.gpu_count = count - cpu_rows(count, o_.cpu_share);
@@ -314,6 +338,33 @@ class NvjpegLoader final : public DataLoader {
     std::vector<std::int64_t> skipped(count, 0);
     std::vector<double> cpu_ms(count, 0.0);
     std::vector<std::uint64_t> file_bytes(count, 0);  // of the file each row ended up with
+    h.fallback.resize(count);
+    std::mutex counts_mutex;  // h.fallback_kinds, h.skipped_by_reason
+    // The imagefolder loader's decode of row u: the same crop from the same generator, into
+    // `dst` (normalised floats).
+    const auto decode_on_cpu = [&](std::size_t u, imagedata::SampleRng& rng, float* dst) {
+      const auto t0 = Clock::now();
+      std::vector<std::uint8_t> rgb(static_cast<std::size_t>(pixels_per_image));
+      imagedata::augment_image(h.bytes[u].data(), h.bytes[u].size(), rng, size, rgb.data());
+      imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, dst);
+      cpu_ms[u] += ms_since(t0);
+      file_bytes[u] = h.bytes[u].size();
+      h.bytes[u] = {};  // decoded: the bytes need not wait for the GPU
+    };
+    // Why nvJPEG cannot take a file, or "" when it can (and its header is in `info`).
+    const auto cpu_only = [&](std::size_t u, nvjpeg::ImageInfo& info) -> const char* {
+      const auto& bytes = h.bytes[u];
+      if (imagedata::sniff_format(bytes.data(), bytes.size()) != imagedata::ImageFormat::kJpeg)
+        return imagedata::sniff_format(bytes.data(), bytes.size()) == imagedata::ImageFormat::kPng
+                   ? "png"
+                   : "refused";
+      try {
+        info = p.decoder->info(bytes.data(), bytes.size());
+      } catch (const std::exception&) {
+        return "refused";  // the CPU decoder decodes it, or says what is wrong with it
+      }
+      return info.components == 4 ? "cmyk" : "";  // CMYK or YCCK
+    };
     imagedata::parallel_for(static_cast<std::int64_t>(count), o_.workers, [&](std::int64_t i) {
       const auto u = static_cast<std::size_t>(i);
       const bool on_cpu = u >= h.gpu_count;
@@ -324,25 +375,32 @@ class NvjpegLoader final : public DataLoader {
           h.bytes[u] = imagedata::read_file(sample.path);  // names the path itself
           auto rng =
               imagedata::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
+          const char* fallback = "";
+          h.fallback[u] = torch::Tensor();
           try {
             if (on_cpu) {
-              // The imagefolder loader's decode: the same crop from the same generator.
-              const auto t0 = Clock::now();
-              std::vector<std::uint8_t> rgb(static_cast<std::size_t>(pixels_per_image));
-              imagedata::augment_jpeg(h.bytes[u].data(), h.bytes[u].size(), rng, size, rgb.data());
-              imagedata::normalize_imagenet(
-                  rgb.data(), size, size, o_.channels_last,
-                  cpu_out + static_cast<std::int64_t>(u - h.gpu_count) * pixels_per_image);
-              cpu_ms[u] += ms_since(t0);
-              file_bytes[u] = h.bytes[u].size();
-              h.bytes[u] = {};  // decoded: the bytes need not wait for the GPU
-            } else {
-              h.infos[u] = p.decoder->info(h.bytes[u].data(), h.bytes[u].size());
+              decode_on_cpu(
+                  u, rng, cpu_out + static_cast<std::int64_t>(u - h.gpu_count) * pixels_per_image);
+            } else if (*(fallback = cpu_only(u, h.infos[u]))) {
+              torch::Tensor row =
+                  torch::empty({1, 3, size, size},
+                               torch::TensorOptions()
+                                   .dtype(torch::kFloat32)
+                                   .pinned_memory(true)
+                                   .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
+                                                                   : at::MemoryFormat::Contiguous));
+              decode_on_cpu(u, rng, row.data_ptr<float>());
+              h.fallback[u] = row;
             }
+          } catch (const imagedata::DatasetError& e) {
+            throw imagedata::with_path(sample.path.string(), e);
           } catch (const std::exception& e) {
             throw std::runtime_error(sample.path.string() + ": " + e.what());
           }
-          if (!on_cpu) {
+          if (*fallback) {
+            std::lock_guard<std::mutex> lock(counts_mutex);
+            ++h.fallback_kinds[fallback];
+          } else if (!on_cpu) {
             h.augment[u] = imagedata::choose_augment(h.infos[u].width, h.infos[u].height, rng);
             file_bytes[u] = h.bytes[u].size();
           }
@@ -352,6 +410,10 @@ class NvjpegLoader final : public DataLoader {
         } catch (const std::exception& e) {
           if (!o_.skip_errors) throw;
           ++skipped[u];
+          {
+            std::lock_guard<std::mutex> lock(counts_mutex);
+            ++h.skipped_by_reason[loaderkit::skip_reason(e)];
+          }
           if (tries + 1 >= n_)
             throw std::runtime_error(std::string("every image failed to load; the last: ") +
                                      e.what());
@@ -364,6 +426,23 @@ class NvjpegLoader final : public DataLoader {
       h.bytes_read += file_bytes[i];
     }
     return h;
+  }
+
+  // One image decoded on the CPU as the imagefolder loader decodes it (the same crop from the
+  // same generator), normalised into a pinned {1, 3, S, S} float tensor in the batch's layout.
+  torch::Tensor decode_on_host(const std::vector<std::uint8_t>& bytes,
+                               imagedata::SampleRng rng) const {
+    const int size = o_.image_size;
+    std::vector<std::uint8_t> rgb(static_cast<std::size_t>(3) * size * size);
+    imagedata::augment_image(bytes.data(), bytes.size(), rng, size, rgb.data());
+    torch::Tensor row = torch::empty(
+        {1, 3, size, size}, torch::TensorOptions()
+                                .dtype(torch::kFloat32)
+                                .pinned_memory(true)
+                                .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
+                                                                : at::MemoryFormat::Contiguous));
+    imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, row.data_ptr<float>());
+    return row;
   }
 
   // Where a batch's decode_ms went: inside nvJPEG's calls (its host-side parsing and
@@ -391,46 +470,68 @@ class NvjpegLoader final : public DataLoader {
     for (std::size_t i = g; i < count; ++i) host_labels.data_ptr<std::int64_t>()[i] = h.labels[i];
     // Kept alive until the stream is synchronised below: the device reads them.
     torch::Tensor pixels, host_jobs, device_jobs;
-    if (g > 0) {
+    // The GPU rows nvJPEG decodes: all but those decoded on the CPU instead (h.fallback).
+    std::vector<std::size_t> rows;
+    for (std::size_t i = 0; i < g; ++i)
+      if (!h.fallback[i].defined()) rows.push_back(i);
+    for (std::size_t i = 0; i < g; ++i)
+      if (h.fallback[i].defined()) host_labels.data_ptr<std::int64_t>()[i] = h.labels[i];
+    if (!rows.empty()) {
       // Each image at its offset in one device buffer: interleaved RGB, or with output: yuv its
       // Y, Cb and Cr planes.
-      h.infos.resize(g);
-      const nvjpeg::BatchLayout layout = nvjpeg::layout_batch(h.infos, p.decoder->output());
+      const std::size_t r = rows.size();
+      std::vector<nvjpeg::ImageInfo> infos(r);
+      for (std::size_t c = 0; c < r; ++c) infos[c] = h.infos[rows[c]];
+      const nvjpeg::BatchLayout layout = nvjpeg::layout_batch(infos, p.decoder->output());
       pixels = torch::empty({layout.bytes}, dev.dtype(torch::kUInt8));
       std::uint8_t* const base = pixels.data_ptr<std::uint8_t>();
-      std::vector<nvjpeg::DecodeJob> jobs(g);
-      for (std::size_t i = 0; i < g; ++i)
-        jobs[i] =
-            nvjpeg::decode_job(layout, i, h.infos[i], h.bytes[i].data(), h.bytes[i].size(), base);
+      std::vector<nvjpeg::DecodeJob> jobs(r);
+      for (std::size_t c = 0; c < r; ++c)
+        jobs[c] = nvjpeg::decode_job(layout, c, infos[c], h.bytes[rows[c]].data(),
+                                     h.bytes[rows[c]].size(), base);
       std::vector<std::string> errors;
       const auto t_nvjpeg = Clock::now();
       const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
       times.nvjpeg_ms = ms_since(t_nvjpeg);
 
-      // A file whose header parsed but whose data did not decode (a truncated file, say): with
-      // on_error: skip its place goes to another GPU row of this batch, counted as skipped.
-      std::vector<bool> bad(g, false);
+      // A file whose header parsed but whose data nvJPEG did not decode goes to the CPU
+      // decoder, which decodes it (counted as a fallback, `refused`) or says what is wrong with
+      // it (a truncated file, say): then with on_error: skip its place goes to another GPU row
+      // of this batch, counted as skipped by that reason; without, the run fails naming it.
+      std::vector<bool> bad(r, false);
       for (std::size_t f = 0; f < failed.size(); ++f) {
-        const auto& path = index_.samples[static_cast<std::size_t>(h.samples[failed[f]])].path;
-        if (!o_.skip_errors) throw std::runtime_error(path.string() + ": " + errors[f]);
-        bad[failed[f]] = true;
-        ++h.skipped;
+        const std::size_t i = rows[failed[f]];
+        const auto k = static_cast<std::uint64_t>(h.samples[i]);
+        const auto& path = index_.samples[static_cast<std::size_t>(k)].path;
+        try {
+          h.fallback[i] =
+              decode_on_host(h.bytes[i], imagedata::SampleRng::for_sample(o_.seed, h.epoch, k));
+          ++h.fallback_kinds["refused"];
+        } catch (const imagedata::DatasetError& e) {
+          if (!o_.skip_errors) throw imagedata::with_path(path.string(), e);
+          bad[failed[f]] = true;
+          ++h.skipped;
+          ++h.skipped_by_reason[e.reason()];
+        }
       }
       std::optional<std::size_t> good;
-      for (std::size_t i = 0; i < g && !good; ++i)
-        if (!bad[i]) good = i;
+      for (std::size_t c = 0; c < r && !good; ++c)
+        if (!bad[c]) good = c;
       if (!good)
         throw std::runtime_error("no image of a batch decoded; the first error: " + errors[0]);
 
+      // One crop job per GPU row; a CPU-decoded row gets a good row's, overwritten below.
       host_jobs = torch::empty({static_cast<std::int64_t>(g * sizeof(nvjpeg::CropJob))},
                                torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
       auto* cj = reinterpret_cast<nvjpeg::CropJob*>(host_jobs.data_ptr<std::uint8_t>());
-      for (std::size_t i = 0; i < g; ++i) {
-        const std::size_t src = bad[i] ? *good : i;
-        const auto& a = h.augment[src];
+      for (std::size_t i = 0, c = 0; i < g; ++i) {
+        const bool decoded = c < r && rows[c] == i;
+        const std::size_t src = decoded && !bad[c] ? c : *good;
+        if (decoded) ++c;
+        const auto& a = h.augment[rows[src]];
         cj[i] = {layout.offset[src],
-                 h.infos[src].width,
-                 h.infos[src].height,
+                 infos[src].width,
+                 infos[src].height,
                  static_cast<float>(a.crop.x),
                  static_cast<float>(a.crop.y),
                  static_cast<float>(a.crop.w),
@@ -438,7 +539,9 @@ class NvjpegLoader final : public DataLoader {
                  a.flip ? 1 : 0,
                  layout.ycc[src] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
                  layout.planes[src]};
-        host_labels.data_ptr<std::int64_t>()[i] = h.labels[src];
+        // A row decoded on the CPU keeps its own label; a skipped one takes its substitute's.
+        host_labels.data_ptr<std::int64_t>()[i] =
+            h.fallback[i].defined() ? h.labels[i] : h.labels[rows[src]];
       }
       device_jobs = host_jobs.to(dev, /*non_blocking=*/true);
       const cudaError_t e = nvjpeg::crop_resize_normalize(
@@ -449,6 +552,11 @@ class NvjpegLoader final : public DataLoader {
         throw std::runtime_error(std::string("the crop/resize kernel did not start: ") +
                                  cudaGetErrorString(e));
     }
+    // The GPU rows decoded on the CPU, after the crop kernel on the same stream.
+    for (std::size_t i = 0; i < g; ++i)
+      if (h.fallback[i].defined())
+        out->images.narrow(0, static_cast<std::int64_t>(i), 1)
+            .copy_(h.fallback[i], /*non_blocking=*/true);
     if (g < count) {
       // The CPU rows: one copy, the batch dimension being outermost in either layout.
       out->images.narrow(0, static_cast<std::int64_t>(g), static_cast<std::int64_t>(count - g))
@@ -507,6 +615,11 @@ class NvjpegLoader final : public DataLoader {
           cpu_decodes_ += static_cast<std::int64_t>(h.samples.size() - h.gpu_count);
           cpu_decode_ms_ += h.cpu_decode_ms;
           skipped_ += h.skipped;
+          for (const auto& [reason, n] : h.skipped_by_reason) skipped_by_reason_[reason] += n;
+          for (const auto& [kind, n] : h.fallback_kinds) {
+            fallback_kinds_[kind] += n;
+            cpu_fallback_ += n;
+          }
         }
         ready_.notify_all();
       }
@@ -534,6 +647,8 @@ class NvjpegLoader final : public DataLoader {
   double cpu_decode_ms_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::int64_t images_ = 0, skipped_ = 0, queue_empty_waits_ = 0, cpu_decodes_ = 0;
+  std::map<std::string, std::int64_t> skipped_by_reason_, fallback_kinds_;
+  std::int64_t cpu_fallback_ = 0;
   std::vector<std::unique_ptr<Producer>> producers_;  // last: threads use everything above
 };
 
@@ -585,7 +700,17 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           {},
           {},
           {},
-          "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)"},
+          "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG); what nvJPEG "
+          "cannot decode (PNG, CMYK JPEGs) is decoded on the CPU and counted (data.cpu_fallback)"},
+         {"split",
+          ParamType::kString,
+          std::string("train"),
+          {std::string("train"), std::string("val")},
+          {},
+          {},
+          "train: DIR/train/<class>/ (or DIR/<class>/ when there is no train/); val: "
+          "DIR/val/<class>/",
+          /*hashed_at_default=*/false},  // keeps earlier results' hashes
          {"backend",
           ParamType::kString,
           std::string("auto"),
@@ -691,7 +816,8 @@ class NvjpegPlugin final : public DataLoaderPlugin {
           {std::string("fail"), std::string("skip")},
           {},
           {},
-          "an unreadable or corrupt file fails the run, or is counted and skipped"}}};
+          "an unreadable or corrupt file fails the run, or is skipped and counted by reason "
+          "(data.skipped.<reason>)"}}};
   }
 
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
@@ -723,8 +849,14 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.batch_size = ctx.batch_size;
     fall_back_without_crop_kernel(
         o, ctx.device.has_index() ? ctx.device.index() : c10::cuda::current_device());
-    return std::make_unique<NvjpegLoader>(imagedata::scan_image_folder(root), o,
-                                          p.get_string("backend"), ctx.device);
+    imagedata::ScanOptions scan;
+    scan.split = p.has("split") ? p.get_string("split") : "train";
+    scan.skip_errors = o.skip_errors;
+    imagedata::FolderIndex index = imagedata::scan_image_folder(root, scan);
+    // Into the run's log: which files the counters' skips were.
+    for (const auto& s : index.skipped) std::cerr << "orch: data: skipped " << s.message << "\n";
+    o.skipped_at_start = index.skipped_by_reason();
+    return std::make_unique<NvjpegLoader>(std::move(index), o, p.get_string("backend"), ctx.device);
   }
 };
 

@@ -1,6 +1,6 @@
 #include "orch/imagedata/augment.h"
 
-#include "orch/imagedata/jpeg_codec.h"
+#include "orch/imagedata/image_codec.h"
 #include "orch/imagedata/resample.h"
 
 namespace orch::imagedata {
@@ -12,11 +12,11 @@ AugmentChoice choose_augment(int width, int height, SampleRng& rng) {
   return a;
 }
 
-void augment_jpeg(const std::uint8_t* data, std::size_t size, SampleRng& rng, int out_size,
-                  std::uint8_t* out) {
-  const JpegSize s = read_jpeg_size(data, size);
+void augment_image(const std::uint8_t* data, std::size_t size, SampleRng& rng, int out_size,
+                   std::uint8_t* out) {
+  const JpegSize s = read_image_size(data, size);
   const AugmentChoice a = choose_augment(s.width, s.height, rng);
-  const DecodedRegion r = decode_jpeg_region(data, size, a.crop, out_size, out_size);
+  const DecodedRegion r = decode_image_region(data, size, a.crop, out_size, out_size);
   resample_bilinear(r.image, r.crop, out_size, out_size, a.flip, out);
 }
 

@@ -4,14 +4,17 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "orch/imagedata/dataset_error.h"
+#include "orch/imagedata/image_codec.h"
 #include "orch/imagedata/image_folder.h"
-#include "orch/imagedata/jpeg_codec.h"
 #include "orch/imagedata/parallel.h"
 #include "orch/imagedata/resample.h"
 
@@ -53,73 +56,159 @@ void write_all(int fd, const std::uint8_t* data, std::size_t n, std::uint64_t of
 
 }  // namespace
 
-CacheWriteSummary write_image_cache(const fs::path& src, const fs::path& dst, int size,
-                                    int workers) {
-  if (size < 8 || size > 4096) throw DatasetError("--size must be within 8..4096");
-  const FolderIndex index = scan_image_folder(src);
-  const std::int64_t count = static_cast<std::int64_t>(index.samples.size());
-  // Header and tables first, in memory.
-  std::vector<std::uint8_t> head(kHeaderBytes);
-  for (const auto& name : index.classes) {
-    const std::size_t at = head.size();
-    head.resize(at + 4 + name.size());
-    put<std::uint32_t>(head, at, static_cast<std::uint32_t>(name.size()));
-    std::memcpy(head.data() + at + 4, name.data(), name.size());
-  }
-  const std::uint64_t labels_offset = (head.size() + 7) / 8 * 8;
-  head.resize(labels_offset + static_cast<std::size_t>(count) * 4);
-  for (std::int64_t i = 0; i < count; ++i)
-    put<std::int32_t>(head, labels_offset + static_cast<std::size_t>(i) * 4,
-                      index.samples[static_cast<std::size_t>(i)].label);
-  const std::uint64_t pixels_offset = (head.size() + 4095) / 4096 * 4096;
-  const std::uint64_t stride = static_cast<std::uint64_t>(size) * size * 3;
-  const std::uint64_t file_size = pixels_offset + stride * static_cast<std::uint64_t>(count);
-  std::memcpy(head.data(), kCacheMagic, 8);
-  put<std::uint32_t>(head, 8, kCacheVersion);
-  put<std::uint32_t>(head, 12, static_cast<std::uint32_t>(size));
-  put<std::uint32_t>(head, 16, 3);
-  put<std::uint32_t>(head, 20, static_cast<std::uint32_t>(index.classes.size()));
-  put<std::uint64_t>(head, 24, static_cast<std::uint64_t>(count));
-  put<std::uint64_t>(head, 32, labels_offset);
-  put<std::uint64_t>(head, 40, pixels_offset);
-  put<std::uint64_t>(head, 48, file_size);
+namespace {
 
+// Where the tables end and the pixels begin for up to `count` images of `classes`.
+struct Layout {
+  std::uint64_t labels_offset = 0, pixels_offset = 0, stride = 0;
+};
+
+Layout layout_for(const std::vector<std::string>& classes, std::size_t count, int size) {
+  std::uint64_t names = kHeaderBytes;
+  for (const auto& name : classes) names += 4 + name.size();
+  Layout l;
+  l.labels_offset = (names + 7) / 8 * 8;
+  l.pixels_offset = (l.labels_offset + 4 * static_cast<std::uint64_t>(count) + 4095) / 4096 * 4096;
+  l.stride = static_cast<std::uint64_t>(size) * size * 3;
+  return l;
+}
+
+// Images decoded at once, then written in order: enough for every worker to stay busy, and at
+// most ~64 MB of pixels in memory whatever the image size.
+std::int64_t chunk_images(int workers, std::uint64_t stride) {
+  const auto by_memory = static_cast<std::int64_t>((64u << 20) / stride);
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t{workers} * 8, by_memory));
+}
+
+}  // namespace
+
+CachePlan plan_image_cache(const fs::path& src, int size, const ScanOptions& scan,
+                           const Subset& subset) {
+  if (size < 8 || size > 4096) throw DatasetError("--size must be within 8..4096");
+  CachePlan plan;
+  plan.index = scan_image_folder(src, scan);
+  apply_subset(plan.index, subset);
+  plan.size = size;
+  const Layout l = layout_for(plan.index.classes, plan.index.samples.size(), size);
+  plan.file_bytes = l.pixels_offset + l.stride * plan.index.samples.size();
+  return plan;
+}
+
+std::uint64_t free_bytes(const fs::path& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0)
+    throw DatasetError(kReasonUnreadable,
+                       dir.string() + ": cannot read the free space: " + std::strerror(errno));
+  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+CacheWriteSummary write_image_cache(const CachePlan& plan, const fs::path& dst,
+                                    const CacheWriteOptions& o) {
+  const FolderIndex& index = plan.index;
+  const int size = plan.size;
+  const std::int64_t total = static_cast<std::int64_t>(index.samples.size());
+  const Layout l = layout_for(index.classes, index.samples.size(), size);
+  const int workers = o.workers > 0 ? o.workers : default_workers();
+  const std::int64_t chunk = chunk_images(workers, l.stride);
+
+  CacheWriteSummary summary;
+  summary.skipped = index.skipped;
   const fs::path tmp = dst.string() + ".partial";
   Fd out;
   out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (out.fd < 0) throw DatasetError(tmp.string() + ": cannot create: " + std::strerror(errno));
   try {
+    std::vector<std::uint8_t> pixels(static_cast<std::size_t>(chunk * l.stride));
+    std::vector<std::optional<DatasetError>> failed(static_cast<std::size_t>(chunk));
+    std::vector<std::int32_t> labels;
+    std::int64_t written = 0;
+    for (std::int64_t first = 0; first < total; first += chunk) {
+      const std::int64_t n = std::min(chunk, total - first);
+      // Decoded in parallel into the chunk's buffer; written below in the plan's order, so the
+      // file is the same whatever the threads did.
+      parallel_for(n, workers, [&](std::int64_t k) {
+        const FolderSample& s = index.samples[static_cast<std::size_t>(first + k)];
+        failed[static_cast<std::size_t>(k)].reset();
+        try {
+          const std::vector<std::uint8_t> data = read_file(s.path);
+          const JpegSize js = read_image_size(data.data(), data.size());
+          const DecodedRegion r = decode_image_region(
+              data.data(), data.size(), center_square(js.width, js.height), size, size);
+          resample_bilinear(r.image, r.crop, size, size, false,
+                            pixels.data() + static_cast<std::size_t>(k) * l.stride);
+        } catch (const DatasetError& e) {
+          if (!o.skip_errors) throw with_path(s.path.string(), e);
+          failed[static_cast<std::size_t>(k)] = with_path(s.path.string(), e);
+        }
+      });
+      for (std::int64_t k = 0; k < n; ++k) {
+        const FolderSample& s = index.samples[static_cast<std::size_t>(first + k)];
+        if (const auto& e = failed[static_cast<std::size_t>(k)]) {
+          summary.skipped.push_back({s.path, e->reason(), e->what()});
+          continue;
+        }
+        write_all(out.fd, pixels.data() + static_cast<std::size_t>(k) * l.stride, l.stride,
+                  l.pixels_offset + l.stride * static_cast<std::uint64_t>(written), tmp);
+        labels.push_back(s.label);
+        ++written;
+      }
+      if (o.progress)
+        o.progress({first + n, total, static_cast<std::int64_t>(summary.skipped.size())});
+    }
+    if (written == 0)
+      throw DatasetError(summary.skipped.empty()
+                             ? std::string("no images to cache")
+                             : "no image could be decoded; the first: " +
+                                   std::string(summary.skipped.front().message));
+    // The tables and then the header, last: until the magic is written the file is no cache.
+    const std::uint64_t file_size =
+        l.pixels_offset + l.stride * static_cast<std::uint64_t>(written);
+    std::vector<std::uint8_t> head(l.labels_offset + labels.size() * 4);
+    std::size_t at = kHeaderBytes;
+    for (const auto& name : index.classes) {
+      put<std::uint32_t>(head, at, static_cast<std::uint32_t>(name.size()));
+      std::memcpy(head.data() + at + 4, name.data(), name.size());
+      at += 4 + name.size();
+    }
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      put<std::int32_t>(head, l.labels_offset + i * 4, labels[i]);
+    put<std::uint32_t>(head, 8, kCacheVersion);
+    put<std::uint32_t>(head, 12, static_cast<std::uint32_t>(size));
+    put<std::uint32_t>(head, 16, 3);
+    put<std::uint32_t>(head, 20, static_cast<std::uint32_t>(index.classes.size()));
+    put<std::uint64_t>(head, 24, static_cast<std::uint64_t>(written));
+    put<std::uint64_t>(head, 32, l.labels_offset);
+    put<std::uint64_t>(head, 40, l.pixels_offset);
+    put<std::uint64_t>(head, 48, file_size);
     if (::ftruncate(out.fd, static_cast<off_t>(file_size)) != 0)
       throw DatasetError(tmp.string() + ": cannot size the file: " + std::strerror(errno));
-    write_all(out.fd, head.data(), head.size(), 0, tmp);
-    parallel_for(count, workers > 0 ? workers : default_workers(), [&](std::int64_t i) {
-      const FolderSample& s = index.samples[static_cast<std::size_t>(i)];
-      std::vector<std::uint8_t> pixels(stride);
-      try {
-        const std::vector<std::uint8_t> jpeg = read_file(s.path);
-        const JpegSize js = read_jpeg_size(jpeg.data(), jpeg.size());
-        const DecodedRegion r = decode_jpeg_region(jpeg.data(), jpeg.size(),
-                                                   center_square(js.width, js.height), size, size);
-        resample_bilinear(r.image, r.crop, size, size, false, pixels.data());
-      } catch (const DatasetError& e) {
-        const std::string what = e.what();
-        if (what.rfind(s.path.string(), 0) == 0) throw;
-        throw DatasetError(s.path.string() + ": " + what);
-      }
-      write_all(out.fd, pixels.data(), pixels.size(),
-                pixels_offset + stride * static_cast<std::uint64_t>(i), tmp);
-    });
+    write_all(out.fd, head.data() + 8, head.size() - 8, 8, tmp);
+    if (::fdatasync(out.fd) != 0)
+      throw DatasetError(tmp.string() + ": cannot flush: " + std::strerror(errno));
+    write_all(out.fd, reinterpret_cast<const std::uint8_t*>(kCacheMagic), 8, 0, tmp);
+    if (::fdatasync(out.fd) != 0 || ::close(out.fd) != 0) {
+      out.fd = -1;
+      throw DatasetError(tmp.string() + ": cannot flush: " + std::strerror(errno));
+    }
+    out.fd = -1;
+    summary.images = written;
+    summary.file_bytes = file_size;
   } catch (...) {
     std::error_code ec;
     fs::remove(tmp, ec);
     throw;
   }
-  ::close(out.fd);
-  out.fd = -1;
   std::error_code ec;
   fs::rename(tmp, dst, ec);
   if (ec) throw DatasetError(dst.string() + ": cannot rename the finished cache: " + ec.message());
-  return {count, file_size};
+  return summary;
+}
+
+CacheWriteSummary write_image_cache(const fs::path& src, const fs::path& dst, int size,
+                                    int workers) {
+  CacheWriteOptions o;
+  o.workers = workers;
+  return write_image_cache(plan_image_cache(src, size), dst, o);
 }
 
 ImageCache::ImageCache(const fs::path& path) {

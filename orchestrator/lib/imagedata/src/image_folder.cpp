@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -12,43 +13,164 @@ namespace orch::imagedata {
 
 namespace fs = std::filesystem;
 
-bool is_jpeg_name(const fs::path& p) {
+namespace {
+
+std::string lower_extension(const fs::path& p) {
   std::string ext = p.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+// Why an entry could not be examined, as a DatasetError naming it. A loop of symbolic links is
+// its own reason; std::filesystem would otherwise surface it as a raw `filesystem error`.
+DatasetError entry_error(const fs::path& path, const std::error_code& ec, const char* doing) {
+  if (ec.value() == ELOOP)
+    return DatasetError(kReasonSymlinkLoop,
+                        path.string() + ": a loop of symbolic links (" + ec.message() + ")");
+  return DatasetError(kReasonUnreadable, path.string() + ": " + doing + ": " + ec.message());
+}
+
+// Skips (and records) the entry under skip_errors, else throws.
+void skip_or_throw(FolderIndex& index, const ScanOptions& o, const fs::path& path,
+                   const DatasetError& e) {
+  if (!o.skip_errors) throw e;
+  index.skipped.push_back({path, e.reason(), e.what()});
+}
+
+}  // namespace
+
+bool is_jpeg_name(const fs::path& p) {
+  const std::string ext = lower_extension(p);
   return ext == ".jpg" || ext == ".jpeg";
 }
 
-FolderIndex scan_image_folder(const fs::path& root) {
+bool is_image_name(const fs::path& p) { return is_jpeg_name(p) || lower_extension(p) == ".png"; }
+
+std::map<std::string, std::int64_t> FolderIndex::skipped_by_reason() const {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& s : skipped) ++out[s.reason];
+  return out;
+}
+
+FolderIndex scan_image_folder(const fs::path& root, const ScanOptions& o) {
   std::error_code ec;
   if (root.empty()) throw DatasetError("no dataset folder given");
-  if (!fs::is_directory(root, ec)) throw DatasetError(root.string() + ": no such folder");
+  if (!fs::is_directory(root, ec)) {
+    if (ec && ec.value() != ENOENT) throw entry_error(root, ec, "cannot open");
+    throw DatasetError(root.string() + ": no such folder");
+  }
+  if (!o.split.empty() && o.split != "train" && o.split != "val")
+    throw DatasetError("split must be train or val, not '" + o.split + "'");
   FolderIndex index;
-  index.dir = fs::is_directory(root / "train", ec) ? root / "train" : root;
-  for (const auto& entry : fs::directory_iterator(index.dir, ec))
-    if (entry.is_directory()) index.classes.push_back(entry.path().filename().string());
-  if (ec) throw DatasetError(index.dir.string() + ": cannot list: " + ec.message());
-  if (index.classes.empty())
-    throw DatasetError(
-        index.dir.string() +
-        ": no class folders (expected DIR/train/<class>/*.JPEG or DIR/<class>/*.JPEG)");
+  if (o.split == "val") {
+    index.dir = root / "val";
+    if (!fs::is_directory(index.dir, ec))
+      throw DatasetError(index.dir.string() +
+                         ": no such folder (split: val reads DIR/val/<class>/*.JPEG)");
+  } else {
+    index.dir = fs::is_directory(root / "train", ec) ? root / "train" : root;
+  }
+  std::size_t loose_images = 0;
+  for (const auto& entry : fs::directory_iterator(index.dir, ec)) {
+    std::error_code e;
+    const bool dir = entry.is_directory(e);
+    if (e) {
+      skip_or_throw(index, o, entry.path(), entry_error(entry.path(), e, "cannot examine"));
+      continue;
+    }
+    if (dir)
+      index.classes.push_back(entry.path().filename().string());
+    else if (is_image_name(entry.path()))
+      ++loose_images;
+  }
+  if (ec) throw entry_error(index.dir, ec, "cannot list");
+  if (index.classes.empty()) {
+    if (o.split == "val" && loose_images > 0)
+      throw DatasetError(index.dir.string() + ": " + std::to_string(loose_images) +
+                         " images but no class folders: split: val needs them sorted into "
+                         "DIR/val/<class>/ as in DIR/train/ (ImageNet's validation labels say "
+                         "which class each file belongs to)");
+    throw DatasetError(index.dir.string() +
+                       ": no class folders (expected DIR/train/<class>/*.JPEG or "
+                       "DIR/<class>/*.JPEG)");
+  }
   std::sort(index.classes.begin(), index.classes.end());
   for (std::size_t c = 0; c < index.classes.size(); ++c) {
     const fs::path dir = index.dir / index.classes[c];
     std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.is_regular_file() && is_jpeg_name(entry.path())) files.push_back(entry.path());
-    if (ec) throw DatasetError(dir.string() + ": cannot list: " + ec.message());
-    if (files.empty()) throw DatasetError(dir.string() + ": class folder has no .JPEG/.jpg files");
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (!is_image_name(entry.path())) continue;
+      std::error_code e;
+      const bool regular = entry.is_regular_file(e);
+      if (e) {
+        skip_or_throw(index, o, entry.path(), entry_error(entry.path(), e, "cannot examine"));
+        continue;
+      }
+      if (regular) files.push_back(entry.path());
+    }
+    if (ec) throw entry_error(dir, ec, "cannot list");
+    if (files.empty())
+      throw DatasetError(dir.string() + ": class folder has no .JPEG/.jpg/.png files");
     std::sort(files.begin(), files.end());
     for (auto& f : files) index.samples.push_back({std::move(f), static_cast<std::int32_t>(c)});
   }
   return index;
 }
 
+namespace {
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+void apply_subset(FolderIndex& index, const Subset& subset) {
+  if (subset.classes < 0 || subset.per_class < 0 || subset.fraction < 0 || subset.fraction > 1)
+    throw DatasetError("a subset needs classes >= 0, per_class >= 0 and 0 <= fraction <= 1");
+  const std::size_t classes =
+      subset.classes > 0 ? std::min(index.classes.size(), static_cast<std::size_t>(subset.classes))
+                         : index.classes.size();
+  std::vector<FolderSample> kept;
+  std::size_t at = 0;
+  for (std::size_t c = 0; c < classes; ++c) {
+    std::vector<FolderSample> files;
+    while (at < index.samples.size() && index.samples[at].label == static_cast<std::int32_t>(c))
+      files.push_back(std::move(index.samples[at++]));
+    std::size_t keep = files.size();
+    if (subset.per_class > 0) keep = std::min(keep, static_cast<std::size_t>(subset.per_class));
+    if (subset.fraction > 0)
+      keep = std::max<std::size_t>(
+          1, static_cast<std::size_t>(std::llround(subset.fraction * static_cast<double>(keep))));
+    if (keep < files.size()) {
+      std::stable_sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+        return fnv1a(a.path.filename().string()) < fnv1a(b.path.filename().string());
+      });
+      files.resize(keep);
+      std::sort(files.begin(), files.end(),
+                [](const auto& a, const auto& b) { return a.path < b.path; });
+    }
+    for (auto& f : files) kept.push_back(std::move(f));
+  }
+  index.classes.resize(classes);
+  index.samples = std::move(kept);
+}
+
 std::vector<std::uint8_t> read_file(const fs::path& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw DatasetError(path.string() + ": cannot open: " + std::strerror(errno));
+  if (!f) {
+    const int err = errno;
+    if (err == ELOOP)
+      throw DatasetError(kReasonSymlinkLoop,
+                         path.string() + ": a loop of symbolic links (" + std::strerror(err) + ")");
+    throw DatasetError(kReasonUnreadable, path.string() + ": cannot open: " + std::strerror(err));
+  }
   std::vector<std::uint8_t> data;
   std::fseek(f, 0, SEEK_END);
   const long size = std::ftell(f);
@@ -60,7 +182,7 @@ std::vector<std::uint8_t> read_file(const fs::path& path) {
   }
   const bool failed = std::ferror(f) != 0 || size < 0;
   std::fclose(f);
-  if (failed) throw DatasetError(path.string() + ": read error");
+  if (failed) throw DatasetError(kReasonUnreadable, path.string() + ": read error");
   return data;
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <vector>
 
 #include "orch/imagedata/dataset_error.h"
@@ -176,6 +177,8 @@ GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {
                          ": cannot create: " + ec.message());
   }
   std::atomic<std::uint64_t> bytes{0}, widths{0}, heights{0};
+  std::atomic<std::int64_t> done{0};
+  std::mutex progress_mutex;
   const std::int64_t n = static_cast<std::int64_t>(o.classes) * o.per_class;
   parallel_for(n, o.workers > 0 ? o.workers : default_workers(), [&](std::int64_t i) {
     const int c = static_cast<int>(i / o.per_class), k = static_cast<int>(i % o.per_class);
@@ -190,6 +193,11 @@ GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {
     bytes += jpeg.size();
     widths += static_cast<std::uint64_t>(image.width);
     heights += static_cast<std::uint64_t>(image.height);
+    const std::int64_t finished = ++done;
+    if (o.progress && progress_mutex.try_lock()) {
+      std::lock_guard<std::mutex> lock(progress_mutex, std::adopt_lock);
+      o.progress(finished, n);
+    }
   });
   GeneratorSummary s;
   s.files = n;

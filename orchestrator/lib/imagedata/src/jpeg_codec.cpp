@@ -46,8 +46,47 @@ void set_up_errors(jpeg_decompress_struct& cinfo, ErrorManager& err) {
   err.message[0] = '\0';
 }
 
-[[noreturn]] void fail(const char* what, const char* message) {
-  throw DatasetError(std::string(what) + ": " + (message[0] ? message : "unknown libjpeg error"));
+// The reason for a libjpeg message code: which words the skip counters and messages use.
+const char* reason_of(int code) {
+  switch (code) {
+    case JWRN_JPEG_EOF:  // libjpeg's memory source reports running out of data this way
+      return kReasonTruncated;
+    case JERR_BAD_PRECISION:  // 12- and 16-bit JPEGs: this is the 8-bit API
+    case JERR_NOT_COMPILED:
+    case JERR_NOTIMPL:
+    case JERR_CONVERSION_NOTIMPL:
+      return kReasonUnsupported;
+    case JERR_NO_SOI:
+      return kReasonNotAnImage;
+    default:
+      return kReasonCorrupt;
+  }
+}
+
+[[noreturn]] void fail(const char* what, const ErrorManager& err) {
+  const char* reason = reason_of(err.pub.msg_code);
+  const std::string message = err.message[0] ? err.message : "unknown libjpeg error";
+  if (reason == kReasonTruncated)
+    throw DatasetError(reason, std::string("truncated JPEG: ") + message);
+  if (reason == kReasonUnsupported)
+    throw DatasetError(reason, std::string("unsupported JPEG: ") + message);
+  throw DatasetError(reason, std::string(what) + ": " + message);
+}
+
+// PIL's CMYK to RGB, as torchvision's ImageFolder (through PIL) gives it. PIL reads every
+// 4-component JPEG with Adobe's convention, the samples stored inverted (Photoshop writes
+// them so, and nearly every CMYK JPEG comes from it), un-inverts them, and converts with
+// R = (255 - K) - (C * (255 - K)) / 255 in its rounding MULDIV255; in stored values that is
+// k - muldiv255(255 - c, k). YCCK is CMYK after libjpeg's colour transform, the same from here.
+inline std::uint8_t muldiv255(int a, int b) {
+  const int t = a * b + 128;
+  return static_cast<std::uint8_t>(((t >> 8) + t) >> 8);
+}
+void cmyk_to_rgb(const JSAMPLE* cmyk, int width, std::uint8_t* rgb) {
+  for (int x = 0; x < width; ++x, cmyk += 4, rgb += 3) {
+    const int k = cmyk[3];
+    for (int c = 0; c < 3; ++c) rgb[c] = static_cast<std::uint8_t>(k - muldiv255(255 - cmyk[c], k));
+  }
 }
 
 // Only 1/8, 2/8 and 4/8 (else 8/8): libjpeg-turbo has SIMD inverse DCTs for those (and their
@@ -69,8 +108,8 @@ int choose_scale(const CropBox& box, int min_w, int min_h) {
 void decode_into(jpeg_decompress_struct& cinfo, const CropBox& box, int min_w, int min_h,
                  bool allow_scaling, bool fancy_upsampling, DecodedRegion& out) {
   jpeg_read_header(&cinfo, TRUE);
-  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK)
-    ERREXIT(&cinfo, JERR_CONVERSION_NOTIMPL);
+  // libjpeg-turbo converts grey to RGB itself, but CMYK and YCCK only to CMYK.
+  const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
   const int full_w = static_cast<int>(cinfo.image_width);
   const int full_h = static_cast<int>(cinfo.image_height);
   CropBox b = box;
@@ -79,7 +118,7 @@ void decode_into(jpeg_decompress_struct& cinfo, const CropBox& box, int min_w, i
   b.y = std::clamp(b.y, 0, full_h - 1);
   b.w = std::clamp(b.w, 1, full_w - b.x);
   b.h = std::clamp(b.h, 1, full_h - b.y);
-  cinfo.out_color_space = JCS_RGB;
+  cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
   cinfo.scale_num = allow_scaling ? static_cast<unsigned>(choose_scale(b, min_w, min_h)) : 8;
   cinfo.scale_denom = 8;
   cinfo.dct_method = JDCT_ISLOW;
@@ -102,10 +141,19 @@ void decode_into(jpeg_decompress_struct& cinfo, const CropBox& box, int min_w, i
   out.image.height = y1 - y0;
   out.image.pixels.resize(static_cast<std::size_t>(out.image.width) * out.image.height * 3);
   const std::size_t stride = static_cast<std::size_t>(out.image.width) * 3;
+  // From libjpeg's pool, freed with the decompressor: a vector here would be skipped by longjmp.
+  JSAMPARRAY cmyk_row = cmyk ? (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo),
+                                                          JPOOL_IMAGE, cinfo.output_width * 4, 1)
+                             : nullptr;
   while (static_cast<int>(cinfo.output_scanline) < y1) {
     JSAMPROW row =
         out.image.pixels.data() + (static_cast<std::size_t>(cinfo.output_scanline) - y0) * stride;
-    jpeg_read_scanlines(&cinfo, &row, 1);
+    if (cmyk) {
+      jpeg_read_scanlines(&cinfo, cmyk_row, 1);
+      cmyk_to_rgb(cmyk_row[0], out.image.width, row);
+    } else {
+      jpeg_read_scanlines(&cinfo, &row, 1);
+    }
   }
   out.crop = {scaled.x - static_cast<double>(xoff), scaled.y - y0, scaled.w, scaled.h};
   jpeg_abort_decompress(&cinfo);
@@ -123,7 +171,7 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
   if (setjmp(err.jump)) {
     jpeg_destroy_compress(&cinfo);
     std::free(buffer);
-    fail("JPEG encode", err.message);
+    fail("JPEG encode", err);
   }
   jpeg_create_compress(&cinfo);
   jpeg_mem_dest(&cinfo, &buffer, &size);
@@ -150,9 +198,10 @@ JpegSize read_jpeg_size(const std::uint8_t* data, std::size_t size) {
   jpeg_decompress_struct cinfo;
   ErrorManager err;
   set_up_errors(cinfo, err);
+  if (size == 0) throw DatasetError(kReasonEmpty, "empty file");
   if (setjmp(err.jump)) {
     jpeg_destroy_decompress(&cinfo);
-    fail("not a readable JPEG", err.message);
+    fail("not a readable JPEG", err);
   }
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
@@ -169,10 +218,10 @@ DecodedRegion decode_jpeg_region(const std::uint8_t* data, std::size_t size, con
   jpeg_decompress_struct cinfo;
   ErrorManager err;
   set_up_errors(cinfo, err);
-  if (size == 0) throw DatasetError("empty file");
+  if (size == 0) throw DatasetError(kReasonEmpty, "empty file");
   if (setjmp(err.jump)) {
     jpeg_destroy_decompress(&cinfo);
-    fail("corrupt JPEG", err.message);
+    fail("corrupt JPEG", err);
   }
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));

@@ -18,8 +18,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "orch/imagedata/image_folder.h"
 
 namespace orch::imagedata {
 
@@ -29,11 +33,46 @@ constexpr std::uint32_t kCacheVersion = 1;
 struct CacheWriteSummary {
   std::int64_t images = 0;
   std::uint64_t file_bytes = 0;
+  std::vector<SkippedEntry> skipped;  ///< with skip_errors: the files left out, and why
 };
 
-/// Decodes every JPEG of the folder at `src` (as scan_image_folder finds it) into the cache file
-/// `dst`, written under a temporary name and renamed at the end. A corrupt file fails the whole
-/// cache with `path: what is wrong`.
+/// What a cache of a folder will hold, known before anything is decoded.
+struct CachePlan {
+  FolderIndex index;  ///< the images to decode (after the subset)
+  int size = 256;
+  std::uint64_t file_bytes = 0;  ///< the file's size when every image decodes (at most this)
+};
+
+/// Scans `src` (scan_image_folder with `scan`), keeps `subset` and sizes the file.
+CachePlan plan_image_cache(const std::filesystem::path& src, int size, const ScanOptions& scan = {},
+                           const Subset& subset = {});
+
+/// Bytes an unprivileged process may still write on the file system holding `dir` (statvfs's
+/// f_bavail * f_frsize); throws DatasetError when it cannot be read.
+std::uint64_t free_bytes(const std::filesystem::path& dir);
+
+struct CacheProgress {
+  std::int64_t done = 0, total = 0;  ///< images examined of the plan's
+  std::int64_t skipped = 0;
+};
+
+struct CacheWriteOptions {
+  int workers = 0;  ///< 0: default_workers()
+  /// A file that cannot be decoded is left out (listed in CacheWriteSummary::skipped) instead of
+  /// failing the cache.
+  bool skip_errors = false;
+  /// Called from the calling thread after every chunk of images, in order.
+  std::function<void(const CacheProgress&)> progress;
+};
+
+/// Decodes the plan's images into the cache file `dst`. Written as `dst.partial` and renamed at
+/// the end; the header goes in last, so a file left by an interrupted cache has no magic and is
+/// refused by ImageCache whatever its name. A file that cannot be decoded fails the cache with
+/// `path: what is wrong` (nothing left behind), or with skip_errors is left out.
+CacheWriteSummary write_image_cache(const CachePlan& plan, const std::filesystem::path& dst,
+                                    const CacheWriteOptions& options);
+
+/// The whole folder at `src`, every file required to decode.
 CacheWriteSummary write_image_cache(const std::filesystem::path& src,
                                     const std::filesystem::path& dst, int size, int workers = 0);
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "orch/imagedata/jpeg_codec.h"
@@ -19,6 +20,9 @@ struct GeneratorOptions {
   std::uint64_t seed = 0;
   int quality = 90;  ///< JPEG quality, 1..100
   int workers = 0;   ///< 0: default_workers()
+  /// Called with (files written, files in all) as files are written, by one thread at a time
+  /// (a call that would wait for another is left out); may be empty.
+  std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
 struct GeneratorSummary {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <orch/data_loader.h>
+#include <orch/imagedata/dataset_error.h>
 #include <orch/imagedata/parallel.h>
 #include <orch/imagedata/resample.h>
 #include <orch/imagedata/sample_random.h>
@@ -41,10 +42,25 @@ class SampleSource {
   virtual std::int64_t size() const = 0;
   virtual std::int32_t label(std::int64_t index) const = 0;
   /// Writes sample `index`'s augmented out_size x out_size RGB (HWC) into `out`; adds the bytes
-  /// it read to `bytes`. Throws std::exception with `where: what is wrong` on a bad sample.
+  /// it read to `bytes`. Throws std::exception with `where: what is wrong` on a bad sample (an
+  /// imagedata::DatasetError carries the reason on_error: skip counts it under).
   virtual void load(std::int64_t index, imagedata::SampleRng& rng, int out_size, std::uint8_t* out,
                     std::uint64_t& bytes) const = 0;
+  /// Files left out before loading began (a folder scan's skips), by reason.
+  virtual std::map<std::string, std::int64_t> skipped_at_start() const { return {}; }
 };
+
+/// The reason a load failure is counted under: the DatasetError's, else "other".
+inline std::string skip_reason(const std::exception& e) {
+  if (const auto* d = dynamic_cast<const imagedata::DatasetError*>(&e)) return d->reason();
+  return imagedata::kReasonOther;
+}
+
+/// `skipped.<reason>` counters: files skipped, by reason (dataset_error.h's words).
+inline void add_skip_counters(std::map<std::string, double>& out,
+                              const std::map<std::string, std::int64_t>& by_reason) {
+  for (const auto& [reason, n] : by_reason) out["skipped." + reason] += static_cast<double>(n);
+}
 
 struct PipelineOptions {
   std::int64_t batch_size = 64;
@@ -66,7 +82,9 @@ class BatchPipeline {
         o_(o),
         n_(source_->size()),
         schedule_(n_, o.batch_size, o.drop_last, o.shuffle, o.seed),
-        slots_(static_cast<std::size_t>(o.prefetch)) {
+        slots_(static_cast<std::size_t>(o.prefetch)),
+        skipped_by_reason_(source_->skipped_at_start()) {
+    for (const auto& [reason, n] : skipped_by_reason_) skipped_ += n;
     for (int t = 0; t < o_.workers; ++t) threads_.emplace_back([this] { work(); });
   }
 
@@ -100,14 +118,17 @@ class BatchPipeline {
 
   std::map<std::string, double> counters() const {
     std::lock_guard<std::mutex> lock(m_);
-    return {{"decode_ms", static_cast<double>(decode_us_.load()) / 1000.0},
-            {"bytes_read", static_cast<double>(bytes_read_.load())},
-            {"images", static_cast<double>(images_.load())},
-            {"skipped", static_cast<double>(skipped_.load())},
-            {"queue_empty_waits", static_cast<double>(queue_empty_waits_)},
-            {"queue_wait_ms", queue_wait_ms_},
-            {"workers", static_cast<double>(o_.workers)},
-            {"pinned", o_.pin_memory ? 1.0 : 0.0}};
+    std::map<std::string, double> out = {
+        {"decode_ms", static_cast<double>(decode_us_.load()) / 1000.0},
+        {"bytes_read", static_cast<double>(bytes_read_.load())},
+        {"images", static_cast<double>(images_.load())},
+        {"skipped", static_cast<double>(skipped_.load())},
+        {"queue_empty_waits", static_cast<double>(queue_empty_waits_)},
+        {"queue_wait_ms", queue_wait_ms_},
+        {"workers", static_cast<double>(o_.workers)},
+        {"pinned", o_.pin_memory ? 1.0 : 0.0}};
+    add_skip_counters(out, skipped_by_reason_);
+    return out;
   }
 
  private:
@@ -175,6 +196,10 @@ class BatchPipeline {
             break;
           }
           ++skipped_;
+          {
+            std::lock_guard<std::mutex> lock(m_);
+            ++skipped_by_reason_[skip_reason(e)];
+          }
           if (tries + 1 >= n_) {
             failure = std::string("every image failed to load; the last: ") + e.what();
             break;
@@ -213,6 +238,7 @@ class BatchPipeline {
   bool stop_ = false;
   std::optional<std::string> error_;
   std::int64_t claim_batch_ = 0, claim_index_ = 0, consumed_ = 0;
+  std::map<std::string, std::int64_t> skipped_by_reason_;  // with m_ held
 
   std::atomic<std::int64_t> decode_us_{0}, images_{0}, skipped_{0};
   std::atomic<std::uint64_t> bytes_read_{0};
