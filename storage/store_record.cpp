@@ -119,6 +119,9 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document
       .set_text("stderr_tail", outcome.stderr_tail)
       .set("images_per_s", doc.metric("images_per_s"))
       .set("step_ms_mean", doc.metric("step_ms_mean"))
+      // A diverged run ran fine on a healthy device: its settings (the learning rate, the
+      // precision) are what failed.
+      .set_text("failure_class", doc.status == RunStatus::diverged ? "configuration" : "")
       .set_text("diagnosis", diagnosis ? diagnosis->label : "")
       .set_text("diagnosis_detail", diagnosis ? diagnosis->detail : "")
       .set_text("gpu_name", json_text(env, "gpu_name"))

@@ -173,8 +173,10 @@ class ChildRun final : public RunHandle {
     if (!doc) return std::nullopt;
     if (!probing_) return done_ = complete(std::move(*doc));
     const RunStatus status = doc->status.value_or(RunStatus::failed);
-    if (status == RunStatus::ok || status == RunStatus::oom) {
-      search_->report(status == RunStatus::ok);
+    // A probe whose loss diverged still fitted in memory, which is all a probe asks; the run
+    // itself will be recorded diverged.
+    if (status == RunStatus::ok || status == RunStatus::oom || status == RunStatus::diverged) {
+      search_->report(status != RunStatus::oom);
       if (search_->next()) {
         start_probe();
       } else if (auto b = search_->result()) {
