@@ -307,6 +307,42 @@ TEST_CASE("sweep: out of memory is the configuration's outcome, not the GPU's fa
   CHECK(s.skipped == 0);
 }
 
+TEST_CASE("sweep: diverged runs are counted, never retire a GPU, and a resume keeps them",
+          "[sweep]") {
+  Fixture f;
+  f.options.max_consecutive_failures = 2;
+  Plan p = six_runs();
+  for (std::size_t i = 1; i < p.runs.size(); ++i) f.launcher.scripts[p.runs[i].name] = {"diverged"};
+  auto s = f.run(p);
+  CHECK(f.launcher.launched.size() == 6);  // a diverged run is the configuration's, not the GPU's
+  CHECK(s.ok == 1);
+  CHECK(s.failed == 5);
+  CHECK(s.diverged == 5);
+  CHECK(s.skipped == 0);
+  CHECK(s.exit_code() == 1);
+  const std::string out = f.out.str();
+  CHECK(out.find("[2/6] " + p.runs[1].name +
+                 " (repeat 0) on cpu: diverged: scripted diverged | failures 1 (1 diverged) |") !=
+        std::string::npos);
+  CHECK(out.find("failures 5 (5 diverged)") != std::string::npos);
+
+  Fixture resumed;
+  for (const RunSpec& r : p.runs) resumed.recorder.prior[{r.hash, r.repeat}] = {"ok", 10.0};
+  resumed.recorder.prior[{p.runs[2].hash, 0}] = {"diverged", 3.0};
+  auto s2 = resumed.run(p);
+  CHECK(resumed.launcher.launched.empty());
+  CHECK(s2.already_not_ok == 1);
+  CHECK(s2.exit_code() == 1);
+
+  Fixture retried;
+  retried.recorder.prior = resumed.recorder.prior;
+  retried.options.retry_failed = true;
+  auto s3 = retried.run(p);
+  REQUIRE(retried.launcher.launched.size() == 1);
+  CHECK(retried.launcher.launched[0].first == p.runs[2].name);
+  CHECK(s3.exit_code() == 0);
+}
+
 TEST_CASE("sweep: a lost GPU is retired at once", "[sweep]") {
   Fixture f;
   f.options.gpus = {"0", "1"};

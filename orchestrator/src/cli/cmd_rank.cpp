@@ -19,6 +19,7 @@ void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     std::string sweep, experiment, by = "images_per_s";
     std::size_t top = 0;
     int revision = 0;
+    bool include_diverged = false;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--sweep", o->sweep, "the sweep to rank (default: the most recently updated)");
@@ -29,13 +30,17 @@ void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--top", o->top, "show only the best N configurations (0: all)");
   cmd->add_option("--revision", o->revision,
                   "the sweep's plan revision to show (default: the latest)");
+  cmd->add_flag("--include-diverged", o->include_diverged,
+                "rank the runs whose loss became NaN or infinite too, marked DIVERGED (by default "
+                "they are only listed below the ranking)");
   cmd->callback([&g, &exit_code, o] {
     try {
       const MetricInfo& metric = require_metric(o->by);  // before touching the database
       auto store = open_existing_store(g.db);
       const auto sweep = choose_sweep(*store, o->sweep, o->experiment);
       const ShownRuns shown = shown_runs(*store, sweep, o->revision);
-      std::cout << format_rank_table(rank_runs(shown.runs, metric, o->top), sweep);
+      const Diverged diverged = o->include_diverged ? Diverged::include : Diverged::leave_out;
+      std::cout << format_rank_table(rank_runs(shown.runs, metric, o->top, diverged), sweep);
       if (!shown.note.empty()) std::cout << shown.note << "\n";
     } catch (const InputError& e) {
       std::cerr << "orch: " << e.what() << "\n";

@@ -273,8 +273,9 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     sigaction(SIGHUP, &old_hup, nullptr);
 
     std::cout << fmt::format(
-        "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok, {} skipped, {} deferred{}\n",
-        name, s.total, s.already_done, s.ok, s.failed, s.skipped, s.deferred,
+        "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok{}, {} skipped, {} deferred{}\n",
+        name, s.total, s.already_done, s.ok, s.failed,
+        s.diverged > 0 ? fmt::format(" ({} diverged)", s.diverged) : "", s.skipped, s.deferred,
         s.interrupted ? ", stopped by a signal" : "");
     if (s.already_not_ok > 0) {
       std::cout << fmt::format(

@@ -51,6 +51,7 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; backgroun
       padding: 6px; margin: 4px 0; }
 td.error { max-width: 640px; overflow-wrap: anywhere; }
 tr.chosen td { font-weight: 600; }
+.diverged { color: #a00000; font-weight: 600; }
 @media print {
   body { margin: 0; max-width: none; }
   nav { display: none; }
@@ -142,6 +143,21 @@ std::string findings_html(const std::vector<EnvironmentWarning>& warnings) {
   return out;
 }
 
+// The diverged runs below the ranking, each with its reason, as `orch rank` lists them.
+std::string diverged_html(const Ranking& rk) {
+  if (rk.diverged.empty()) return "";
+  std::string out = fmt::format(
+      "<p><span class=\"diverged\">{} diverged run(s)</span>: the loss became NaN or infinite, so "
+      "{} throughput is not ranked (<code>orch rank --include-diverged</code> ranks it, "
+      "marked).</p>\n<ul class=\"diverged-runs\">\n",
+      rk.diverged.size(), rk.diverged.size() == 1 ? "its" : "their");
+  for (const DivergedRun& r : rk.diverged) {
+    out += fmt::format("<li><b>{}</b> (repeat {}): {}</li>\n", esc(r.name), r.repeat,
+                       esc(r.error.empty() ? "no reason recorded" : r.error));
+  }
+  return out + "</ul>\n";
+}
+
 std::string ranking_section(const ReportData& d) {
   const Ranking& rk = d.ranking;
   std::string out = "<section id=\"ranking\"><h2>Ranking</h2>\n";
@@ -158,7 +174,7 @@ std::string ranking_section(const ReportData& d) {
           "<p>{} configuration(s) have runs but none succeeded: see <a "
           "href=\"#failures\">failures</a>.</p>",
           rk.unranked);
-    return out + "</section>\n";
+    return out + diverged_html(rk) + "</section>\n";
   }
   out +=
       "<table class=\"ranking\"><thead><tr><th class=\"num\">rank</th><th>configuration</th>"
@@ -207,7 +223,7 @@ std::string ranking_section(const ReportData& d) {
         "href=\"#failures\">failures</a>.",
         rk.unranked);
   }
-  return out + "</p></section>\n";
+  return out + "</p>\n" + diverged_html(rk) + "</section>\n";
 }
 
 std::string throughput_section(const ReportData& d) {
@@ -348,7 +364,9 @@ std::string failures_section(const ReportData& d) {
         "<tr><td class=\"num\">{}</td><td class=\"name\">{}</td><td "
         "class=\"num\">{}</td><td>{}</td>"
         "<td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}</td></tr>\n",
-        f.run_id, esc(f.name), f.repeat, esc(f.status), f.attempts, exit, error);
+        f.run_id, esc(f.name), f.repeat,
+        f.status == "diverged" ? "<span class=\"diverged\">diverged</span>" : esc(f.status),
+        f.attempts, exit, error);
   }
   return out + "</tbody></table></section>\n";
 }

@@ -48,6 +48,46 @@ struct Table {
   }
 };
 
+// The diverged runs, each with its reason, ranked or not: a diverged run never disappears
+// silently. Long lists stop at kShown lines (the `failures` view has them all).
+std::string diverged_lines(const Ranking& ranking) {
+  if (ranking.diverged.empty()) return "";
+  constexpr std::size_t kShown = 10;
+  const std::size_t n = ranking.diverged.size();
+  std::string out =
+      ranking.diverged_ranked > 0
+          ? fmt::format(
+                "{} diverged run(s) (loss NaN or infinite), {} of them ranked and marked "
+                "DIVERGED above:\n",
+                n, ranking.diverged_ranked)
+          : fmt::format(
+                "{} diverged run(s) (loss NaN or infinite) are not ranked; "
+                "`orch rank --include-diverged` ranks them:\n",
+                n);
+  for (std::size_t i = 0; i < n && i < kShown; ++i) {
+    const DivergedRun& d = ranking.diverged[i];
+    std::string why = d.error.empty() ? "no reason recorded" : d.error;
+    if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+    if (why.size() > 160) why = why.substr(0, 157) + "...";
+    out +=
+        fmt::format("  {} (repeat {}): {}\n", terminal_text(d.name), d.repeat, terminal_text(why));
+  }
+  if (n > kShown) out += fmt::format("  ... and {} more: see the `failures` view\n", n - kShown);
+  return out;
+}
+
+// The diagnosis cell: a configuration ranked with diverged runs says so first.
+std::string diagnosis_cell(const RankedConfig& c) {
+  std::string cell = c.diagnosis.empty() ? "" : terminal_text(c.diagnosis);
+  if (c.diverged_runs > 0) {
+    const std::string mark = c.diverged_runs == c.stats.n ? std::string("DIVERGED")
+                                                          : fmt::format("DIVERGED ({} of {} runs)",
+                                                                        c.diverged_runs, c.stats.n);
+    cell = cell.empty() ? mark : mark + "; " + cell;
+  }
+  return cell.empty() ? "-" : cell;
+}
+
 }  // namespace
 
 std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& sweep) {
@@ -64,7 +104,7 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
           fmt::format("{} configuration(s) have runs but none succeeded: see the `failures` view\n",
                       ranking.unranked);
     }
-    return out;
+    return out + diverged_lines(ranking);
   }
   const std::string unit = display_unit(m.unit);
   Table t;
@@ -106,8 +146,7 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
          std::to_string(c.stats.n), std::isnan(c.speedup) ? "-" : fmt::format("{:.2f}x", c.speedup),
          split,
          c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
-         or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""),
-         c.diagnosis.empty() ? "-" : terminal_text(c.diagnosis)});
+         or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""), diagnosis_cell(c)});
     if (profiled) {
       auto& row = t.rows.back();
       row.insert(row.end() - 1, {or_dash(c.kernels_per_step, ""), or_dash(c.trace_busy_pct, "%")});
@@ -115,12 +154,14 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
   }
   out += t.render();
   out += "\n";
+  const std::string with_diverged =
+      ranking.diverged_ranked > 0 ? fmt::format(" and {} diverged", ranking.diverged_ranked) : "";
   if (ranking.rows.size() < ranking.configurations) {
-    out += fmt::format("top {} of {} configurations shown ({} successful runs)\n",
-                       ranking.rows.size(), ranking.configurations, ranking.ok_runs);
+    out += fmt::format("top {} of {} configurations shown ({} successful runs{})\n",
+                       ranking.rows.size(), ranking.configurations, ranking.ok_runs, with_diverged);
   } else {
-    out += fmt::format("{} configurations from {} successful runs\n", ranking.configurations,
-                       ranking.ok_runs);
+    out += fmt::format("{} configurations from {} successful runs{}\n", ranking.configurations,
+                       ranking.ok_runs, with_diverged);
   }
   if (ties)
     out += "tie: its 95% interval overlaps #1's, so the difference is not significant at this n\n";
@@ -137,7 +178,7 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
         "{} configuration(s) with no successful run are not ranked: see the `failures` view\n",
         ranking.unranked);
   }
-  return out;
+  return out + diverged_lines(ranking);
 }
 
 std::string format_sweep_ranking(const storage::Store& store, std::int64_t sweep_id) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace orch {
 namespace {
@@ -57,18 +58,28 @@ bool intervals_overlap(const storage::Summary& a, const storage::Summary& b) {
 }
 
 Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo& metric,
-                  std::size_t top) {
+                  std::size_t top, Diverged diverged) {
   Ranking out;
   out.metric = metric;
   std::map<std::string, std::vector<const storage::RunRecord*>> by_config;
   std::set<std::string> all_configs;
   for (const auto& r : runs) {
     all_configs.insert(r.config_hash);
-    if (r.status == "ok" && r.metric(metric.name)) {
+    const bool is_diverged = r.status == "diverged";
+    const bool ranked = (r.status == "ok" || (is_diverged && diverged == Diverged::include)) &&
+                        r.metric(metric.name).has_value();
+    if (is_diverged) {
+      out.diverged.push_back({r.name, r.config_hash, r.error, r.repeat, ranked});
+      if (ranked) ++out.diverged_ranked;
+    }
+    if (ranked) {
       by_config[r.config_hash].push_back(&r);
-      ++out.ok_runs;
+      if (!is_diverged) ++out.ok_runs;
     }
   }
+  std::sort(out.diverged.begin(), out.diverged.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.name, a.repeat, a.config_hash) < std::tie(b.name, b.repeat, b.config_hash);
+  });
   out.unranked = all_configs.size() - by_config.size();
 
   for (const auto& [hash, group] : by_config) {
@@ -86,6 +97,8 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
     c.gpu_util_pct = mean_of(group, "gpu_util_mean_pct");
     c.power_w = mean_of(group, "power_mean_w");
     c.diagnosis = most_frequent_diagnosis(group);
+    c.diverged_runs = static_cast<int>(std::count_if(
+        group.begin(), group.end(), [](const auto* r) { return r->status == "diverged"; }));
     profile_means(group, c);
     out.rows.push_back(std::move(c));
   }

@@ -27,19 +27,35 @@ struct RankedConfig {
   /// profiles only).
   std::optional<double> kernels_per_step, trace_busy_pct;
   std::string diagnosis;  ///< the most frequent label of its runs; "" when none
+  int diverged_runs = 0;  ///< of stats.n, runs whose loss became NaN or infinite (when included)
 };
+
+/// A run whose loss became NaN or infinite (status `diverged`): listed with its reason whether
+/// or not it is ranked.
+struct DivergedRun {
+  std::string name, config_hash, error;
+  int repeat = 0;
+  bool ranked = false;  ///< counted in its configuration's row (Diverged::include)
+};
+
+/// Diverged runs measured a speed on numbers that mean nothing: left out of the ranking unless
+/// asked for (`orch rank --include-diverged`), and then marked.
+enum class Diverged { leave_out, include };
 
 struct Ranking {
   MetricInfo metric;
   std::vector<RankedConfig> rows;  ///< best first, cut to `top`
   std::size_t configurations = 0;  ///< ranked before the cut
   std::size_t ok_runs = 0;
-  std::size_t unranked = 0;  ///< configurations with runs but none ok with the metric
+  std::size_t unranked = 0;           ///< configurations with runs but none ranked with the metric
+  std::vector<DivergedRun> diverged;  ///< every diverged run, by name and repeat
+  std::size_t diverged_ranked = 0;    ///< of those, counted in the rows (Diverged::include)
 };
 
-/// Ranks the runs (any statuses; only 'ok' runs with the metric count). `top` 0 keeps all.
+/// Ranks the runs (any statuses; only 'ok' runs with the metric count, and 'diverged' ones too
+/// when `diverged` says so). `top` 0 keeps all.
 Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo& metric,
-                  std::size_t top = 0);
+                  std::size_t top = 0, Diverged diverged = Diverged::leave_out);
 
 /// Do the 95% intervals of a and b overlap?
 bool intervals_overlap(const storage::Summary& a, const storage::Summary& b);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <optional>
 
@@ -17,8 +18,10 @@
 #include "runner/cuda_connections.h"
 #include "runner/device.h"
 #include "runner/device_health.h"
+#include "runner/divergence.h"
 #include "runner/environment.h"
 #include "runner/gpu_memory_cap.h"
+#include "runner/out_of_memory.h"
 #include "runner/profiler.h"
 #include "runner/sgd.h"
 #include "runner/step_timer.h"
@@ -254,6 +257,13 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
       sampler.reset();
     }
   };
+  // Out of memory, however it was spelled (out_of_memory.h), is the configuration's outcome;
+  // any other error is a plain failure.
+  auto fail = [&](const std::string& what) {
+    const auto oom = out_of_memory_error(what, spec.batch_size.value_or(0));
+    doc.status = oom ? RunStatus::oom : RunStatus::failed;
+    doc.error = oom ? *oom : what;
+  };
   try {
     // Refused rather than run with the driver's setting and stored as if it had been applied.
     if (auto why = cuda_connections_mismatch(spec)) throw std::runtime_error(*why);
@@ -311,24 +321,24 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
     }
     doc.steps = steps;
     doc.profile = m.profile;  // null (left out) when not profiled
-    doc.status = RunStatus::ok;
+    // Checked after the measurement, on the losses already copied to the host: its metrics and
+    // steps are kept (they show where it went wrong), but the numbers were not trained on.
+    const auto diverged = divergence_error(m.loss, m.param_checksum);
+    doc.status = diverged ? RunStatus::diverged : RunStatus::ok;
+    if (diverged) doc.error = *diverged;
   } catch (const c10::OutOfMemoryError& e) {
     doc.status = RunStatus::oom;
     doc.error = std::string("out of memory at batch size ") +
                 std::to_string(spec.batch_size.value_or(0)) + ": " + e.what_without_backtrace();
   } catch (const c10::Error& e) {
-    // LibTorch's CPU allocator reports an allocation failure as a plain c10::Error; it is out
-    // of memory all the same (the configuration's outcome, not a crash).
-    const std::string what = e.what_without_backtrace();
-    const bool host_oom =
-        what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos;
-    doc.status = host_oom ? RunStatus::oom : RunStatus::failed;
-    doc.error = host_oom ? "out of host memory at batch size " +
-                               std::to_string(spec.batch_size.value_or(0)) + ": " + what
-                         : what;
+    fail(e.what_without_backtrace());
+  } catch (const std::bad_alloc& e) {
+    // Host memory: a huge batch's buffers, or a plugin's own vectors.
+    doc.status = RunStatus::oom;
+    doc.error = "out of host memory at batch size " + std::to_string(spec.batch_size.value_or(0)) +
+                ": " + e.what();
   } catch (const std::exception& e) {
-    doc.status = RunStatus::failed;
-    doc.error = e.what();
+    fail(e.what());
   }
   finish_telemetry();
   if (telemetry) doc.telemetry = telemetry_json(*telemetry);

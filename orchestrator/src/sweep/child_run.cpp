@@ -244,8 +244,10 @@ class ChildRun final : public RunHandle {
     if (!doc) return std::nullopt;
     if (!probing_) return done_ = complete(std::move(*doc));
     const RunStatus status = doc->status.value_or(RunStatus::failed);
-    if (status == RunStatus::ok || status == RunStatus::oom) {
-      search_->report(measurement_of(*doc, status == RunStatus::ok ? "ok" : "oom", ""));
+    // A probe whose loss diverged still fitted in memory and was timed, which is all a probe
+    // asks; the run itself will be recorded diverged.
+    if (status == RunStatus::ok || status == RunStatus::oom || status == RunStatus::diverged) {
+      search_->report(measurement_of(*doc, status == RunStatus::oom ? "oom" : "ok", ""));
       if (search_->next()) {
         start_probe();
       } else if (auto b = search_->result()) {

@@ -29,9 +29,11 @@ std::string format_progress(const ProgressState& p, const std::string& name, int
   // The remaining runs share the usable slots; the mean of what finished so far is the guess.
   const double eta = p.mean_run_s * std::ceil(static_cast<double>(p.remaining) /
                                               static_cast<double>(std::max(1, p.parallel)));
+  std::string failures = std::to_string(p.failures);
+  if (p.diverged > 0) failures += fmt::format(" ({} diverged)", p.diverged);
   std::string line = fmt::format("[{}/{}] {} (repeat {}) on {}: {} | failures {} | elapsed {}",
                                  p.done, p.total, terminal_text(name), repeat, where, outcome,
-                                 p.failures, format_duration(p.elapsed_s));
+                                 failures, format_duration(p.elapsed_s));
   if (p.remaining > 0) line += ", ETA " + format_duration(eta);
   if (p.best) {
     line += fmt::format(" | best {} {:.1f} img/s", terminal_text(p.best->first), p.best->second);

@@ -290,6 +290,7 @@ class Loop {
       if (!best_ || ips > best_->second) best_ = {spec.name, ips};
     } else {
       ++summary_.failed;
+      if (status == RunStatus::diverged) ++summary_.diverged;
       // Only the device's failures count; any other outcome shows the device ran it.
       if (doc.failure_class == FailureClass::device)
         ++slot.consecutive_failures;
@@ -300,6 +301,7 @@ class Loop {
     p.done = summary_.already_done + summary_.ok + summary_.failed + summary_.skipped;
     p.total = summary_.total;
     p.failures = summary_.failed;
+    p.diverged = summary_.diverged;
     p.elapsed_s = std::chrono::duration<double>(clock_.now() - start_).count();
     p.remaining = static_cast<int>(pending_.size()) + busy_count();
     p.mean_run_s = std::accumulate(durations_.begin(), durations_.end(), 0.0) /

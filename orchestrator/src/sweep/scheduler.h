@@ -133,6 +133,7 @@ struct SweepSummary {
   int already_done = 0;      ///< finished before this invocation (resume)
   int already_not_ok = 0;    ///< of those, recorded failed/oom/timeout/skipped (not retried)
   int ok = 0, failed = 0;    ///< finished in this invocation; failed = any non-ok outcome
+  int diverged = 0;          ///< of `failed`, runs whose loss became NaN or infinite
   int skipped = 0;           ///< recorded `skipped`: no usable GPU was left
   int deferred = 0;          ///< not started: the deadline would have been missed
   bool interrupted = false;  ///< stopped by a signal
