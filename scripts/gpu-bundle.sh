@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=third_party/gpu-bundle
 pkgs=(libsqlite3-dev libsqlite3-0 libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9 libxxhash-dev catch2
-      libpng-dev libpng16-16 zlib1g-dev)
+      libpng-dev libpng16-16 zlib1g-dev zlib1g)
 if [ -f "$out/prefix/.complete" ]; then
   echo "gpu-bundle: $out/prefix already complete"
   exit 0
@@ -20,5 +20,12 @@ mkdir -p "$out/debs" "$out/prefix"
 for deb in "$out"/debs/*.deb; do dpkg -x "$deb" "$out/prefix"; done
 # Documentation is dead weight for the 64 MiB the device tool carries.
 rm -rf "$out/prefix/usr/share/doc" "$out/prefix/usr/share/man" "$out/debs"
+# Plugins are shared objects: CMake must find zlib's shared library (zlib1g's, beside the
+# dev package's symlink), never the static archive, which is not position-independent.
+# The dev package's libz.so points at an absolute /lib path that another distribution's zlib
+# does not have: point it at the bundle's own copy.
+rm -f "$out"/prefix/usr/lib/x86_64-linux-gnu/libz.a
+ln -sf "../../../lib/x86_64-linux-gnu/$(basename "$(readlink "$out"/prefix/usr/lib/x86_64-linux-gnu/libz.so)")" \
+  "$out"/prefix/usr/lib/x86_64-linux-gnu/libz.so
 touch "$out/prefix/.complete"
 du -sh "$out/prefix"

@@ -49,42 +49,6 @@ TEST_CASE("experiments: resnet50-tuning.yaml plans 48 configurations x 3 repeats
   CHECK_THAT(format_plan_table(p), Catch::EndsWith("144 runs (48 configurations x 3 repeats)\n"));
 }
 
-// The article's ladder: each rung keeps the rungs above it and changes only what its label
-// names, so a rank or compare between neighbours measures exactly one tip.
-TEST_CASE("experiments: article.yaml is the article's ladder, one tip per rung",
-          "[plan][experiments]") {
-  Plan p = make_plan(ORCH_SOURCE_DIR "/experiments/article.yaml", test::real_catalog());
-  std::vector<const RunSpec*> rungs;
-  for (const RunSpec& r : p.runs)
-    if (r.repeat == 0) rungs.push_back(&r);
-  const std::vector<std::pair<std::string, std::set<std::string>>> ladder = {
-      {"baseline", {}},
-      {"+ loader", {"data"}},
-      {"+ amp", {"precision"}},
-      {"+ channels-last", {"memory_format"}},
-      {"+ cudnn benchmark", {"cudnn_benchmark"}},
-      {"+ batch 256", {"batch_size", "optimizer"}},
-      {"+ gpu decode", {"data"}},
-      {"+ fused path", {"model", "stream", "optimizer"}},
-  };
-  REQUIRE(rungs.size() == ladder.size());
-  CHECK(p.runs.size() == 2 * ladder.size());
-  for (std::size_t i = 0; i < ladder.size(); ++i) {
-    INFO(ladder[i].first);
-    CHECK(rungs[i]->name == ladder[i].first);
-    if (i == 0) continue;
-    std::set<std::string> changed;
-    for (const auto& [key, value] : rungs[i]->config.items()) {
-      if (key == "label") continue;
-      if (!rungs[i - 1]->config.contains(key) || rungs[i - 1]->config[key] != value)
-        changed.insert(key);
-    }
-    CHECK(changed == ladder[i].second);
-  }
-  CHECK(rungs.front()->precision.plugin == "fp32");
-  CHECK(rungs.back()->stream.plugin == "cuda-graph");
-}
-
 TEST_CASE("experiments: the docs' full example plans as the docs say", "[plan][experiments]") {
   const std::string doc = read(ORCH_SOURCE_DIR "/docs/experiment-file.md");
   std::smatch m;

@@ -16,8 +16,8 @@
 #include "result/result_document.h"
 #include "sweep/batch_search.h"
 #include "sweep/child_process.h"
-#include "sweep/fastest_batch_search.h"
 #include "sweep/environment_fault.h"
+#include "sweep/fastest_batch_search.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::sweep {
