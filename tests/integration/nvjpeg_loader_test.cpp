@@ -20,14 +20,15 @@ TEST_CASE("nvjpeg: declared like the other folder loaders, refused on the CPU",
   CHECK(names == std::set<std::string>{"root", "backend", "workers", "prefetch", "decoders",
                                        "allocator", "output", "hw_pipeline", "hw_preallocate",
                                        "cpu_share", "shuffle", "drop_last", "image_size",
-                                       "on_error"});
+                                       "on_error", "split"});
   // Added after the first nvjpeg results: left out of the hash at their defaults, so those
   // results keep their configuration hashes.
   for (const auto& p : info->params) {
     INFO(p.name);
     CHECK(p.hashed_at_default ==
           (p.name != "decoders" && p.name != "allocator" && p.name != "output" &&
-           p.name != "hw_pipeline" && p.name != "hw_preallocate" && p.name != "cpu_share"));
+           p.name != "hw_pipeline" && p.name != "hw_preallocate" && p.name != "cpu_share" &&
+           p.name != "split"));
   }
   // output: rgb by default.
   CHECK(resolve_params(*info, {{"root", std::string("/d")}}).get_string("output") == "rgb");

@@ -266,6 +266,26 @@ TEST_CASE("sweep: a closed output pipe stops the sweep cleanly, never kills it b
   CHECK(integrity(db) == "ok");
 }
 
+TEST_CASE("sweep: a database deleted during the sweep stops it with a clear message", "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const auto file = slow_experiment(tmp, 6);
+  const fs::path log = tmp.path() / "first.log";
+  auto sweep = start_sweep(db, file, log);
+  REQUIRE(wait_for([&] { return fs::exists(db) && count_with_status(db, "ok") >= 1; }, 120));
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  const auto st = sweep.wait();
+  std::ifstream err(log.string() + ".err");
+  const std::string errors((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  INFO(errors);
+  CHECK(st.exit_code == 4);  // an environment fault: nothing after the deletion was recorded
+  CHECK(errors.find("r.db was deleted or moved away during the sweep") != std::string::npos);
+  std::ifstream out(log);
+  const std::string progress((std::istreambuf_iterator<char>(out)),
+                             std::istreambuf_iterator<char>());
+  CHECK(progress.find("[6/6]") == std::string::npos);  // it stopped, it did not run on blind
+}
+
 TEST_CASE("sweep: batch_size auto-largest finds the largest batch under a memory limit",
           "[sweep]") {
   TempDir tmp;
@@ -315,11 +335,12 @@ TEST_CASE("sweep: batch_size auto chooses the fastest batch and stores the probe
           "[sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
-  // The fault model's throughput peaks at batch 96: each forward pass sleeps 20 ms up to it and
-  // 20 ms * (batch / 96)^2 above, so 128 is faster than 64, 256 slower than 128, and the
-  // refinement's 96 (between 64 and 128) is the fastest of all.
+  // The fault model's throughput peaks at batch 96: each forward pass sleeps 60 ms up to it and
+  // 60 ms * (batch / 96)^2 above, so 128 is faster than 64, 256 slower than 128, and the
+  // refinement's 96 (between 64 and 128) is the fastest of all. The sleep dwarfs the step's own
+  // work, so a machine busy with other tests keeps the order.
   const auto file =
-      write_experiment(tmp, "fast", "  model: {plugin: fault, sleep_ms: 20, knee_batch: 96}\n",
+      write_experiment(tmp, "fast", "  model: {plugin: fault, sleep_ms: 60, knee_batch: 96}\n",
                        "  batch_size: [auto]\n");
   auto r = test::run_orch("--db '" + db.string() + "' " + fault_plugin_path() + " sweep '" +
                           file.string() + "'");

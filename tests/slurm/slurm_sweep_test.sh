@@ -89,14 +89,15 @@ echo "$out"
 check "ingest again adds nothing" grep -q ": 0 recorded, 4 already recorded, 0 malformed" <<<"$out"
 
 # Inside a task the run goes through `orch exec --supervise`, the local sweep's launcher:
-# batch_size: auto is searched there (the fault model holds at most 100 samples), and a crash
-# (here in the first probe) still leaves a document naming the signal.
+# batch_size: auto-largest (the largest batch that fits) is searched there (the fault model
+# holds at most 100 samples), and a crash (here in the first probe) still leaves a document
+# naming the signal.
 cat >"$W/auto.yaml" <<'YAML'
 name: slurmauto
 base:
   model: {plugin: fault, max_batch: 100}
   data: {plugin: synthetic, image_size: 8, classes: 4, batches: 1}
-  batch_size: auto
+  batch_size: auto-largest
   device: cpu
   steps: {warmup: 1, measure: 3}
   telemetry: {enabled: false}
@@ -116,7 +117,7 @@ for mode, status, batch, auto, err in db.execute(
 PY
 )
 echo "$auto"
-check "batch_size: auto was searched inside the task (96 of 100)" grep -Eq "^none ok 96 1" <<<"$auto"
+check "batch_size: auto-largest was searched inside the task (96 of 100)" grep -Eq "^none ok 96 1" <<<"$auto"
 check "a crash inside the task is recorded with its signal" grep -Eq "^segfault failed .*SIGSEGV" <<<"$auto"
 
 [ "$FAILED" -eq 0 ]

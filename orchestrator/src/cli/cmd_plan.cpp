@@ -19,7 +19,19 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--check", *check,
                 "rehearse: train one step of each configuration in a child process (one per GPU "
                 "at a time) and list every failure; records nothing");
-  cmd->callback([&g, &exit_code, args, check] {
+  // A plan written here for a GPU machine or a cluster must not fail for what this machine
+  // lacks (as `orch submit` plans): the checks of the machine's GPUs and files are left out.
+  auto elsewhere = std::make_shared<bool>(false);
+  cmd->add_flag("--elsewhere", *elsewhere,
+                "plan for another machine: leave out the checks of this one (its GPUs, the "
+                "dataset and model files the configurations read)");
+  cmd->callback([&g, &exit_code, args, check, elsewhere] {
+    if (*elsewhere && *check) {
+      std::cerr << "orch plan: --check rehearses on this machine; it cannot go with --elsewhere\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    args->on_this_machine = !*elsewhere;
     PluginRegistry registry;
     load_registry(registry, g);
     if (auto plan = plan_or_report(*args, registry)) {
