@@ -23,26 +23,7 @@ namespace fs = std::filesystem;
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
-// A shell command line (already quoted), its output and exit code.
-test::CommandResult run_shell(const std::string& command) {
-  test::CommandResult r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 constexpr const char* kTiny = R"(name: tiny
 base:
@@ -140,7 +121,7 @@ TEST_CASE("read commands never write: a foreign SQLite file is refused, untouche
     foreign.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)");
     foreign.exec("INSERT INTO notes (text) VALUES ('keep me')");
   }
-  const std::string before = slurp(db);
+  const std::string before = test::slurp(db);
   const std::string dbarg = "--db " + q(db) + " ";
   const std::vector<std::string> commands = {"rank", "compare a b", "export --format csv",
                                              "report -o " + q(tmp.path() / "r.html")};
@@ -150,7 +131,7 @@ TEST_CASE("read commands never write: a foreign SQLite file is refused, untouche
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.output, Contains("is not an orch results database"));
   }
-  CHECK(slurp(db) == before);  // no orch tables, no switch to WAL
+  CHECK(test::slurp(db) == before);  // no orch tables, no switch to WAL
   CHECK_FALSE(fs::exists(tmp.path() / "notes.db-wal"));
   storage::Database check(db.string());
   storage::Statement mode(check, "PRAGMA journal_mode");
@@ -168,13 +149,13 @@ TEST_CASE("read commands read a database on read-only media", "[cli]") {
   const std::string mount = "unshare -m sh -c \"mount --bind " + q(tmp.path() / "data") + " " +
                             q(tmp.path() / "ro") + " && mount -o remount,ro,bind " +
                             q(tmp.path() / "ro") + " && ";
-  auto probe = run_shell(mount + "echo mounted\"");
+  auto probe = test::run_command(mount + "echo mounted\"");
   if (probe.output.find("mounted") == std::string::npos) {
     WARN("no read-only bind mount here (" << probe.output << "); skipped");
     return;
   }
-  auto r =
-      run_shell(mount + "'" + ORCH_BINARY + "' --db " + q(tmp.path() / "ro" / "r.db") + " rank\"");
+  auto r = test::run_command(mount + "'" + ORCH_BINARY + "' --db " + q(tmp.path() / "ro" / "r.db") +
+                             " rank\"");
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("fast") && Contains("slow"));
@@ -186,7 +167,7 @@ TEST_CASE("export -o and report -o never replace the database or a file of anoth
   make_results(db);
   fs::create_symlink(db, tmp.path() / "link.db");
   const std::string dbarg = "--db " + q(db) + " ";
-  const std::string db_before = slurp(db);
+  const std::string db_before = test::slurp(db);
   for (const fs::path& target : {db, tmp.path() / "link.db"}) {
     for (const std::string cmd :
          {"export --format csv -o ", "export --format json -o ", "report -o "}) {
@@ -196,7 +177,7 @@ TEST_CASE("export -o and report -o never replace the database or a file of anoth
       CHECK_THAT(r.output, Contains("it is the results database"));
     }
   }
-  CHECK(slurp(db) == db_before);
+  CHECK(test::slurp(db) == db_before);
   CHECK(fs::is_symlink(tmp.path() / "link.db"));
 
   SECTION("another SQLite database or a file of another kind is refused") {
@@ -215,7 +196,7 @@ TEST_CASE("export -o and report -o never replace the database or a file of anoth
         CHECK_THAT(r.output, Contains("refusing to overwrite " + target.string()));
       }
     }
-    CHECK(slurp(yaml) == kTiny);
+    CHECK(test::slurp(yaml) == kTiny);
   }
   SECTION("an earlier output of the same kind is replaced; a new file is written") {
     for (const std::string ext : {"csv", "json"}) {

@@ -21,26 +21,7 @@ using namespace std::chrono_literals;
 const fs::path kFaults = fs::path(ORCH_TEST_PLUGIN_DIR) / "load-faults";
 const fs::path kBuilt = fs::path(ORCH_PLUGIN_BUILD_DIR);
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
-// A shell command line (already quoted), its output and exit code.
-test::CommandResult run_shell(const std::string& command) {
-  test::CommandResult r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 PluginRegistry probing_registry(const fs::path& cache = {},
                                 std::chrono::milliseconds timeout = 30s) {
@@ -60,7 +41,7 @@ void install(const fs::path& from, const fs::path& to) {
 // The lines of a probe cache file that name `path`.
 std::vector<std::string> cache_lines(const fs::path& cache, const fs::path& path) {
   std::vector<std::string> out;
-  std::istringstream in(slurp(cache));
+  std::istringstream in(test::slurp(cache));
   for (std::string line; std::getline(in, line);) {
     if (line.find("\t" + path.string()) != std::string::npos) out.push_back(line);
   }
@@ -216,7 +197,7 @@ TEST_CASE("a damaged or foreign probe cache counts as empty", "[plugins]") {
   auto reg = probing_registry(cache);
   CHECK_FALSE(reg.load_file(kFaults / "libload_segfault.so"));
   CHECK(reg.probes_run() == 1);
-  CHECK_THAT(slurp(cache), Contains("# orch plugin load probe verdicts"));
+  CHECK_THAT(test::slurp(cache), Contains("# orch plugin load probe verdicts"));
 }
 
 TEST_CASE("symbolic link loops in a plugin folder are reported and skipped", "[plugins]") {
@@ -246,7 +227,7 @@ TEST_CASE("orch plugins, plan and run go on past crashing libraries and symbolic
   const std::string refused = "plugin library " + f.dir.string();
   const std::string loop = ": Too many levels of symbolic links";
 
-  const auto list = run_shell(f.orch("plugins"));
+  const auto list = test::run_command(f.orch("plugins"));
   INFO(list.output);
   CHECK(list.exit_code == 0);
   CHECK_THAT(list.output, Contains("file: " + (f.dir / "libfault.so").string()));
@@ -271,7 +252,7 @@ TEST_CASE("orch plugins, plan and run go on past crashing libraries and symbolic
 
   test::TempDir work;
   std::ofstream(work.path() / "tiny.yaml") << kTiny;
-  const auto plan = run_shell(f.orch("plan " + q(work.path() / "tiny.yaml")));
+  const auto plan = test::run_command(f.orch("plan " + q(work.path() / "tiny.yaml")));
   INFO(plan.output);
   CHECK(plan.exit_code == 0);
   CHECK_THAT(plan.output, Contains("1 run (1 configuration x 1 repeat)"));
@@ -282,7 +263,8 @@ TEST_CASE("orch plugins, plan and run go on past crashing libraries and symbolic
                                    (f.dir / "libcycle_a.so").string() + loop));
 
   const auto db = work.path() / "r.db";
-  const auto run = run_shell(f.orch("--db " + q(db) + " run " + q(work.path() / "tiny.yaml")));
+  const auto run =
+      test::run_command(f.orch("--db " + q(db) + " run " + q(work.path() / "tiny.yaml")));
   INFO(run.output);
   CHECK(run.exit_code == 0);
   CHECK_THAT(run.output, Contains("sweep tiny"));
@@ -298,17 +280,17 @@ TEST_CASE("orch probes a library once, and again when the file changes", "[cli]"
   // Each load appends "loaded PID": the orch process's own, and the probe child's when the
   // library is probed.
   auto loads = [&] {
-    std::istringstream in(slurp(log));
+    std::istringstream in(test::slurp(log));
     int n = 0;
     for (std::string line; std::getline(in, line);) n += line.rfind("loaded ", 0) == 0;
     return n;
   };
-  REQUIRE(run_shell(f.orch("plugins", env)).exit_code == 0);
+  REQUIRE(test::run_command(f.orch("plugins", env)).exit_code == 0);
   CHECK(loads() == 2);  // probed, then loaded
-  REQUIRE(run_shell(f.orch("plugins", env)).exit_code == 0);
+  REQUIRE(test::run_command(f.orch("plugins", env)).exit_code == 0);
   CHECK(loads() == 3);  // loaded only: the verdict came from the cache
   install(fs::path(ORCH_TEST_PLUGIN_DIR) / "libnot_orch.so", lib);
-  REQUIRE(run_shell(f.orch("plugins", env)).exit_code == 0);
+  REQUIRE(test::run_command(f.orch("plugins", env)).exit_code == 0);
   CHECK(loads() == 5);  // a new file: probed again
   CHECK(cache_lines(f.cache, lib).size() == 1);
 }

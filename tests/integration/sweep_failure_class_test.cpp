@@ -109,13 +109,6 @@ bool wait_for(const std::function<bool()>& cond, double seconds) {
   return false;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST_CASE("sweep: five configuration failures in a row retire nothing; every good run is ok",
           "[sweep][failure_class]") {
   TempDir tmp;
@@ -305,7 +298,7 @@ TEST_CASE(
       },
       120));
   other.exec("ROLLBACK");
-  const std::string output = slurp(o.stdout_path) + slurp(o.stderr_path);
+  const std::string output = test::slurp(o.stdout_path) + test::slurp(o.stderr_path);
   INFO(output);
   CHECK(st.exit_code == 4);
   CHECK(output.find("database is locked by another process: ") != std::string::npos);
@@ -315,7 +308,7 @@ TEST_CASE(
   const fs::path result =
       fs::path(db.string() + ".runs") / "locked" / (hashes[0] + "-r0") / "result.json";
   REQUIRE(fs::exists(result));
-  CHECK(slurp(result).find("\"status\": \"ok\"") != std::string::npos);
+  CHECK(test::slurp(result).find("\"status\": \"ok\"") != std::string::npos);
 
   auto again = test::run_orch(orch_args(db) + "sweep '" + file.string() + "'");
   INFO(again.output);

@@ -6,7 +6,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "orch/model.h"
@@ -120,18 +122,29 @@ struct CommandResult {
   std::string output;  ///< stdout and stderr together
 };
 
-/// Runs the built orch binary with `args` (already shell-quoted), capturing its output.
-inline CommandResult run_orch(const std::string& args) {
-  const std::string cmd = std::string("'") + ORCH_BINARY + "' " + args + " 2>&1";
+/// Runs a shell command line (already quoted), capturing its output and exit code.
+inline CommandResult run_command(const std::string& command) {
   CommandResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return r;
   char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+/// Runs the built orch binary with `args` (already shell-quoted), capturing its output.
+inline CommandResult run_orch(const std::string& args) {
+  return run_command(std::string("'") + ORCH_BINARY + "' " + args);
+}
+
+/// A whole file's bytes ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace orch::test

@@ -2,25 +2,17 @@
 // version 2: every run kept with its id, metrics and steps; one sweep per experiment;
 // duplicated (experiment, hash, repeat) rows become extra repeats.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "storage/store.h"
+#include "unit/schema_test_support.h"
 #include "unit/store_test_support.h"
 
 using namespace orch::storage;
+using orch::test::read_text;
 using orch::test::result_doc;
 using orch::test::TempDb;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Inserts a run the way orch 0.1.0's Store::record did.
 void insert_v1(Database& db, const std::string& experiment, const std::string& name,
@@ -75,7 +67,7 @@ TEST_CASE("a version 1 database is migrated to the current version keeping every
   {
     Database v1(db.path);
     v1.exec("PRAGMA journal_mode=WAL");
-    v1.exec(read_file(std::string(ORCH_SOURCE_DIR) + "/storage/migrations/schema_v1.sql"));
+    v1.exec(read_text(std::string(ORCH_SOURCE_DIR) + "/storage/migrations/schema_v1.sql"));
     v1.exec("PRAGMA user_version=1");
     // quickstart, run twice (orch 0.1.0 appended rows: hash q1 repeat 0 appears twice)
     insert_v1(v1, "quickstart", "fp32", "q1", 0, "ok", 1000);  // id 1
@@ -147,7 +139,7 @@ TEST_CASE("an empty version 1 database migrates too", "[store][migration]") {
   TempDb db;
   {
     Database v1(db.path);
-    v1.exec(read_file(std::string(ORCH_SOURCE_DIR) + "/storage/migrations/schema_v1.sql"));
+    v1.exec(read_text(std::string(ORCH_SOURCE_DIR) + "/storage/migrations/schema_v1.sql"));
     v1.exec("PRAGMA user_version=1");
   }
   Store store(db.path);

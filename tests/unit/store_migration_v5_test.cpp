@@ -2,33 +2,17 @@
 // the runs keep every column, the new status 'diverged' and the failure_class column are
 // accepted, and the file ends with exactly the schema of a new one.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "storage/store.h"
+#include "unit/schema_test_support.h"
 #include "unit/store_test_support.h"
 
 using namespace orch::storage;
+using orch::test::read_text;
+using orch::test::schema_of;
 using orch::test::TempDb;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> schema_of(const Database& db) {
-  std::vector<std::string> out;
-  Statement st(db,
-               "SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master "
-               "WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
-  while (st.step()) out.push_back(st.column_text(0));
-  return out;
-}
 
 std::int64_t count(Store& store, const std::string& sql) {
   Statement st(store.database(), sql);

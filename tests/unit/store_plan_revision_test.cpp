@@ -1,16 +1,17 @@
 // Plan revisions of a sweep: recorded, compared, and the runs a revision owns; the migration
 // of a version-3 database adds the table.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "storage/store.h"
 #include "storage/sweep_plans.h"
+#include "unit/schema_test_support.h"
 #include "unit/store_test_support.h"
 
 using namespace orch::storage;
 using Catch::Matchers::Contains;
+using orch::test::read_text;
 using orch::test::result_doc;
+using orch::test::schema_of;
 using orch::test::TempDb;
 
 namespace {
@@ -95,27 +96,6 @@ TEST_CASE("plan revisions: a revision's runs", "[store][revisions]") {
   CHECK(kept[1].config_hash == "h2");
   CHECK(kept[2].repeat == 1);
 }
-
-namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> schema_of(const Database& db) {
-  std::vector<std::string> out;
-  Statement st(db,
-               "SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master "
-               "WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
-  while (st.step()) out.push_back(st.column_text(0));
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("a version 3 database is migrated to version 4 and on", "[store][migration][revisions]") {
   TempDb db;

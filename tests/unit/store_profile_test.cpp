@@ -2,18 +2,19 @@
 // run_summary view, read back with the run, replaced on a re-record; and the migration of a real
 // version-2 file (made with the frozen v2 schema text) to version 3.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "storage/store.h"
 #include "unit/profile_test_support.h"
+#include "unit/schema_test_support.h"
 #include "unit/store_test_support.h"
 
 using namespace orch::storage;
 using Catch::Matchers::Contains;
 using orch::test::cpu_profile;
 using orch::test::gpu_profile;
+using orch::test::read_text;
 using orch::test::result_doc;
+using orch::test::schema_of;
 using orch::test::TempDb;
 
 namespace {
@@ -22,24 +23,6 @@ std::int64_t count(Store& store, const std::string& sql) {
   Statement st(store.database(), sql);
   REQUIRE(st.step());
   return st.column_int(0);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// type, name and SQL of every schema object, sorted: what must be equal between a migrated
-// file and a new one.
-std::vector<std::string> schema_of(Database& db) {
-  Statement st(db, R"(SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master
-                      WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name)");
-  std::vector<std::string> out;
-  while (st.step()) out.push_back(st.column_text(0));
-  return out;
 }
 
 }  // namespace
@@ -150,7 +133,7 @@ TEST_CASE("a version 2 database is migrated to version 3", "[store][migration][p
     // (recorded from a newer child process) already holds a profile that v2 had no table for.
     Database v2(db.path);
     v2.exec("PRAGMA journal_mode=WAL");
-    v2.exec(read_file(std::string(ORCH_SOURCE_DIR) + "/storage/migrations/schema_v2.sql"));
+    v2.exec(read_text(std::string(ORCH_SOURCE_DIR) + "/storage/migrations/schema_v2.sql"));
     v2.exec("PRAGMA user_version=2");
     v2.exec(R"(INSERT INTO sweeps (id, name, experiment, created_at, updated_at)
                VALUES (1, 'night', 'exp', '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z'))");

@@ -1,7 +1,6 @@
 // `orch sweep FILE`: the whole matrix, unattended. Each run in its own child process (one per
 // GPU at a time), every outcome recorded, and running the same command again resumes: finished
 // runs are skipped, interrupted ones run again.
-#include <c10/cuda/CUDAFunctions.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -62,22 +61,16 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
-// Slot names are what each child's CUDA_VISIBLE_DEVICES is set to: the entries of our own
-// CUDA_VISIBLE_DEVICES when it is set (so `CUDA_VISIBLE_DEVICES=2,3 orch sweep` uses GPUs 2
-// and 3), else the device indices. --gpus selects among the visible ones by position.
+// Slot names are what each child's CUDA_VISIBLE_DEVICES is set to (visible_gpu_slots: the
+// entries of our own CUDA_VISIBLE_DEVICES when it is set, so `CUDA_VISIBLE_DEVICES=2,3 orch
+// sweep` uses GPUs 2 and 3, else the device indices). --gpus selects among them by position.
 std::vector<std::string> gpu_slots(const std::string& requested) {
-  const int count = static_cast<int>(c10::cuda::device_count());
-  std::vector<std::string> visible;
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) visible = split_commas(v);
-  auto name_of = [&](int i) {
-    return i < static_cast<int>(visible.size()) ? visible[static_cast<std::size_t>(i)]
-                                                : std::to_string(i);
-  };
+  const std::vector<std::string> visible = visible_gpu_slots();
+  const int count = static_cast<int>(visible.size());
   std::vector<std::string> slots;
   if (requested.empty()) {
-    for (int i = 0; i < count; ++i) slots.push_back(name_of(i));
-    if (slots.empty()) slots.push_back("");  // no GPU: one run at a time on the CPU
-    return slots;
+    if (visible.empty()) return {""};  // no GPU: one run at a time on the CPU
+    return visible;
   }
   for (const auto& item : split_commas(requested)) {
     int index = -1;
@@ -92,7 +85,7 @@ std::vector<std::string> gpu_slots(const std::string& requested) {
           fmt::format("--gpus: '{}' is not a visible GPU (visible: {})", item,
                       count == 0 ? std::string("none") : fmt::format("0..{}", count - 1)));
     }
-    const std::string name = name_of(index);
+    const std::string& name = visible[static_cast<std::size_t>(index)];
     if (std::find(slots.begin(), slots.end(), name) != slots.end()) {
       throw std::invalid_argument("--gpus: GPU " + item + " is listed twice; one run per GPU");
     }
