@@ -15,7 +15,11 @@ if(ORCH_SANITIZE)
   endif()
   set(ORCH_SANITIZE_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
       -fno-sanitize-recover=undefined)
+  # -O1 -g1 after the build type's flags: the optimisation AddressSanitizer's documentation
+  # recommends, and line tables enough for its reports. It compiles the Catch2 test files
+  # about three times faster than -O2 -g, which is what keeps this build inside CI's time.
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${ORCH_SANITIZE_FLAGS}>"
-                      "$<$<COMPILE_LANGUAGE:C,CXX>:-Wno-maybe-uninitialized>")
+                      "$<$<COMPILE_LANGUAGE:C,CXX>:-Wno-maybe-uninitialized>"
+                      "$<$<COMPILE_LANGUAGE:C,CXX>:-O1>" "$<$<COMPILE_LANGUAGE:C,CXX>:-g1>")
   add_link_options(-fsanitize=address,undefined)
 endif()

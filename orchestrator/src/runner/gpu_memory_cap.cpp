@@ -32,6 +32,10 @@ std::optional<std::int64_t> apply_gpu_memory_cap(const c10::Device& device) {
   const auto total =
       static_cast<std::int64_t>(at::cuda::getDeviceProperties(device.index())->totalGlobalMem);
   const bool capped = cap && *cap < total;
+  // The fraction bounds what the allocator reserves, and blocks an earlier run in this process
+  // left cached count towards it: released first, so the cap is the run's own budget and its
+  // peak reserved memory is measured from nothing.
+  if (capped) c10::cuda::CUDACachingAllocator::emptyCache();
   c10::cuda::CUDACachingAllocator::setMemoryFraction(
       capped ? static_cast<double>(*cap) / static_cast<double>(total) : 1.0, device.index());
   return capped ? cap : std::nullopt;
