@@ -207,6 +207,7 @@ class Run:
         self._losses = []  # per step: a tensor, a float or None
         self._wait_pairs = []  # per step: [(begin event, end event), ...] on CUDA
         self._events = None
+        self._wait_pool = None
         if self._cuda:
             # Peaks over the whole run, as orch's runner resets them before the model exists.
             dev = self._torch.device(device)
@@ -233,6 +234,9 @@ class Run:
             starts = [event(enable_timing=True) for _ in range(n)]
             ends = [event(enable_timing=True) for _ in range(n)]
             self._events = (starts, ends)
+            # One data-wait pair per step; a second wait in one step makes its own.
+            self._wait_pool = [(event(enable_timing=True), event(enable_timing=True))
+                               for _ in range(n)]
         t0 = perf()
         try:
             for i in range(self.warmup_steps):
@@ -294,8 +298,11 @@ class Run:
         measured = self._measuring
         pair = None
         if measured and self._cuda:
-            event = self._torch.cuda.Event
-            pair = (event(enable_timing=True), event(enable_timing=True))
+            if self._wait_pairs[-1]:
+                event = self._torch.cuda.Event
+                pair = (event(enable_timing=True), event(enable_timing=True))
+            else:
+                pair = self._wait_pool[len(self._wait_pairs) - 1]
             pair[0].record()
         self._in_wait = True
         t0 = time.perf_counter()
@@ -319,14 +326,13 @@ class Run:
                                 "run.steps()`")
         if self._recorded:
             raise WorkloadError(f"record() called twice in step {self._step}")
-        self._recorded = True
-        if counters:
-            for name, value in counters.items():
-                if isinstance(value, bool):
-                    value = int(value)
-                if not isinstance(value, (int, float)):
-                    raise WorkloadError(f"counter {name!r}: {value!r} is not a number")
-                self._counters[f"script.{name}"] = value
+        values = {}
+        for name, value in (counters or {}).items():
+            if isinstance(value, bool):
+                value = int(value)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise WorkloadError(f"counter {name!r}: {value!r} is not a finite number")
+            values[f"script.{name}"] = value
         if images is not None:
             _positive_int(images, "record(images=...)")
         if loss is not None and not isinstance(loss, (int, float)) and not hasattr(loss,
@@ -336,6 +342,8 @@ class Run:
         if loss is not None and hasattr(loss, "numel") and loss.numel() != 1:
             raise WorkloadError(f"record(loss=...): a tensor of {loss.numel()} elements; "
                                 "pass the step's scalar loss")
+        self._recorded = True
+        self._counters.update(values)
         if not self._measuring:
             return
         if images is not None:
