@@ -417,5 +417,51 @@ class TorchTest(unittest.TestCase):
                     run.record(loss=torch.ones(3))
 
 
+HAS_CUDA = torch is not None and torch.cuda.is_available()
+
+
+@unittest.skipUnless(HAS_CUDA, "needs torch with a CUDA device (runs on the GPU machine)")
+class CudaTest(unittest.TestCase):
+    def test_event_timing_idle_time_peaks_and_gpu_facts(self):
+        props = torch.cuda.get_device_properties(0)
+        gpu_ms = 30.0
+        cycles = int(props.clock_rate * gpu_ms)  # clock_rate is in kHz: cycles per ms
+        wait_ms = 10.0
+        with OrchEnvironment(batch_size=8, warmup=1, measure=4, device="cuda") as env:
+            run = orch_workload.start()
+            self.assertEqual(run.device, "cuda:0")
+            for step in run.steps():
+                with run.data_wait():
+                    time.sleep(wait_ms / 1000)  # the GPU is idle meanwhile
+                x = torch.ones(1 << 22, device="cuda")  # 16 MiB: in the peaks
+                t0 = time.perf_counter()
+                torch.cuda._sleep(cycles)  # queued: the host does not wait for it
+                host_ms = 1000 * (time.perf_counter() - t0)
+                run.record(loss=x.sum() / x.numel())
+            run.finish()
+            report = env.report()
+        self.assertLess(host_ms, gpu_ms / 2)
+        m = report["metrics"]
+        for k, s in enumerate(report["steps"]):
+            # Device time: the wait, then the queued sleep, which the host never waited for.
+            self.assertGreater(s["step_ms"], wait_ms + 0.5 * gpu_ms, k)
+            # The first step's wait finds the GPU idle; later ones find it still running the
+            # previous step's sleep, so it idles less than the host waited.
+            self.assertGreaterEqual(s["gpu_idle_ms"], 0.0)
+            self.assertLessEqual(s["gpu_idle_ms"], s["data_wait_ms"] + 1.0)
+            self.assertEqual(s["loss"], 1.0)
+        self.assertGreater(report["steps"][0]["gpu_idle_ms"], 0.5 * wait_ms)
+        self.assertAlmostEqual(m["gpu_idle_share"], m["gpu_idle_ms_mean"] / m["step_ms_mean"])
+        self.assertGreaterEqual(m["peak_allocated_bytes"], 4 << 22)
+        self.assertGreaterEqual(m["peak_reserved_bytes"], m["peak_allocated_bytes"])
+        e = report["environment"]
+        self.assertEqual(e["gpu_name"], props.name)
+        self.assertEqual(e["compute_capability"], f"{props.major}.{props.minor}")
+        self.assertEqual(e["gpu_memory_bytes"], props.total_memory)
+        self.assertRegex(e["pci_bus_id"], r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.0$")
+        self.assertEqual(e["cudnn_version"], torch.backends.cudnn.version())
+        self.assertEqual(e["torch_cuda_version"], torch.version.cuda)
+
+
 if __name__ == "__main__":
     unittest.main()
