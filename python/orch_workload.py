@@ -14,14 +14,16 @@ docs/script-workloads.md::
         run.record(loss=loss)         # a tensor is read after the loop, not per step
     run.finish()                      # writes the report
 
-Standard library only: torch is used when the script has imported it (before start()), and everything that needs it
-(CUDA event timing, memory peaks, the GPU's facts) is left out of the report without it.
+Standard library only: torch is used when the script has imported it (before start()), and
+everything that needs it (CUDA event timing, memory peaks, the GPU's facts) is left out of the
+report without it.
 """
 
 import contextlib
 import importlib.metadata
 import json
 import math
+import numbers
 import os
 import platform
 import resource
@@ -330,13 +332,13 @@ class Run:
         for name, value in (counters or {}).items():
             if isinstance(value, bool):
                 value = int(value)
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
+            if not isinstance(value, numbers.Real) or not math.isfinite(value):
                 raise WorkloadError(f"counter {name!r}: {value!r} is not a finite number")
             values[f"script.{name}"] = value
         if images is not None:
             _positive_int(images, "record(images=...)")
-        if loss is not None and not isinstance(loss, (int, float)) and not hasattr(loss,
-                                                                                    "detach"):
+        if loss is not None and not isinstance(loss, numbers.Real) and not hasattr(loss,
+                                                                                   "detach"):
             raise WorkloadError(f"record(loss=...): {type(loss).__name__} is neither a tensor "
                                 "nor a number")
         if loss is not None and hasattr(loss, "numel") and loss.numel() != 1:
@@ -350,7 +352,7 @@ class Run:
             self._images[-1] = images
         if loss is not None:
             # Kept on the device: reading it now would wait for the step to finish.
-            self._losses[-1] = loss.detach() if hasattr(loss, "detach") else float(loss)
+            self._losses[-1] = float(loss) if isinstance(loss, numbers.Real) else loss.detach()
 
     # --- the report -----------------------------------------------------------------------
 

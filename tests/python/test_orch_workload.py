@@ -37,7 +37,7 @@ CPU_METRICS = {"images_per_s", "step_ms_mean", "device_step_ms_mean", "step_ms_p
                "step_ms_p90", "step_ms_p99", "data_wait_ms_mean", "warmup_s", "measure_s",
                "loss_first", "loss_last", "host_peak_rss_bytes"}
 # Sleeps are at least as long as asked; a loaded two-core machine may add a lot on top.
-SLACK_MS = 40.0
+SLACK_MS = 60.0
 
 
 def strict_json(text):
@@ -166,7 +166,8 @@ class TimedLoopTest(unittest.TestCase):
         step_ms = [s["step_ms"] for s in steps]
         sleeps_s = sum(self.WAIT_MS) / 1000 + 5 * self.COMPUTE_MS / 1000
         self.assertGreaterEqual(m["measure_s"], sleeps_s)
-        self.assertLess(m["measure_s"], sleeps_s + 5 * SLACK_MS / 1000)
+        # Less than the two warm-up steps' sleeps on top: they are not in it.
+        self.assertLess(m["measure_s"], sleeps_s + 2 * self.WARMUP_SLEEP_S)
         self.assertGreaterEqual(m["measure_s"] * 1000, sum(step_ms))  # steps lie inside it
         self.assertAlmostEqual(m["images_per_s"], 8 * 5 / m["measure_s"])
         self.assertAlmostEqual(m["step_ms_mean"], 1000 * m["measure_s"] / 5)
