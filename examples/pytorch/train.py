@@ -152,7 +152,10 @@ def make_batches(a, run):
         g = torch.Generator().manual_seed(run.seed)
         made = [(torch.randn(run.batch_size, 3, a.image_size, a.image_size, generator=g),
                  torch.randint(0, a.classes, (run.batch_size,), generator=g)) for _ in range(4)]
-        made = [(x.to(device), y.to(device)) for x, y in made]
+        # Laid out as the model wants them once, as orch's synthetic loader does, so no step
+        # converts them.
+        layout = torch.channels_last if a.channels_last else torch.contiguous_format
+        made = [(x.to(device).contiguous(memory_format=layout), y.to(device)) for x, y in made]
         return (made[i % len(made)] for i in range(2**62)), a.classes, None
     if a.data == "synthetic":
         dataset, classes = RandomImages(a.image_size, a.classes, run.seed,
