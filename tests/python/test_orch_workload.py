@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 from unittest import mock
 
@@ -416,6 +417,105 @@ class TorchTest(unittest.TestCase):
             for _ in run.steps():
                 with self.assertRaisesRegex(orch_workload.WorkloadError, "3 elements"):
                     run.record(loss=torch.ones(3))
+
+
+class FakeCudaTorch(types.ModuleType):
+    """Just enough of torch for the module's CUDA path on a machine without one: an event
+    records the host clock (as a real one does on an idle GPU), the memory peaks are fixed."""
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            assert enable_timing
+            self.t = None
+
+        def record(self):
+            self.t = time.perf_counter()
+
+        def elapsed_time(self, end):
+            return 1000.0 * (end.t - self.t)
+
+    class Props:
+        name, major, minor = "Fake GPU", 9, 0
+        multi_processor_count, total_memory = 132, 80 << 30
+        pci_domain_id, pci_bus_id, pci_device_id = 0, 0x19, 0
+
+    def __init__(self):
+        super().__init__("torch")
+        self.__version__ = "0.0.0+fake"
+        self.version = types.SimpleNamespace(cuda="13.0")
+        self.backends = types.SimpleNamespace(
+            cudnn=types.SimpleNamespace(benchmark=True, version=lambda: 91000))
+        self.synchronized = 0
+        self.reset = 0
+
+        def synchronize():
+            self.synchronized += 1
+
+        def reset_peak_memory_stats(device):
+            self.reset += 1
+
+        self.cuda = types.SimpleNamespace(
+            is_available=lambda: True, Event=FakeCudaTorch.Event, synchronize=synchronize,
+            reset_peak_memory_stats=reset_peak_memory_stats,
+            max_memory_allocated=lambda device: 3 << 30,
+            max_memory_reserved=lambda device: 4 << 30,
+            get_device_properties=lambda device: FakeCudaTorch.Props())
+        self.device = lambda name: name
+
+
+class FakeCudaPathTest(unittest.TestCase):
+    """The module's GPU path, run against FakeCudaTorch: step and idle times come from the
+    events, peaks and GPU facts from torch, and nothing synchronises inside the measured loop."""
+
+    def test_cuda_path_with_a_fake_torch(self):
+        fake = FakeCudaTorch()
+        with OrchEnvironment(batch_size=4, warmup=1, measure=3, device="cuda") as env, \
+                mock.patch.dict(sys.modules, {"torch": fake}):
+            run = orch_workload.start()
+            self.assertEqual(run.device, "cuda:0")
+            self.assertEqual(fake.reset, 1)
+            syncs_in_loop = []
+            for step in run.steps():
+                before = fake.synchronized
+                with run.data_wait():
+                    time.sleep(0.01)
+                time.sleep(0.01)
+                run.record(loss=0.5)
+                syncs_in_loop.append(fake.synchronized - before)
+            run.finish()
+            report = env.report()
+        self.assertEqual(syncs_in_loop, [0, 0, 0, 0])
+        # Three in all: after the warm-up, after the last measured step, in finish().
+        self.assertEqual(fake.synchronized, 3)
+        m = report["metrics"]
+        for s in report["steps"]:
+            self.assertGreaterEqual(s["step_ms"], 20.0)
+            self.assertGreaterEqual(s["gpu_idle_ms"], 10.0)
+            self.assertLess(s["gpu_idle_ms"], s["step_ms"])
+        idle = [s["gpu_idle_ms"] for s in report["steps"]]
+        self.assertAlmostEqual(m["gpu_idle_ms_mean"], sum(idle) / 3)
+        self.assertAlmostEqual(m["gpu_idle_share"], m["gpu_idle_ms_mean"] / m["step_ms_mean"])
+        self.assertEqual((m["peak_allocated_bytes"], m["peak_reserved_bytes"]), (3 << 30, 4 << 30))
+        self.assertEqual(m["cudnn_benchmark"], 1)
+        e = report["environment"]
+        self.assertEqual((e["gpu_name"], e["compute_capability"], e["pci_bus_id"]),
+                         ("Fake GPU", "9.0", "0000:19:00.0"))
+        self.assertEqual((e["cudnn_version"], e["torch_cuda_version"], e["sm_count"]),
+                         (91000, "13.0", 132))
+        self.assertEqual(e["gpu_memory_bytes"], 80 << 30)
+
+    def test_a_step_without_a_data_wait_leaves_gpu_idle_out(self):
+        with OrchEnvironment(warmup=0, measure=2, device="cuda") as env, \
+                mock.patch.dict(sys.modules, {"torch": FakeCudaTorch()}):
+            run = orch_workload.start()
+            for step in run.steps():
+                if step == 0:
+                    with run.data_wait():
+                        pass
+            run.finish()
+            report = env.report()
+        self.assertNotIn("gpu_idle_ms_mean", report["metrics"])
+        self.assertNotIn("gpu_idle_ms", report["steps"][0])
 
 
 HAS_CUDA = torch is not None and torch.cuda.is_available()
