@@ -44,7 +44,12 @@ elapsed() { echo "$((SECONDS - $1)) s"; }
 EMPTY=$(mktemp -d /tmp/orch-no-cuda.XXXXXX)
 trap 'rmdir "$EMPTY" 2>/dev/null; finish' EXIT
 for d in /usr/local/cuda /usr/local/cuda-* /opt/cuda; do
-  [ -d "$d" ] && mount --bind "$EMPTY" "$(readlink -f "$d")"
+  if [ -d "$d" ] && ! mount --bind "$EMPTY" "$(readlink -f "$d")"; then
+    echo "SKIPPED: cannot mount over $d in a private mount namespace here"
+    trap - EXIT
+    rmdir "$EMPTY"
+    exit 77
+  fi
 done
 path=
 IFS=:
