@@ -62,8 +62,18 @@ else
     "(once per machine; ~100 MB)"
   mkdir -p "$ORCH_CACHE"
   rm -rf "$ROOT" "$ROOT.partial"
+  # The runtime at the venv's exact version where torch brought one (its headers then match
+  # the libcudart.so that torch loads), the others at the newest of torch's CUDA minor version.
+  runtime=$("$PY" -c 'import importlib.metadata as m; print(m.version("nvidia-cuda-runtime"))' \
+    2>/dev/null || true)
   specs=()
-  for w in "${WHEELS[@]}"; do specs+=("$w==$CUDA_VERSION.*"); done
+  for w in "${WHEELS[@]}"; do
+    if [ "$w" = nvidia-cuda-runtime ] && [ -n "$runtime" ]; then
+      specs+=("$w==$runtime")
+    else
+      specs+=("$w==$CUDA_VERSION.*")
+    fi
+  done
   # --no-deps: nvcc's wheel requires the others unpinned, which would pull the newest CUDA.
   "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps \
     --target "$ROOT.partial/wheels" "${specs[@]}"
