@@ -5,7 +5,8 @@
 # A toolkit that CMake would find (CUDACXX, nvcc on PATH, $CUDA_PATH, /usr/local/cuda[-X.Y])
 # is used as it is: this names it, installs nothing and prints no setting. Otherwise it
 # builds one in $ORCH_CACHE/cuda-X.Y (X.Y: the CUDA version torch was built with) and prints
-# the CMake settings that point at it, one KEY=VALUE a line, which the Makefile's configure step reads:
+# the CMake settings that point at it, one KEY=VALUE a line, which the Makefile's configure
+# step reads:
 #   CMAKE_CUDA_COMPILER=.../bin/nvcc  CUDAToolkit_ROOT=...  CUDA_TOOLKIT_ROOT_DIR=...
 # (the last for Caffe2's FindCUDA, which LibTorch's CMake runs before FindCUDAToolkit).
 #
