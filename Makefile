@@ -24,16 +24,23 @@ SHELL := /bin/bash
 
 all: build
 
-# setup.sh is idempotent; it prints TORCH_PREFIX=... last, which configure reads.
+# setup.sh is idempotent; it prints TORCH_PREFIX=... last, which configure reads, and on a
+# machine without a CUDA toolkit the CMake settings for the one it assembled from NVIDIA's
+# wheels (CMAKE_CUDA_COMPILER=..., CUDAToolkit_ROOT=..., CUDA_TOOLKIT_ROOT_DIR=...).
 setup:
 	@mkdir -p $(BUILD)
-	@bash scripts/setup.sh | tee $(BUILD)/setup.log | grep -v '^TORCH_PREFIX='
+	@bash scripts/setup.sh | tee $(BUILD)/setup.log | grep -v -E '^[A-Za-z_]+='
 
 configure: setup
 	@prefix=$$(sed -n 's/^TORCH_PREFIX=//p' $(BUILD)/setup.log); \
+	cuda=(); \
+	for key in CMAKE_CUDA_COMPILER CUDAToolkit_ROOT CUDA_TOOLKIT_ROOT_DIR; do \
+	  value=$$(sed -n "s/^$$key=//p" $(BUILD)/setup.log); \
+	  if [ -n "$$value" ]; then cuda+=("-D$$key=$$value"); fi; \
+	done; \
 	if [ ! -f $(BUILD)/build.ninja ]; then \
 	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-	    -DCMAKE_PREFIX_PATH="$$prefix" $(CMAKE_FLAGS) --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
+	    -DCMAKE_PREFIX_PATH="$$prefix" "$${cuda[@]}" $(CMAKE_FLAGS) --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
 	fi
 	@test -f $(BUILD)/build.ninja || { echo "make: CMake configuration failed" >&2; exit 1; }
 

@@ -5,7 +5,10 @@
 #   - LibTorch from the torch==2.11.0 wheel (the GPU machine's exact version), in a Python venv
 #     kept in a per-user cache outside the checkout ($ORCH_CACHE, default ~/.cache/orch), so a
 #     fresh clone or a CI run reuses it instead of downloading ~3 GB again.
-# Prints the torch CMake prefix on its last line as "TORCH_PREFIX=...".
+#   - without a CUDA toolkit, its compiler and headers from NVIDIA's wheels, in the same cache
+#     (scripts/cuda-toolkit.sh).
+# Prints the torch CMake prefix on its last line as "TORCH_PREFIX=...", and before it, only
+# where the CUDA toolkit came from the wheels, the CMake settings that point at it.
 set -euo pipefail
 
 TORCH_VERSION=2.11.0
@@ -82,6 +85,11 @@ else
     "torchvision==$TORCHVISION_VERSION" "pillow>=5.3.0,!=8.3.*"
   have_torchvision || { echo "setup: torchvision did not install correctly" >&2; exit 1; }
 fi
+
+# The CUDA compiler and headers: a toolkit already installed is used as it is; without one,
+# NVIDIA's wheels at torch's CUDA version, in $ORCH_CACHE (scripts/cuda-toolkit.sh). It prints
+# the CMake settings for them (CMAKE_CUDA_COMPILER=... and the toolkit root), or nothing.
+ORCH_CACHE=$ORCH_CACHE bash "$(dirname "$0")/cuda-toolkit.sh" "$VENV"
 
 # ccache keeps its cache in the per-user cache too; big enough for LibTorch objects.
 if command -v ccache >/dev/null; then ccache --max-size=5G >/dev/null; fi
