@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "integration/test_support.h"
@@ -119,7 +121,7 @@ with open(ARGS["echo"] + "-" + ARGS["sleep_ms"], "w") as f:
     json.dump({"argv": sys.argv[1:], "config": SPEC["config"], "run": SPEC["run"],
                "pythonpath": os.environ.get("PYTHONPATH", ""),
                "device": os.environ["ORCH_DEVICE"]}, f)
-report(times, measure_s, {"script.sleep_ms": int(ARGS["sleep_ms"])})
+report(times, measure_s)
 )");
   const fs::path echo = tmp.path() / "echo";
   const auto file = write_experiment(tmp.path(), "timed",
@@ -135,8 +137,7 @@ report(times, measure_s, {"script.sleep_ms": int(ARGS["sleep_ms"])})
   for (const auto& run : runs) {
     INFO(run.name << ": " << run.error);
     CHECK(run.status == "ok");
-    const double sleep_ms =
-        run.metric("script.sleep_ms").value_or(run.config["args"]["sleep_ms"].get<double>());
+    const double sleep_ms = run.config["args"]["sleep_ms"].get<double>();
     const auto step_ms = run.metric("step_ms_mean");
     const auto images = run.metric("images_per_s");
     REQUIRE(step_ms);

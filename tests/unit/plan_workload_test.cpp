@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "plan/run_spec_json.h"
 #include "plan/sha256.h"
