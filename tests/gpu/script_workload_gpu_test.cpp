@@ -16,7 +16,7 @@ TEST_CASE("script workload on a GPU: NVML telemetry from exec, no CUDA context i
           "[script][telemetry]") {
   test::TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
-  std::ofstream(tmp.path() / "gpu.py") << R"(import json, os, subprocess, sys, time
+  std::ofstream(tmp.path() / "gpu.py") << R"PY(import json, os, subprocess, sys, time
 warmup, measure = int(os.environ["ORCH_WARMUP_STEPS"]), int(os.environ["ORCH_MEASURE_STEPS"])
 batch = int(os.environ["ORCH_BATCH_SIZE"])
 for _ in range(warmup):
@@ -47,7 +47,7 @@ with open(sys.argv[sys.argv.index("--facts") + 1], "w") as f:
 with open(os.environ["ORCH_SCRIPT_REPORT"] + ".tmp", "w") as f:
     json.dump(doc, f)
 os.rename(os.environ["ORCH_SCRIPT_REPORT"] + ".tmp", os.environ["ORCH_SCRIPT_REPORT"])
-)";
+)PY";
   std::ofstream(tmp.path() / "gpu.yaml")
       << "name: gpu-script\nbase:\n"
          "  workload: {kind: script, command: gpu.py, python: /usr/bin/python3}\n"

@@ -25,7 +25,7 @@ using test::TempDir;
 
 // What every test script starts with: the run's numbers from orch's variables, `--name value`
 // arguments into ARGS, and report() writing the protocol's report atomically.
-constexpr const char* kPrelude = R"(import json, os, sys, time
+constexpr const char* kPrelude = R"PY(import json, os, sys, time
 SPEC = json.load(open(os.environ["ORCH_RUN_SPEC"]))
 BATCH = int(os.environ["ORCH_BATCH_SIZE"])
 WARMUP = int(os.environ["ORCH_WARMUP_STEPS"])
@@ -65,7 +65,7 @@ def timed_steps(seconds):
         time.sleep(seconds)
         times.append(1000 * (time.perf_counter() - s))
     return times, time.perf_counter() - t0
-)";
+)PY";
 
 fs::path write_script(const fs::path& dir, const std::string& name, const std::string& body) {
   const fs::path p = dir / name;
@@ -115,14 +115,14 @@ TEST_CASE("script workload: step times, args and the configuration reach the dat
           "[script][sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
-  write_script(tmp.path(), "timed.py", R"(
+  write_script(tmp.path(), "timed.py", R"PY(
 times, measure_s = timed_steps(float(ARGS["sleep_ms"]) / 1000)
 with open(ARGS["echo"] + "-" + ARGS["sleep_ms"], "w") as f:
     json.dump({"argv": sys.argv[1:], "config": SPEC["config"], "run": SPEC["run"],
                "pythonpath": os.environ.get("PYTHONPATH", ""),
                "device": os.environ["ORCH_DEVICE"]}, f)
 report(times, measure_s)
-)");
+)PY");
   const fs::path echo = tmp.path() / "echo";
   const auto file = write_experiment(tmp.path(), "timed",
                                      "  batch_size: 8\n  steps: {warmup: 1, measure: 6}\n"
@@ -167,10 +167,10 @@ TEST_CASE("script workload: a crash is failed with the exit code and the stderr 
           "[script][sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
-  write_script(tmp.path(), "crash.py", R"(
+  write_script(tmp.path(), "crash.py", R"PY(
 print("loading the model", file=sys.stderr)
 raise ValueError("boom at step 3")
-)");
+)PY");
   const auto r = sweep(db, write_experiment(tmp.path(), "crash", ""));
   INFO(r.output);
   CHECK(r.exit_code == 1);
@@ -198,11 +198,11 @@ TEST_CASE("script workload: exit 0 without a report is failed", "[script][sweep]
 TEST_CASE("script workload: PyTorch's out-of-memory error is oom", "[script][sweep]") {
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
-  write_script(tmp.path(), "oom.py", R"(
+  write_script(tmp.path(), "oom.py", R"PY(
 print("Traceback (most recent call last):", file=sys.stderr)
 print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", file=sys.stderr)
 sys.exit(1)
-)");
+)PY");
   const auto r = sweep(db, write_experiment(tmp.path(), "oom", "  batch_size: 512\n"));
   INFO(r.output);
   const auto runs = runs_of(db, "oom");
@@ -217,13 +217,13 @@ TEST_CASE("script workload: a hanging script times out and neither it nor its ch
   TempDir tmp;
   const fs::path db = tmp.path() / "r.db";
   const fs::path pids = tmp.path() / "pids";
-  write_script(tmp.path(), "hang.py", R"(
+  write_script(tmp.path(), "hang.py", R"PY(
 import subprocess
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
 with open(ARGS["pids"], "w") as f:
     f.write("%d %d" % (os.getpid(), child.pid))
 time.sleep(600)
-)");
+)PY");
   const auto file = write_experiment(tmp.path(), "hang",
                                      "  timeout: 3s\n  args: {pids: '" + pids.string() + "'}\n");
   const auto t0 = std::chrono::steady_clock::now();
@@ -259,7 +259,11 @@ TEST_CASE("script workload: editing the script changes the hash, and a resume ru
   write_script(tmp.path(), "edit.py", body + "# a comment changes the bytes\n");
   const std::string after = make_plan(file.string(), catalog).runs.at(0).hash;
   CHECK(after != before);
+  // The sweep sees a configuration that changed under its name, and runs it once told to.
   r = sweep(db, file);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Contains("1 configuration changed settings under the same names: edit"));
+  r = test::run_orch("--db '" + db.string() + "' sweep '" + file.string() + "' --replan");
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("0 already finished, 1 to run"));
@@ -277,7 +281,7 @@ TEST_CASE("script workload: batch_size auto-largest probes the script with its b
   const fs::path db = tmp.path() / "r.db";
   const fs::path seen = tmp.path() / "batches";
   // A device that holds 100 images: larger batches fail as PyTorch does.
-  write_script(tmp.path(), "fit.py", R"(
+  write_script(tmp.path(), "fit.py", R"PY(
 with open(ARGS["seen"], "a") as f:
     f.write("%d %d %d\n" % (BATCH, WARMUP, MEASURE))
 if BATCH > 100:
@@ -285,7 +289,7 @@ if BATCH > 100:
     sys.exit(1)
 times, s = timed_steps(0.001)
 report(times, s)
-)");
+)PY");
   const auto file = write_experiment(
       tmp.path(), "fit",
       "  batch_size: auto-largest\n  steps: {warmup: 1, measure: 4}\n  args: {seen: '" +
