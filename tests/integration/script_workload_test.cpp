@@ -2,6 +2,8 @@
 // standard-library Python programs written here stand in for a training script, writing the
 // report of the script protocol themselves (they do not use the orch_workload module), and
 // each outcome a script can have lands in the database.
+#include "runner/script_workload.h"
+
 #include <signal.h>
 
 #include <catch2/catch.hpp>
@@ -307,6 +309,55 @@ report(times, s)
   CHECK_THAT(batches, Contains("64 2 1\n"));   // a fit probe: 2 warm-up steps, 1 measured
   CHECK_THAT(batches, Contains("128 2 1\n"));  // did not fit
   CHECK_THAT(batches, Contains("96 1 4\n"));   // the run itself, at its own steps
+}
+
+TEST_CASE("script workload: what exec makes of a report, an exit and a signal", "[script]") {
+  RunSpec spec;
+  spec.batch_size = 32;
+  const nlohmann::json good = {{"format", "orch.script-report"},
+                               {"version", 1},
+                               {"batch_size", 32},
+                               {"metrics", {{"images_per_s", 100.0}, {"step_ms_mean", 320.0}}},
+                               {"steps", {{{"step", 0}, {"step_ms", 320.0}, {"loss", 2.5}}}}};
+  auto outcome = [&](int code, int sig, const std::string& tail,
+                     const std::optional<nlohmann::json>& report) {
+    ResultDocument doc;
+    script_outcome(doc, spec, code, sig, tail, report, "");
+    return doc;
+  };
+  ResultDocument d = outcome(0, 0, "", good);
+  CHECK(d.status == RunStatus::ok);
+  CHECK(d.metric("images_per_s") == 100.0);
+
+  // JSON has no NaN: a loss the program could not write as a number is not finite.
+  nlohmann::json nan = good;
+  nan["steps"][0]["loss"] = nullptr;
+  d = outcome(0, 0, "", nan);
+  CHECK(d.status == RunStatus::diverged);
+  nan["steps"][0]["loss"] = "inf";
+  CHECK(outcome(0, 0, "", nan).status == RunStatus::diverged);
+
+  nlohmann::json other = good;
+  other["version"] = 2;
+  d = outcome(0, 0, "", other);
+  CHECK(d.status == RunStatus::failed);
+  CHECK_THAT(*d.error, Contains("version 2 is not 1"));
+  other = good;
+  other["steps"] = nlohmann::json::array();
+  CHECK_THAT(*outcome(0, 0, "", other).error, Contains("no measured step"));
+  other = good;
+  other["batch_size"] = 64;  // the program ignored the batch it was given
+  CHECK_THAT(*outcome(0, 0, "", other).error, Contains("it ran batch 64, not the run's 32"));
+
+  d = outcome(-1, 9, "loading\n", std::nullopt);
+  CHECK(d.status == RunStatus::failed);
+  CHECK(*d.error == "the script was killed by signal 9 (SIGKILL): loading");
+  // The out-of-memory line is found above the traceback's last line.
+  d = outcome(1, 0, "RuntimeError: CUDA out of memory. Tried to allocate 8 GiB\n  at x\n",
+              std::nullopt);
+  CHECK(d.status == RunStatus::oom);
+  CHECK_THAT(*d.error, Contains("batch size 32"));
+  CHECK_THAT(*d.error, Contains("Tried to allocate 8 GiB"));
 }
 
 }  // namespace orch
