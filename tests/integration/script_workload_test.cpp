@@ -150,7 +150,7 @@ report(times, measure_s)
     CHECK(*images == Approx(8 * 1000 / *step_ms).epsilon(0.01));
     CHECK(run.config["workload"]["kind"] == "script");
     CHECK_FALSE(run.config.contains("model"));  // the built-in trainer's keys are left out
-    CHECK(run.config["workload"]["script_sha256"].get<std::string>().size() == 64);
+    CHECK(run.config["workload"]["script_xxh128"].get<std::string>().size() == 32);
   }
   // The arguments (sorted by name, after the command's words) and the configuration.
   const auto seen = nlohmann::json::parse(test::slurp(echo.string() + "-20"));

@@ -10,8 +10,8 @@
 #include <random>
 #include <set>
 
+#include "plan/content_hash.h"
 #include "plan/run_spec_json.h"
-#include "plan/sha256.h"
 #include "plan/workload_config.h"
 #include "unit/plan_test_catalog.h"
 
@@ -61,14 +61,15 @@ constexpr const char* kScriptBase =
 
 }  // namespace
 
-TEST_CASE("sha256: the FIPS 180-4 examples", "[plan][workload]") {
-  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  // 56 bytes: the padding needs a second block.
-  CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
-        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  CHECK(sha256_hex(std::string(1000, 'a')) ==
-        "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+TEST_CASE("content hash: XXH3-128's reference value and the bytes of a file", "[plan][workload]") {
+  // xxHash's published XXH3-128 of no bytes; the canonical (big-endian) digits.
+  CHECK(content_hash_hex("") == "99aa06d3014798d86001c324468d497f");
+  CHECK(content_hash_hex("abc").size() == 32);
+  CHECK(content_hash_hex("abc") != content_hash_hex("abd"));
+  Folder folder;
+  const auto file = folder.write("train.py", "print('hi')\n");
+  CHECK(file_content_hash_hex(file.string()) == content_hash_hex("print('hi')\n"));
+  CHECK_FALSE(file_content_hash_hex((folder.path() / "missing.py").string()).has_value());
 }
 
 TEST_CASE("workload: commands split like a shell, args become sorted words", "[plan][workload]") {
@@ -108,8 +109,8 @@ TEST_CASE("workload: a script run's configuration keeps only what a program uses
   const auto& w = r.config["workload"];
   CHECK(w["script_word"] == 0);
   CHECK(w["script_path"] == fs::weakly_canonical(f.path() / "train.py").string());
-  CHECK(w["script_sha256"] == sha256_hex("print('hi')\n"));
-  CHECK(r.workload.script_sha256 == sha256_hex("print('hi')\n"));
+  CHECK(w["script_xxh128"] == content_hash_hex("print('hi')\n"));
+  CHECK(r.workload.script_xxh128 == content_hash_hex("print('hi')\n"));
 
   // The JSON specification exec reads holds everything back.
   const RunSpec back = run_spec_from_json(run_spec_json(r));
@@ -179,9 +180,9 @@ TEST_CASE(
   const fs::path old = fs::current_path();
   fs::current_path(cwd.path());
   const std::string yaml = "name: s\nbase:\n  workload: {kind: script, command: sub/here.py}\n";
-  CHECK(f.plan(yaml).runs[0].workload.script_sha256 == sha256_hex("cwd\n"));
+  CHECK(f.plan(yaml).runs[0].workload.script_xxh128 == content_hash_hex("cwd\n"));
   f.write("sub/here.py", "beside\n");
-  CHECK(f.plan(yaml).runs[0].workload.script_sha256 == sha256_hex("beside\n"));
+  CHECK(f.plan(yaml).runs[0].workload.script_xxh128 == content_hash_hex("beside\n"));
   // A program on PATH runs the script that follows it.
   const std::string py = "name: s\nbase:\n  workload: {kind: script, command: 'sh sub/here.py'}\n";
   CHECK(f.plan(py).runs[0].workload.script_word == 1);

@@ -53,7 +53,7 @@ struct WorkloadSpec {
   /// as the planner found it, so the child need not know where the experiment file was.
   int script_word = -1;
   std::string script_path;
-  std::string script_sha256;  ///< of the script file's bytes; empty when no word names a file
+  std::string script_xxh128;  ///< of the script file's bytes; empty when no word names a file
   bool is_script() const { return kind == "script"; }
 };
 

@@ -61,7 +61,7 @@ void fill_workload(RunSpec& run) {
   if (w.contains("script_word")) {
     run.workload.script_word = get<int>(w, "script_word", "config.workload.");
     run.workload.script_path = get<std::string>(w, "script_path", "config.workload.");
-    run.workload.script_sha256 = get<std::string>(w, "script_sha256", "config.workload.");
+    run.workload.script_xxh128 = get<std::string>(w, "script_xxh128", "config.workload.");
   }
   if (c.contains("args")) {
     run.args = field(c, "args", "config.");

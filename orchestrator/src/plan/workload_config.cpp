@@ -8,9 +8,9 @@
 #include <stdexcept>
 
 #include "orch/params.h"
+#include "plan/content_hash.h"
 #include "plan/experiment_schema.h"
 #include "plan/plan_error.h"
-#include "plan/sha256.h"
 
 namespace orch {
 namespace {
@@ -156,15 +156,15 @@ void resolve_workload(const Draft& draft, json& config, const std::string& exper
     }
     if (found) {
       const fs::path abs = fs::weakly_canonical(*found);
-      const auto sha = sha256_file_hex(abs.string());
-      if (!sha) {
+      const auto digest = file_content_hash_hex(abs.string());
+      if (!digest) {
         const WrittenAt at = blamed(draft, {"workload.command", "workload"}, where);
         throw PlanError(at.mark, at.key_path, "cannot read the script " + abs.string(),
                         "a readable file");
       }
       out["script_word"] = i;
       out["script_path"] = abs.string();
-      out["script_sha256"] = *sha;
+      out["script_xxh128"] = *digest;
       break;
     }
     // The program itself may be on PATH (python3, torchrun); a script it runs comes later.

@@ -4,7 +4,7 @@
 // A script run's resolved configuration keeps only what a program can use (workload, args,
 // batch_size, device, steps, seed, telemetry, timeout, repeat): the built-in trainer's keys are
 // left out of it, and `args` is left out of a built-in run's, so neither changes the other's
-// hash or name. The script's content is part of the configuration (`script_sha256`).
+// hash or name. The script's content is part of the configuration (`script_xxh128`).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -31,7 +31,7 @@ std::vector<std::string> arg_words(const nlohmann::json& args);
 /// run loses the built-in trainer's keys and its `workload` gains the script's file (the first
 /// word of the command that names an existing file, looked for beside the experiment file,
 /// in `experiment_dir`, then in the current directory): `script_word`, `script_path` and
-/// `script_sha256`. Throws PlanError at the place the draft wrote the setting at fault
+/// `script_xxh128`. Throws PlanError at the place the draft wrote the setting at fault
 /// (`where` when it was a default): no command, an unbalanced quote, a script that is missing.
 void resolve_workload(const Draft& draft, nlohmann::json& config, const std::string& experiment_dir,
                       const SourceMark& where);
