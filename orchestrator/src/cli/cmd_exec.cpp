@@ -18,6 +18,7 @@
 #include "result/result_document.h"
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
+#include "runner/script_workload.h"
 #include "sweep/child_run.h"
 #include "sweep/environment_fault.h"
 
@@ -169,6 +170,20 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       spec.measure_steps = std::clamp<std::int64_t>(spec.measure_steps, 1, 10);
       spec.telemetry.enabled = false;
       spec.profile.steps = 0;
+    }
+    if (spec.workload.is_script()) {
+      // The program reads its batch and steps from the configuration: exec's adjustments go
+      // there too, and no profiler or CUDA setting of exec's applies to it.
+      if (spec.batch_size) spec.config["batch_size"] = *spec.batch_size;
+      spec.config["steps"] = {{"warmup", spec.warmup_steps}, {"measure", spec.measure_steps}};
+      spec.config["telemetry"]["enabled"] = spec.telemetry.enabled;
+      ResultDocument doc = run_script_document(spec, o->out);
+      if (o->batch_size > 0) doc.batch_size = o->batch_size;
+      if (o->probe || o->probe_speed) doc.probe = true;
+      write_atomically(o->out, doc);
+      std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
+                << "): " << status_text(doc) << "\n";
+      return;
     }
     RunOutputs outputs;
     if (spec.profile.enabled()) {

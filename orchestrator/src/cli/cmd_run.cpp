@@ -17,6 +17,7 @@
 #include "result/result_document.h"
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
+#include "runner/script_workload.h"
 #include "storage/store.h"
 #include "sweep/child_run.h"
 #include "sweep/sweep_lock.h"
@@ -111,7 +112,13 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                               sweep::run_dir_name(spec) / sweep::kTraceFileName)
                                  .string();
       }
-      const ResultDocument doc = run_document(spec, registry, outputs);
+      // A script run's program writes its specification and report in the run's folder.
+      const std::filesystem::path run_dir =
+          std::filesystem::path(sweep::sweep_work_dir(g.db, plan.name)) / sweep::run_dir_name(spec);
+      if (spec.workload.is_script()) std::filesystem::create_directories(run_dir);
+      const ResultDocument doc = spec.workload.is_script()
+                                     ? run_script_document(spec, (run_dir / "result.json").string())
+                                     : run_document(spec, registry, outputs);
       store.record(sweep_id, to_json(doc));
       if (!doc.ok()) ++failed;
       std::cout << summary(doc) << std::endl;

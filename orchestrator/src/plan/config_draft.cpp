@@ -8,6 +8,7 @@
 #include "plan/plan_error.h"
 #include "plan/run_spec_json.h"
 #include "plan/scalars.h"
+#include "plan/workload_config.h"
 
 namespace orch {
 
@@ -23,6 +24,12 @@ json parse_group(const KeySpec& key, const YNode& node, const std::string& key_p
   json out = json::object();
   for (const YEntry& e : node.entries) {
     const FieldSpec* f = key.find_field(e.key);
+    if (!f && key.open_fields) {
+      throw PlanError(e.key_mark, key_path + "." + e.key,
+                      "'" + e.key + "' is not a valid name in '" + key.name +
+                          "' (letters, digits, '_' and '-')",
+                      kArgNamePattern);
+    }
     if (!f) {
       throw PlanError(e.key_mark, key_path + "." + e.key,
                       unknown_with_suggestion("key", e.key, key.field_names()),
@@ -153,13 +160,19 @@ json canonical_setting(const SettingPath& path, const YNode& value, const std::s
   return nullptr;
 }
 
-RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where) {
+RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
+                    const std::string& experiment_dir) {
   RunSpec run;
   json config = json::object();
   std::vector<json::json_pointer> unhashed;  // later-added parameters at their default
+  // A script run has no plugins (workload_config.h): none need to be known, not even the
+  // default ones, so a script-only experiment plans without any plugin library.
+  const bool script = draft.values.contains("workload") &&
+                      draft.values.at("workload").value("kind", "builtin") == "script";
   for (const KeySpec& key : experiment_keys()) {
     switch (key.kind) {
       case KeyKind::kPlugin: {
+        if (script) break;
         auto it = draft.choices.find(key.name);
         const DraftChoice drafted =
             it != draft.choices.end()
@@ -185,6 +198,7 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
       }
     }
   }
+  resolve_workload(draft, config, experiment_dir, where);
   run.hash = config_hash(config, unhashed);
   run.config = std::move(config);
   // The typed fields are read back from the configuration, exactly as a child process does.
@@ -199,6 +213,13 @@ std::int64_t repeat_count(const Draft& draft) {
 
 std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path) {
   const KeySpec& key = *path.key;
+  // A key the run's workload has no use for (workload_config.h): a built-in run's workload is
+  // the default one, a script run has no model, precision, ...
+  if (!run.config.contains(key.name)) {
+    if (key.name == "workload")
+      return render_json(key.field_defaults().at(path.sub.empty() ? "kind" : path.sub));
+    return "-";
+  }
   const json& resolved = run.config.at(key.name);
   switch (key.kind) {
     case KeyKind::kPlugin: {
@@ -221,9 +242,14 @@ std::string render_setting(const Draft& draft, const RunSpec& run, const Setting
       if (key.name == "timeout") return render_duration(resolved.get<double>());
       return render_json(resolved);
     case KeyKind::kGroup: {
-      if (!path.sub.empty()) return render_json(resolved.at(path.sub));
+      if (!path.sub.empty())
+        return resolved.contains(path.sub) ? render_json(resolved.at(path.sub)) : "-";
       std::string out;
-      if (draft.values.contains(key.name)) {
+      if (key.open_fields && resolved.is_object()) {
+        for (const auto& [name, v] : resolved.items()) {
+          out += (out.empty() ? "" : ",") + name + "=" + render_json(v);
+        }
+      } else if (draft.values.contains(key.name)) {
         for (const FieldSpec& f : key.fields) {
           const json& g = draft.values.at(key.name);
           if (!g.contains(f.name)) continue;

@@ -49,7 +49,10 @@ nlohmann::json canonical_setting(const SettingPath& path, const YNode& value,
 /// Fills every configuration field of a RunSpec (not name, repeat index, experiment or swept),
 /// RunSpec::config and RunSpec::hash (which needs the plugins' declarations: parameters added
 /// later are left out at their default). `where` is blamed if a default plugin is missing.
-RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where);
+/// `experiment_dir` is where a script workload's relative script path is looked for first
+/// (plan/workload_config.h); empty: the current directory only.
+RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
+                    const std::string& experiment_dir = "");
 
 /// The number of repeats the draft asks for.
 std::int64_t repeat_count(const Draft& draft);

@@ -28,6 +28,9 @@ nlohmann::json hash_input(const nlohmann::json& config,
   }
   in.erase("repeat");
   in.erase("timeout");
+  // Where the script was found is not what ran: its content (script_xxh128) and the command
+  // are, so a checkout moved elsewhere keeps its hashes.
+  if (auto w = in.find("workload"); w != in.end() && w->is_object()) w->erase("script_path");
   // Telemetry is a measurement setting, not a training one, but the sampler could in
   // principle slow a run down, and a user comparing sampler on/off (or two intervals) needs
   // two configurations, so a non-default `telemetry` is hashed. At its default it is left out,

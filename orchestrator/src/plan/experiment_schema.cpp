@@ -185,6 +185,29 @@ json norm_measure(const YNode& n, const std::string& key_path) {
   return int_at_least(n, key_path, 1, "int >= 1");
 }
 
+json norm_workload_kind(const YNode& n, const std::string& key_path) {
+  return one_of(n, key_path, {"builtin", "script"});
+}
+json norm_text(const YNode& n, const std::string& key_path) {
+  if (n.is_null()) return "";
+  if (!n.is_scalar()) bad(n, key_path, "text", "text");
+  return n.text;
+}
+// An argument reaches the program as text, so only what YAML writes unambiguously is typed:
+// `true`/`false`, ints and floats. YAML 1.1's other booleans (on, off, yes, no) stay words,
+// because `compile: off` means the word `off` to the program that reads `--compile off`.
+json norm_arg(const YNode& n, const std::string& key_path) {
+  const std::string allowed = "a scalar: true, false, a number or text";
+  if (!n.is_scalar()) bad(n, key_path, "a scalar", allowed);
+  if (!n.quoted) {
+    static const std::regex kBool(R"(true|True|TRUE|false|False|FALSE)");
+    if (std::regex_match(n.text, kBool)) return n.text[0] == 't' || n.text[0] == 'T';
+    if (auto i = scalar_int(n)) return *i;
+    if (auto f = scalar_float(n)) return *f;
+  }
+  return n.text;
+}
+
 KeySpec plugin_key(std::string name, PluginKind role, std::string default_plugin) {
   KeySpec k;
   k.name = std::move(name);
@@ -209,6 +232,14 @@ KeySpec group_key(std::string name, std::vector<FieldSpec> fields) {
   k.name = std::move(name);
   k.kind = KeyKind::kGroup;
   k.fields = std::move(fields);
+  return k;
+}
+
+KeySpec open_group_key(std::string name) {
+  KeySpec k;
+  k.name = std::move(name);
+  k.kind = KeyKind::kGroup;
+  k.open_fields = true;
   return k;
 }
 
@@ -252,12 +283,37 @@ std::vector<KeySpec> make_keys() {
                  "seconds as a number, or a duration like 90s, 30m, 2h", false),
       scalar_key("device", norm_device, "auto", "auto, cpu, cuda, cuda:N"),
       scalar_key("seed", norm_seed, 0, "int >= 0"),
+      // What a configuration runs: orch's LibTorch trainer, or the user's program
+      // (plan/workload_config.h); sweepable, so one experiment can rank both.
+      group_key("workload", {{"kind", norm_workload_kind, "builtin", "builtin, script"},
+                             {"command", norm_text, "", "the program and its arguments"},
+                             {"python", norm_text, "", "an interpreter; empty: orch's"}}),
+      open_group_key("args"),
   };
 }
 
 }  // namespace
 
+bool valid_arg_name(std::string_view name) {
+  static const std::regex kArgName(kArgNamePattern);
+  return std::regex_match(name.begin(), name.end(), kArgName);
+}
+
+bool builtin_only_key(std::string_view name) {
+  static const char* const kBuiltinOnly[] = {
+      "model",           "data",      "precision",        "stream", "memory_format",
+      "cudnn_benchmark", "optimizer", "cuda_connections", "profile"};
+  for (const char* k : kBuiltinOnly) {
+    if (name == k) return true;
+  }
+  return false;
+}
+
 const FieldSpec* KeySpec::find_field(std::string_view field) const {
+  if (open_fields) {
+    static const FieldSpec kArg{"", norm_arg, nullptr, "a scalar: true, false, a number or text"};
+    return valid_arg_name(field) ? &kArg : nullptr;
+  }
   for (const FieldSpec& f : fields) {
     if (f.name == field) return &f;
   }
@@ -325,6 +381,12 @@ SettingPath parse_setting_path(const std::string& text, const SourceMark& at,
     case KeyKind::kScalar:
       throw PlanError(at, key_path, "'" + head + "' is a single value and has no '" + rest + "'");
     case KeyKind::kGroup:
+      if (out.key->open_fields && !valid_arg_name(rest)) {
+        throw PlanError(
+            at, key_path,
+            "'" + rest + "' is not a valid name in '" + head + "' (letters, digits, '_' and '-')",
+            kArgNamePattern);
+      }
       if (!out.key->find_field(rest)) {
         throw PlanError(
             at, key_path,

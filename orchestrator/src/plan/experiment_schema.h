@@ -45,12 +45,22 @@ struct KeySpec {
   FieldSpec scalar;                      ///< kScalar (scalar.name == name)
   std::vector<FieldSpec> fields;         ///< kGroup
   bool sweepable = true;                 ///< false: may not vary between configurations
+  /// kGroup whose field names are the user's (`args`): any name matching kArgNamePattern, each
+  /// a scalar; `fields` is empty.
+  bool open_fields = false;
 
   const FieldSpec* find_field(std::string_view field) const;
   std::vector<std::string> field_names() const;
   /// kGroup: every field at its default, what an unwritten field resolves to.
   nlohmann::json field_defaults() const;
 };
+
+/// The names an open group (`args`) accepts.
+constexpr const char* kArgNamePattern = "[A-Za-z0-9_-]+";
+bool valid_arg_name(std::string_view name);
+
+/// The keys only orch's built-in trainer reads: left out of a script run's configuration.
+bool builtin_only_key(std::string_view name);
 
 /// The keys of `base`, in the order the docs list them.
 const std::vector<KeySpec>& experiment_keys();

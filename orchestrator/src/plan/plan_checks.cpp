@@ -89,7 +89,9 @@ std::vector<PlanProblem> host_plan_checks(const PlanCheckInput& in) {
                      "auto, cpu, cuda, cuda:0 to cuda:" + std::to_string(in.visible_gpus - 1)});
     }
   }
-  if (auto batch = int_setting(in, "batch_size")) {
+  // A script run has no `data` (plan/workload_config.h): its images' size is the program's.
+  const bool script = string_setting(in, "workload.kind") == "script";
+  if (auto batch = int_setting(in, "batch_size"); batch && !script) {
     // The loaders' own names for a sample's size where they declare them, else ImageNet's.
     const double channels = static_cast<double>(int_setting(in, "data.channels").value_or(3));
     const double side = static_cast<double>(int_setting(in, "data.image_size").value_or(224));
@@ -117,7 +119,8 @@ std::vector<PlanError> check_configuration(const Draft& draft, const RunSpec& ru
   in.visible_gpus = machine ? machine->visible_gpus : 0;
   std::vector<PlanProblem> problems = host_plan_checks(in);
   for (const KeySpec& key : experiment_keys()) {
-    if (key.kind != KeyKind::kPlugin) continue;
+    // A script run has no plugins (plan/workload_config.h), so none of their checks apply.
+    if (key.kind != KeyKind::kPlugin || !run.config.contains(key.name)) continue;
     const PluginInfo* info =
         catalog.find(key.role, run.config.at(key.name).at("plugin").get<std::string>());
     if (!info || !info->check) continue;

@@ -36,7 +36,15 @@ void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft
     piece.part = part;
     pieces.push_back(std::move(piece));
     for (std::size_t i = 0; i < configs.size(); ++i) {
-      values[i].push_back(value_of(configs[i].config.at(key.name), i));
+      // A key the run's workload has no use for (workload_config.h) has no value; a built-in
+      // run's workload is the default one.
+      const json& config = configs[i].config;
+      if (config.contains(key.name))
+        values[i].push_back(value_of(config.at(key.name), i));
+      else if (key.name == "workload")
+        values[i].push_back(value_of(key.field_defaults(), i));
+      else
+        values[i].push_back(std::nullopt);
     }
   };
   auto param_of = [](const std::string& name) {
@@ -95,13 +103,25 @@ void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft
       return;
     case KeyKind::kGroup: {
       std::vector<std::string> fields;
-      if (!path.sub.empty())
+      if (!path.sub.empty()) {
         fields.push_back(path.sub);
-      else
+      } else if (key.open_fields) {  // `args` as a whole: every name some configuration has
+        for (const RunSpec& r : configs) {
+          if (!r.config.contains(key.name)) continue;
+          for (const auto& [name, v] : r.config.at(key.name).items()) {
+            if (std::find(fields.begin(), fields.end(), name) == fields.end())
+              fields.push_back(name);
+          }
+        }
+      } else {
         fields = key.field_names();
+      }
       for (const std::string& field : fields) {
         add({field, PieceStyle::kSetting, "", 0, ',', -1},
-            [field](const json& g, std::size_t) { return text_of(g.at(field)); });
+            [field](const json& g, std::size_t) -> std::optional<std::string> {
+              if (!g.contains(field)) return std::nullopt;
+              return text_of(g.at(field));
+            });
       }
       return;
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -44,6 +45,7 @@ class Planner {
 
   Plan plan(const std::string& yaml, const std::string& display_path) {
     auto file = std::make_shared<const std::string>(display_path);
+    experiment_dir_ = std::filesystem::path(display_path).parent_path().string();
     root_ = parse_yaml(yaml, file);
     Plan plan;
     plan.file = display_path;
@@ -268,6 +270,7 @@ class Planner {
     }
 
     std::vector<Draft> drafts;
+    std::vector<const MatrixCombination*> kept;  // the combination of each configuration
     std::vector<RunSpec> configs;
     std::map<std::string, std::size_t> by_hash;
     std::vector<PlanError> problems;
@@ -286,9 +289,12 @@ class Planner {
       for (const Override& o : late_overrides_) {
         apply_setting(draft, o.path, o.value, o.path.text, catalog_);
       }
-      RunSpec run = resolve_run(draft, catalog_, base_mark_);  // hashes it too
+      RunSpec run = resolve_run(draft, catalog_, base_mark_, experiment_dir_);  // hashes it too
       run.config["repeat"] = repeats;
       auto [it, fresh] = by_hash.emplace(run.hash, i);
+      // A script run has no model, precision, ... and a built-in run no args
+      // (workload_config.h): combinations that differ only there are one configuration.
+      if (!fresh && (run.workload.is_script() || draft.values.contains("args"))) continue;
       if (!fresh) {
         throw PlanError(matrix_.spec.mark, "matrix",
                         "combinations " + describe_combo(ex.combinations[it->second]) + " and " +
@@ -298,6 +304,7 @@ class Planner {
         if (seen.insert(e.what()).second) problems.push_back(std::move(e));
       }
       drafts.push_back(std::move(draft));
+      kept.push_back(&combo);
       configs.push_back(std::move(run));
     }
     if (!problems.empty()) {
@@ -315,9 +322,7 @@ class Planner {
     }
     std::vector<std::string> names =
         plan_run_names(plan.axes, matrix_.paths, drafts, configs, plan.name);
-    std::vector<const MatrixCombination*> combos;
-    for (const MatrixCombination& c : ex.combinations) combos.push_back(&c);
-    apply_labels(combos, names);
+    apply_labels(kept, names);
 
     for (std::size_t i = 0; i < configs.size(); ++i) {
       configs[i].name = names[i];
@@ -344,6 +349,7 @@ class Planner {
   Draft base_;
   SourceMark base_mark_;
   ParsedMatrix matrix_;
+  std::string experiment_dir_;  // a script workload's relative path is looked for here first
   std::vector<std::unique_ptr<YNode>> pinned_;  // override values that matrix cells point into
   std::vector<Override> late_overrides_;        // applied after each combination's values
 };

@@ -43,6 +43,20 @@ struct ProfileSpec {
   bool enabled() const { return steps > 0; }
 };
 
+/// What a configuration runs: orch's LibTorch trainer with its four plugins (`builtin`), or an
+/// external program (`script`, runner/script_workload.h) that reports through orch_workload.
+struct WorkloadSpec {
+  std::string kind = "builtin";  ///< builtin | script
+  std::string command;           ///< the program and its fixed arguments, as written
+  std::string python;            ///< interpreter for a `.py` first word; empty: orch's
+  /// The command's word that names the script file (-1: none), and that file's absolute path
+  /// as the planner found it, so the child need not know where the experiment file was.
+  int script_word = -1;
+  std::string script_path;
+  std::string script_xxh128;  ///< of the script file's bytes; empty when no word names a file
+  bool is_script() const { return kind == "script"; }
+};
+
 struct RunSpec {
   std::string name;  ///< short, stable, built from the swept values: "amp-bf16/channels_last/b256"
   std::string hash;  ///< configuration hash (32 hex digits); independent of repeat index
@@ -63,6 +77,9 @@ struct RunSpec {
   double timeout_s = 1800;      ///< wall-clock limit of one run
   std::string device = "auto";  ///< auto | cpu | cuda | cuda:N
   std::int64_t seed = 0;
+  WorkloadSpec workload;
+  /// `args` of a script run: name -> scalar (bool, number or string); empty for builtin runs.
+  nlohmann::json args = nlohmann::json::object();
 
   /// The resolved configuration as canonical JSON (sorted keys). The hash is computed from it.
   nlohmann::json config;

@@ -45,19 +45,62 @@ PluginChoice choice_from_json(const json& config, const char* role) {
   return choice;
 }
 
+void fill_builtin_settings(RunSpec& run);
+
+// A script run's configuration holds no built-in trainer keys (plan/workload_config.h): its
+// plugin choices and trainer settings stay at RunSpec's defaults, which nothing reads for it.
+void fill_workload(RunSpec& run) {
+  const json& c = run.config;
+  run.workload = WorkloadSpec{};
+  run.args = json::object();
+  if (!c.contains("workload")) return;  // a built-in run
+  const json& w = field(c, "workload", "config.");
+  run.workload.kind = get<std::string>(w, "kind", "config.workload.");
+  run.workload.command = get<std::string>(w, "command", "config.workload.");
+  run.workload.python = get<std::string>(w, "python", "config.workload.");
+  if (w.contains("script_word")) {
+    run.workload.script_word = get<int>(w, "script_word", "config.workload.");
+    run.workload.script_path = get<std::string>(w, "script_path", "config.workload.");
+    run.workload.script_xxh128 = get<std::string>(w, "script_xxh128", "config.workload.");
+  }
+  if (c.contains("args")) {
+    run.args = field(c, "args", "config.");
+    if (!run.args.is_object())
+      throw std::invalid_argument("run specification: 'config.args' has the wrong type");
+  }
+}
+
 }  // namespace
 
 void fill_settings_from_config(RunSpec& run) {
   const json& c = run.config;
-  run.model = choice_from_json(c, "model");
-  run.data = choice_from_json(c, "data");
-  run.precision = choice_from_json(c, "precision");
-  run.stream = choice_from_json(c, "stream");
+  fill_workload(run);
+  if (!run.workload.is_script()) fill_builtin_settings(run);
   const json& bs = field(c, "batch_size", "config.");
   if (bs.is_number_integer())
     run.batch_size = bs.get<std::int64_t>();
   else
     run.batch_size.reset();  // "auto"
+  const json& steps = field(c, "steps", "config.");
+  run.warmup_steps = get<std::int64_t>(steps, "warmup", "config.steps.");
+  run.measure_steps = get<std::int64_t>(steps, "measure", "config.steps.");
+  const json& tel = field(c, "telemetry", "config.");
+  run.telemetry.enabled = get<bool>(tel, "enabled", "config.telemetry.");
+  run.telemetry.interval_ms = get<std::int64_t>(tel, "interval_ms", "config.telemetry.");
+  run.timeout_s = get<double>(c, "timeout", "config.");
+  run.device = get<std::string>(c, "device", "config.");
+  run.seed = get<std::int64_t>(c, "seed", "config.");
+}
+
+namespace {
+
+// The built-in trainer's settings.
+void fill_builtin_settings(RunSpec& run) {
+  const json& c = run.config;
+  run.model = choice_from_json(c, "model");
+  run.data = choice_from_json(c, "data");
+  run.precision = choice_from_json(c, "precision");
+  run.stream = choice_from_json(c, "stream");
   run.memory_format = get<std::string>(c, "memory_format", "config.");
   run.cudnn_benchmark = get<std::string>(c, "cudnn_benchmark", "config.");
   // Optional, like `profile`: a specification written before the key existed leaves it to
@@ -71,12 +114,6 @@ void fill_settings_from_config(RunSpec& run) {
   run.optimizer.lr = get<double>(opt, "lr", "config.optimizer.");
   run.optimizer.momentum = get<double>(opt, "momentum", "config.optimizer.");
   run.optimizer.weight_decay = get<double>(opt, "weight_decay", "config.optimizer.");
-  const json& steps = field(c, "steps", "config.");
-  run.warmup_steps = get<std::int64_t>(steps, "warmup", "config.steps.");
-  run.measure_steps = get<std::int64_t>(steps, "measure", "config.steps.");
-  const json& tel = field(c, "telemetry", "config.");
-  run.telemetry.enabled = get<bool>(tel, "enabled", "config.telemetry.");
-  run.telemetry.interval_ms = get<std::int64_t>(tel, "interval_ms", "config.telemetry.");
   // Optional: a specification written before the key existed (a Slurm submission folder made
   // by an older orch) is an unprofiled run.
   run.profile = ProfileSpec{};
@@ -84,10 +121,9 @@ void fill_settings_from_config(RunSpec& run) {
     run.profile.steps =
         get<std::int64_t>(field(c, "profile", "config."), "steps", "config.profile.");
   }
-  run.timeout_s = get<double>(c, "timeout", "config.");
-  run.device = get<std::string>(c, "device", "config.");
-  run.seed = get<std::int64_t>(c, "seed", "config.");
 }
+
+}  // namespace
 
 json run_spec_json(const RunSpec& spec) {
   json swept = json::object();

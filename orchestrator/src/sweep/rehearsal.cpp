@@ -16,7 +16,7 @@ namespace orch::sweep {
 RunSpec rehearsal_spec(const RunSpec& run, std::int64_t auto_batch) {
   RunSpec r = run;
   r.config["steps"] = {{"warmup", 0}, {"measure", 1}};
-  r.config["profile"]["steps"] = 0;
+  if (r.config.contains("profile")) r.config["profile"]["steps"] = 0;  // none in a script run
   r.config["telemetry"]["enabled"] = false;
   if (r.config["batch_size"].is_string()) r.config["batch_size"] = auto_batch;
   fill_settings_from_config(r);

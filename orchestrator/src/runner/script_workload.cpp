@@ -1,0 +1,621 @@
+// A script run in `orch exec` (see script_workload.h).
+#include "runner/script_workload.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "plan/run_spec_json.h"
+#include "plan/workload_config.h"
+#include "runner/divergence.h"
+#include "runner/environment.h"
+#include "runner/out_of_memory.h"
+#include "storage/row_values.h"  // utc_now
+#include "telemetry/gpu_facts.h"
+#include "telemetry/host_facts.h"
+#include "telemetry/nvml_sampler.h"
+#include "telemetry/telemetry_record.h"
+
+extern char** environ;
+
+#ifndef ORCH_PYTHON_DIR
+#define ORCH_PYTHON_DIR ""
+#endif
+
+namespace orch {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kTorchVenv = "venv-torch-2.11.0";
+constexpr std::size_t kTailBytes = 4000;
+
+bool executable_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+// execvp's search, done before fork: the child then only calls async-signal-safe functions.
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (executable_file(candidate)) return candidate.string();
+    start = end + 1;
+  }
+  return name;  // execve fails with ENOENT, reported as the program's own failure
+}
+
+// The CUDA driver API, loaded at run time: exec must not link or initialise the runtime (that
+// would make a context on the run's GPU beside the program's).
+struct CudaDriver {
+  using Init = int (*)(unsigned);
+  using Count = int (*)(int*);
+  using Get = int (*)(int*, int);
+  using BusId = int (*)(char*, int, int);
+  void* lib = nullptr;
+  Init init = nullptr;
+  Count count = nullptr;
+  Get get = nullptr;
+  BusId bus_id = nullptr;
+  std::string error;
+
+  CudaDriver() {
+    lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      error = "the CUDA driver (libcuda.so.1) is not installed";
+      return;
+    }
+    init = reinterpret_cast<Init>(::dlsym(lib, "cuInit"));
+    count = reinterpret_cast<Count>(::dlsym(lib, "cuDeviceGetCount"));
+    get = reinterpret_cast<Get>(::dlsym(lib, "cuDeviceGet"));
+    bus_id = reinterpret_cast<BusId>(::dlsym(lib, "cuDeviceGetPCIBusId"));
+    if (!init || !count || !get || !bus_id) {
+      error = "the CUDA driver lacks cuInit/cuDeviceGetPCIBusId";
+    } else if (int rc = init(0); rc != 0) {
+      error = "cuInit failed with CUDA error " + std::to_string(rc);
+    }
+  }
+  ~CudaDriver() {
+    if (lib) ::dlclose(lib);
+  }
+  bool ok() const { return error.empty(); }
+  int devices() const {
+    int n = 0;
+    return ok() && count(&n) == 0 ? n : 0;
+  }
+  /// "0000:3b:00.0" for CUDA's device `index` as this process sees it; empty with `why`.
+  std::string pci_bus_id(int index, std::string& why) const {
+    if (!ok()) {
+      why = error;
+      return "";
+    }
+    int dev = 0;
+    char buf[64] = {};
+    if (get(&dev, index) != 0 || bus_id(buf, sizeof buf, dev) != 0) {
+      why = "CUDA has no device " + std::to_string(index);
+      return "";
+    }
+    // In the form the rest of orch hands NVML (telemetry/gpu_facts.h), whatever the driver's.
+    unsigned domain = 0, bus = 0, device = 0;
+    if (std::sscanf(buf, "%x:%x:%x", &domain, &bus, &device) != 3) {
+      why = std::string("CUDA gave an unreadable PCI bus id '") + buf + "'";
+      return "";
+    }
+    return orch::pci_bus_id(static_cast<int>(domain), static_cast<int>(bus),
+                            static_cast<int>(device));
+  }
+};
+
+// Where the program runs: "cpu", or CUDA device `index` of exec's own numbering.
+struct ScriptDevice {
+  bool cuda = false;
+  int index = 0;
+  std::string error;  ///< a device the configuration asks for and this machine lacks
+};
+
+ScriptDevice resolve_script_device(const std::string& device, const CudaDriver& cuda) {
+  ScriptDevice d;
+  if (device == "cpu") return d;
+  if (device == "auto") {
+    d.cuda = cuda.devices() > 0;
+    return d;
+  }
+  d.cuda = true;
+  if (device.rfind("cuda:", 0) == 0) d.index = std::atoi(device.c_str() + 5);
+  if (d.index >= cuda.devices()) {
+    d.error =
+        "the configuration's device " + device + " is not available (" +
+        (cuda.ok() ? std::to_string(cuda.devices()) + " CUDA device(s) visible" : cuda.error) + ")";
+  }
+  return d;
+}
+
+// CUDA_VISIBLE_DEVICES for the program: only the run's GPU, so that it is cuda:0 there.
+std::optional<std::string> visible_device_for(int index) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible) return std::to_string(index);
+  std::string list = visible;
+  std::size_t start = 0;
+  for (int i = 0; start <= list.size(); ++i) {
+    std::size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    if (i == index) return list.substr(start, end - start);
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// The last non-empty line of a text.
+std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+    text.pop_back();
+  if (auto nl = text.rfind('\n'); nl != std::string::npos) text.erase(0, nl + 1);
+  return text;
+}
+
+bool names_out_of_memory(const std::string& text) {
+  for (const char* s : {"torch.OutOfMemoryError", "CUDA out of memory", "OutOfMemoryError"}) {
+    if (text.find(s) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A loss from the report: a number, or null / a string ("nan", "inf") for one JSON cannot hold.
+double loss_value(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s.find("inf") != std::string::npos || s.find("Inf") != std::string::npos)
+      return s[0] == '-' ? -INFINITY : INFINITY;
+  }
+  return NAN;
+}
+
+// Exec's own facts, without CUDA: the program reports its own GPU and library versions.
+json exec_environment(const std::string& pci_bus_id) {
+  json env;
+  env["orch_version"] = ORCH_VERSION;
+  env["git_revision"] = git_revision();
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) env["hostname"] = host;
+  const std::string cpu = cpu_model();
+  env["cpu_model"] = cpu.empty() ? json(nullptr) : json(cpu);
+  env["cpu_count"] = std::thread::hardware_concurrency();
+  json vars = json::object();
+  for (const auto& [name, value] : relevant_variables()) vars[name] = value;
+  env["variables"] = vars;
+  std::vector<std::string> bus_ids;
+  if (!pci_bus_id.empty()) bus_ids.push_back(pci_bus_id);
+  const NvmlFacts nvml = gather_nvml_facts(bus_ids, /*list_processes=*/false);
+  env["driver_version"] = nvml.driver_version.empty() ? json(nullptr) : json(nvml.driver_version);
+  if (!nvml.available) env["nvml_error"] = nvml.reason;
+  if (!pci_bus_id.empty()) {
+    env["pci_bus_id"] = pci_bus_id;
+    const GpuFacts* g = nvml.gpus.empty() ? nullptr : &nvml.gpus.front();
+    if (g && !g->found) env["nvml_error"] = g->reason;
+    const bool known = g && g->found;
+    env["gpu_uuid"] = known && !g->uuid.empty() ? json(g->uuid) : json(nullptr);
+    env["pcie"] = pcie_json(known ? g->pcie : PcieLink{});
+  }
+  return env;
+}
+
+// The pid signals sent to exec are forwarded to, and the first such signal.
+volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_signal = 0;
+
+void forward_signal(int sig) {
+  if (g_signal == 0) g_signal = sig;
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
+}
+
+struct Finished {
+  int exit_code = -1;
+  int signal = 0;
+  std::string stderr_tail;
+  std::string spawn_error;
+};
+
+// Starts the program, copies its stderr to exec's (the run's log) while keeping a tail, and
+// waits for it. The program stays in exec's process group, so a sweep that kills the group
+// kills it and its own children (DataLoader workers) too; PR_SET_PDEATHSIG kills it if exec
+// alone dies.
+Finished run_program(const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& added_env) {
+  Finished f;
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    if (!added_env.count(entry.substr(0, entry.find('=')))) env_strings.push_back(entry);
+  }
+  for (const auto& [k, v] : added_env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> words = argv;
+  const std::string program = find_program(words[0]);
+  for (auto& s : words) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    f.spawn_error = std::string("cannot make a pipe: ") + std::strerror(errno);
+    return f;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_term {
+  }, old_int{};
+  ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGINT, &sa, &old_int);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls from here on.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // exec died before prctl took effect
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGINT, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::dup2(pipe_fds[1], STDERR_FILENO);  // dup2 clears O_CLOEXEC on the copy
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    ::execve(program.c_str(), args.data(), envp.data());
+    const char msg[] = "orch exec: cannot start the script's program: ";
+    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
+    const char* why = std::strerror(errno);
+    (void)!::write(STDERR_FILENO, why, std::strlen(why));
+    (void)!::write(STDERR_FILENO, "\n", 1);
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  if (pid < 0) {
+    f.spawn_error = std::string("cannot fork: ") + std::strerror(errno);
+    ::close(pipe_fds[0]);
+    return f;
+  }
+  g_child = pid;
+  if (g_signal != 0) ::kill(pid, g_signal);  // a signal that came before the pid was known
+
+  std::string tail;
+  bool open = true;
+  std::optional<Clock::time_point> ended;
+  int status = 0;
+  auto read_some = [&](int timeout_ms) {
+    pollfd p{pipe_fds[0], POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) <= 0) return;
+    char buf[4096];
+    const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
+    if (n <= 0) {
+      open = false;
+      return;
+    }
+    (void)!::write(STDERR_FILENO, buf, static_cast<std::size_t>(n));
+    tail.append(buf, static_cast<std::size_t>(n));
+    if (tail.size() > 4 * kTailBytes) tail.erase(0, tail.size() - kTailBytes);
+  };
+  for (;;) {
+    if (open) read_some(100);
+    if (!ended) {
+      const pid_t r = ::waitpid(pid, &status, open ? WNOHANG : 0);
+      if (r == pid) ended = Clock::now();
+    }
+    // The program's children (workers) may hold the pipe a little longer; not forever.
+    if (ended && (!open || Clock::now() - *ended > std::chrono::seconds(2))) break;
+  }
+  ::close(pipe_fds[0]);
+  g_child = 0;
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGINT, &old_int, nullptr);
+  if (WIFEXITED(status)) {
+    f.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    f.signal = WTERMSIG(status);
+  }
+  if (tail.size() > kTailBytes) {
+    tail.erase(0, tail.size() - kTailBytes);
+    if (auto nl = tail.find('\n'); nl != std::string::npos && nl + 1 < tail.size())
+      tail.erase(0, nl + 1);
+  }
+  f.stderr_tail = tail;
+  return f;
+}
+
+}  // namespace
+
+std::string script_interpreter(const WorkloadSpec& workload) {
+  if (!workload.python.empty()) return workload.python;
+  if (const char* p = std::getenv("ORCH_PYTHON"); p && *p) return p;
+  fs::path cache;
+  if (const char* c = std::getenv("ORCH_CACHE"); c && *c)
+    cache = c;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    cache = fs::path(x) / "orch";
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    cache = fs::path(h) / ".cache" / "orch";
+  if (!cache.empty()) {
+    const fs::path venv = cache / kTorchVenv / "bin" / "python";
+    if (executable_file(venv)) return venv.string();
+  }
+  return "python3";
+}
+
+std::vector<std::string> script_argv(const RunSpec& spec) {
+  std::vector<std::string> words = split_command(spec.workload.command);
+  if (words.empty()) throw std::invalid_argument("the workload's command is empty");
+  const int w = spec.workload.script_word;
+  if (w >= 0 && static_cast<std::size_t>(w) < words.size() && !spec.workload.script_path.empty())
+    words[static_cast<std::size_t>(w)] = spec.workload.script_path;
+  const std::string& first = words.front();
+  if (first.size() >= 3 && first.compare(first.size() - 3, 3, ".py") == 0)
+    words.insert(words.begin(), script_interpreter(spec.workload));
+  for (std::string& a : arg_words(spec.args)) words.push_back(std::move(a));
+  return words;
+}
+
+std::map<std::string, std::string> script_environment(const RunSpec& spec,
+                                                      const std::string& spec_path,
+                                                      const std::string& report_path,
+                                                      const std::string& device) {
+  std::map<std::string, std::string> env;
+  env["ORCH_RUN_SPEC"] = fs::absolute(spec_path).string();
+  env["ORCH_SCRIPT_REPORT"] = fs::absolute(report_path).string();
+  env["ORCH_BATCH_SIZE"] = std::to_string(spec.batch_size.value_or(0));
+  env["ORCH_WARMUP_STEPS"] = std::to_string(spec.warmup_steps);
+  env["ORCH_MEASURE_STEPS"] = std::to_string(spec.measure_steps);
+  env["ORCH_SEED"] = std::to_string(spec.seed);
+  env["ORCH_DEVICE"] = device;
+  std::string pythonpath = ORCH_PYTHON_DIR;
+  if (const char* p = std::getenv("PYTHONPATH"); p && *p)
+    pythonpath = pythonpath.empty() ? p : pythonpath + ":" + p;
+  if (!pythonpath.empty()) env["PYTHONPATH"] = pythonpath;
+  return env;
+}
+
+void script_outcome(ResultDocument& doc, const RunSpec& spec, int exit_code, int signal,
+                    const std::string& stderr_tail, const std::optional<json>& report,
+                    const std::string& report_error) {
+  const std::int64_t batch = spec.batch_size.value_or(0);
+  if (signal > 0) {
+    const char* abbrev = sigabbrev_np(signal);
+    const std::string line = last_line(stderr_tail);
+    doc.status = RunStatus::failed;
+    doc.error = "the script was killed by signal " + std::to_string(signal) +
+                (abbrev ? std::string(" (SIG") + abbrev + ")" : "") +
+                (line.empty() ? "" : ": " + line);
+    return;
+  }
+  if (exit_code != 0) {
+    const std::string line = last_line(stderr_tail);
+    if (names_out_of_memory(stderr_tail)) {
+      doc.status = RunStatus::oom;
+      std::string oom_line = line;
+      // The line that names it, when the last one is only the traceback's end.
+      for (std::size_t end = stderr_tail.size(); end > 0;) {
+        std::size_t start = stderr_tail.rfind('\n', end - 1);
+        start = start == std::string::npos ? 0 : start + 1;
+        const std::string l = stderr_tail.substr(start, end - start);
+        if (names_out_of_memory(l)) {
+          oom_line = last_line(l);
+          break;
+        }
+        end = start == 0 ? 0 : start - 1;
+      }
+      doc.error =
+          out_of_memory_error(oom_line, batch)
+              .value_or("out of memory at batch size " + std::to_string(batch) + ": " + oom_line);
+    } else {
+      doc.status = RunStatus::failed;
+      doc.error = "exit code " + std::to_string(exit_code) + (line.empty() ? "" : ": " + line);
+    }
+    return;
+  }
+  if (!report) {
+    doc.status = RunStatus::failed;
+    doc.error = report_error.empty()
+                    ? "the script ended without a report (call orch_workload's finish())"
+                    : report_error;
+    return;
+  }
+  const json& r = *report;
+  auto invalid = [&](const std::string& why) {
+    doc.status = RunStatus::failed;
+    doc.error = "the script's report is not valid: " + why;
+  };
+  if (!r.is_object() || r.value("format", "") != "orch.script-report") {
+    return invalid("its format is not orch.script-report");
+  }
+  if (!r.contains("version") || !r["version"].is_number_integer() || r["version"] != 1) {
+    return invalid("version " + (r.contains("version") ? r["version"].dump() : "(none)") +
+                   " is not 1, the version this orch reads");
+  }
+  if (!r.contains("metrics") || !r["metrics"].is_object()) return invalid("no metrics");
+  if (!r.contains("steps") || !r["steps"].is_array() || r["steps"].empty()) {
+    return invalid("no measured step");
+  }
+  json metrics = json::object();
+  for (const auto& [k, v] : r["metrics"].items()) {
+    if (v.is_number()) metrics[k] = v;
+  }
+  if (!metrics.contains("images_per_s")) return invalid("metrics.images_per_s is missing");
+  doc.metrics = metrics;
+  doc.steps = r["steps"];
+  if (r.contains("counters") && r["counters"].is_object()) doc.counters = r["counters"];
+  if (r.contains("batch_size") && r["batch_size"].is_number_integer() && r["batch_size"] != batch &&
+      batch > 0) {
+    return invalid("it ran batch " + r["batch_size"].dump() + ", not the run's " +
+                   std::to_string(batch));
+  }
+  std::vector<double> losses;
+  for (const json& s : doc.steps) {
+    if (s.is_object() && s.contains("loss")) losses.push_back(loss_value(s["loss"]));
+  }
+  const auto diverged = divergence_error(losses, 0.0);
+  doc.status = diverged ? RunStatus::diverged : RunStatus::ok;
+  if (diverged) doc.error = *diverged;
+}
+
+ResultDocument run_script_document(const RunSpec& spec, const std::string& out_path) {
+  g_signal = 0;
+  ResultDocument doc;
+  doc.experiment = spec.experiment;
+  doc.run = RunIdentity{spec.name, spec.hash, spec.repeat};
+  doc.config = spec.config;
+  doc.started_at = storage::utc_now();
+  const auto t0 = Clock::now();
+  const std::string spec_path = out_path + ".script-spec.json";
+  const std::string report_path = out_path + ".script-report.json";
+  std::error_code ec;
+  fs::remove(report_path, ec);  // an earlier attempt's report is not this one's
+
+  const CudaDriver cuda;
+  const ScriptDevice device = resolve_script_device(spec.device, cuda);
+  std::map<std::string, std::string> env;
+  std::string pci_bus_id, why_no_bus_id;
+  std::optional<TelemetryRecord> telemetry;
+  std::unique_ptr<NvmlSampler> sampler;
+  std::chrono::system_clock::time_point sampler_t0;
+  try {
+    if (!device.error.empty()) throw std::runtime_error(device.error);
+    if (!spec.batch_size) {
+      throw std::runtime_error(
+          "batch_size: auto needs a batch (--batch-size N); orch sweep searches it");
+    }
+    doc.device = device.cuda ? "cuda:0" : "cpu";
+    env = script_environment(spec, spec_path, report_path, device.cuda ? "cuda" : "cpu");
+    if (device.cuda) {
+      const auto visible = visible_device_for(device.index);
+      if (!visible) throw std::runtime_error("CUDA_VISIBLE_DEVICES has no device " + spec.device);
+      env["CUDA_VISIBLE_DEVICES"] = *visible;
+      pci_bus_id = cuda.pci_bus_id(device.index, why_no_bus_id);
+    }
+    {
+      std::ofstream s(spec_path);
+      s << run_spec_json(spec).dump(2) << "\n";
+      if (!s.flush()) throw std::runtime_error("cannot write " + spec_path);
+    }
+    const std::vector<std::string> argv = script_argv(spec);
+    doc.environment = exec_environment(pci_bus_id);
+    doc.environment["script_argv"] = argv;
+
+    const int interval = static_cast<int>(spec.telemetry.interval_ms);
+    if (!spec.telemetry.enabled) {
+      telemetry = TelemetryRecord::unavailable(
+          "telemetry disabled by the experiment (telemetry.enabled: false)", interval);
+    } else if (!device.cuda) {
+      telemetry = TelemetryRecord::unavailable("the run's device is the CPU", interval);
+    } else if (pci_bus_id.empty()) {
+      telemetry = TelemetryRecord::unavailable(
+          "the GPU's PCI bus id is unknown (" + why_no_bus_id + ")", interval);
+    } else {
+      SamplerOptions options;
+      options.interval_ms = interval;
+      options.pci_bus_id = pci_bus_id;
+      sampler = std::make_unique<NvmlSampler>(options);
+      if (sampler->available()) {
+        sampler_t0 = std::chrono::system_clock::now();
+        sampler->start();
+      } else {
+        telemetry = TelemetryRecord::unavailable(sampler->unavailable_reason(), interval);
+        sampler.reset();
+      }
+    }
+
+    const Finished f = run_program(argv, env);
+    if (sampler) telemetry = sampler->stop();
+    if (!f.spawn_error.empty()) throw std::runtime_error(f.spawn_error);
+
+    std::optional<json> report;
+    std::string report_error;
+    if (fs::exists(report_path, ec)) {
+      try {
+        std::ifstream in(report_path);
+        report = json::parse(in);
+      } catch (const std::exception& e) {
+        report_error = "the script's report " + report_path + " is not JSON: " + e.what();
+      }
+    }
+    if (g_signal != 0 && f.exit_code != 0) {
+      doc.status = RunStatus::interrupted;
+      doc.error = std::string("orch exec was stopped by ") +
+                  (g_signal == SIGINT ? "SIGINT" : "SIGTERM") + " while the script ran";
+    } else {
+      script_outcome(doc, spec, f.exit_code, f.signal, f.stderr_tail, report, report_error);
+    }
+    if (report && report->is_object()) {
+      const json& r = *report;
+      if (r.contains("environment") && r["environment"].is_object()) {
+        doc.environment.update(r["environment"]);  // the program knows its GPU and libraries
+      }
+      if (r.contains("device") && r["device"].is_string())
+        doc.device = r["device"].get<std::string>();
+      // The measured steps ended when the report was written, measure_s before that: the
+      // window the telemetry summaries cover, as for a built-in run.
+      struct stat st {};
+      if (telemetry && telemetry->available && ::stat(report_path.c_str(), &st) == 0 &&
+          r.contains("metrics") && r["metrics"].is_object() &&
+          r["metrics"].value("measure_s", json()).is_number()) {
+        const auto written = std::chrono::system_clock::time_point(
+            std::chrono::seconds(st.st_mtim.tv_sec) +
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+        const double end_s = std::chrono::duration<double>(written - sampler_t0).count();
+        const double measure_s = r["metrics"]["measure_s"].get<double>();
+        telemetry->measure_window_s = std::make_pair(std::max(0.0, end_s - measure_s), end_s);
+      }
+    }
+    ProcessOutcome outcome;
+    if (f.signal)
+      outcome.signal = f.signal;
+    else
+      outcome.exit_code = f.exit_code;
+    outcome.stderr_tail = f.stderr_tail;
+    doc.outcome = outcome;
+  } catch (const std::exception& e) {
+    if (sampler) telemetry = sampler->stop();
+    doc.status = RunStatus::failed;
+    doc.error = e.what();
+  }
+  if (telemetry) {
+    doc.telemetry = telemetry_json(*telemetry);
+    if (doc.status == RunStatus::ok || doc.status == RunStatus::diverged)
+      doc.metrics.update(telemetry_metrics(*telemetry));
+  }
+  // The program's failures are its configuration's; whether its GPU is still sound is the
+  // sweep's device check to find, not exec's (a check here would make a CUDA context).
+  if (doc.status != RunStatus::ok && doc.status != RunStatus::diverged)
+    doc.failure_class = FailureClass::configuration;
+  doc.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  doc.finished_at = storage::utc_now();
+  return doc;
+}
+
+}  // namespace orch
