@@ -27,24 +27,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// A bare program name (no '/') found in PATH, as execvp would find it.
-bool on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (!path) return false;
-  std::string dirs = path;
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const fs::path dir = dirs.substr(start, end - start).empty()
-                             ? fs::path(".")
-                             : fs::path(dirs.substr(start, end - start));
-    if (regular_file(dir / name) && ::access((dir / name).c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 WrittenAt blamed(const Draft& draft, const std::vector<std::string>& settings,
                  const SourceMark& where) {
   for (const std::string& s : settings) {
@@ -54,6 +36,22 @@ WrittenAt blamed(const Draft& draft, const std::vector<std::string>& settings,
 }
 
 }  // namespace
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (regular_file(candidate) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate.string();
+    start = end + 1;
+  }
+  return "";
+}
 
 std::vector<std::string> split_command(const std::string& command) {
   std::vector<std::string> words;
@@ -171,7 +169,7 @@ void resolve_workload(const Draft& draft, json& config, const std::string& exper
     // Later words are often folders or data (--data /datasets/x): only a `.py` one must exist.
     const bool names_a_file =
         (i == 0 && word.find('/') != std::string::npos) || ends_with(word, ".py");
-    if (i == 0 && !names_a_file && on_path(word)) continue;
+    if (i == 0 && !names_a_file && !find_on_path(word).empty()) continue;
     if (i > 0 && !names_a_file) continue;
     const WrittenAt at = blamed(draft, {"workload.command", "workload"}, where);
     std::string msg;

@@ -22,6 +22,12 @@ namespace orch {
 /// std::invalid_argument for an unterminated quote or a trailing backslash.
 std::vector<std::string> split_command(const std::string& command);
 
+/// Where execvp would find a program named without a '/': the first executable regular file
+/// `name` in PATH's folders (an empty entry is the current folder; no PATH: /usr/local/bin,
+/// /usr/bin, /bin). Empty when there is none. The planner asks it whether a command's first
+/// word is a program; `orch exec` resolves it before fork, so the child only execs.
+std::string find_on_path(const std::string& name);
+
 /// `--<name> <value>` for each entry of `args` (a JSON object of scalars), in sorted name order:
 /// booleans as true/false, numbers as written canonically, strings verbatim.
 std::vector<std::string> arg_words(const nlohmann::json& args);

@@ -45,22 +45,48 @@ std::string pci_bus_id_of(const c10::Device& device) {
   return pci_bus_id(p->pciDomainID, p->pciBusID, p->pciDeviceID);
 }
 
-nlohmann::json collect_environment(const c10::Device& device) {
+nlohmann::json host_environment() {
   nlohmann::json env;
   env["orch_version"] = ORCH_VERSION;
   env["git_revision"] = git_revision();
-  env["torch_version"] = TORCH_VERSION;
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) env["hostname"] = host;
   env["cpu_model"] = string_or_null(cpu_model());
   env["cpu_count"] = std::thread::hardware_concurrency();
-  env["torch_threads"] = at::get_num_threads();
   nlohmann::json vars = nlohmann::json::object();
   for (const auto& [name, value] : relevant_variables()) vars[name] = value;
   env["variables"] = vars;
+  return env;
+}
+
+void add_nvml_environment(nlohmann::json& env, const std::string& pci_bus_id) {
+  // NVML: the driver version on any machine that has one; the GPU's link, persistence mode
+  // and UUID when the run is on a GPU. A failure only leaves these null.
+  std::vector<std::string> bus_ids;
+  if (!pci_bus_id.empty()) bus_ids.push_back(pci_bus_id);
+  const NvmlFacts nvml = gather_nvml_facts(bus_ids, /*list_processes=*/false);
+  env["driver_version"] = string_or_null(nvml.driver_version);
+  if (!nvml.available) env["nvml_error"] = nvml.reason;
+  if (pci_bus_id.empty()) return;
+  env["pci_bus_id"] = pci_bus_id;
+  const GpuFacts* g = nvml.gpus.empty() ? nullptr : &nvml.gpus.front();
+  if (g && !g->found) env["nvml_error"] = g->reason;
+  const bool known = g && g->found;
+  env["gpu_uuid"] = known ? string_or_null(g->uuid) : nlohmann::json(nullptr);
+  // Read before the run starts: an idle GPU may have lowered its link generation to save
+  // power, so gen_current can be below what the run itself gets.
+  env["pcie"] = pcie_json(known ? g->pcie : PcieLink{});
+  env["persistence_mode"] =
+      known && g->persistence_mode ? nlohmann::json(*g->persistence_mode) : nlohmann::json(nullptr);
+}
+
+nlohmann::json collect_environment(const c10::Device& device) {
+  nlohmann::json env = host_environment();
+  env["torch_version"] = TORCH_VERSION;
+  env["torch_threads"] = at::get_num_threads();
   env["device"] = device.str();
 
-  std::vector<std::string> bus_ids;
+  std::string bus_id;
   if (device.is_cuda()) {
     const cudaDeviceProp* p = at::cuda::getDeviceProperties(device.index());
     env["gpu_name"] = p->name;
@@ -73,26 +99,9 @@ nlohmann::json collect_environment(const c10::Device& device) {
     env["cuda_runtime_version"] = runtime;
     env["cuda_driver_api_version"] = driver;
     env["cudnn_version"] = at::detail::getCUDAHooks().versionCuDNN();
-    bus_ids.push_back(pci_bus_id(p->pciDomainID, p->pciBusID, p->pciDeviceID));
-    env["pci_bus_id"] = bus_ids.back();
+    bus_id = pci_bus_id(p->pciDomainID, p->pciBusID, p->pciDeviceID);
   }
-
-  // NVML: the driver version on any machine that has one; the GPU's link, persistence mode
-  // and UUID when the run is on a GPU. A failure only leaves these null.
-  const NvmlFacts nvml = gather_nvml_facts(bus_ids, /*list_processes=*/false);
-  env["driver_version"] = string_or_null(nvml.driver_version);
-  if (!nvml.available) env["nvml_error"] = nvml.reason;
-  if (device.is_cuda()) {
-    const GpuFacts* g = nvml.gpus.empty() ? nullptr : &nvml.gpus.front();
-    if (g && !g->found) env["nvml_error"] = g->reason;
-    const bool known = g && g->found;
-    env["gpu_uuid"] = known ? string_or_null(g->uuid) : nlohmann::json(nullptr);
-    // Read before the run starts: an idle GPU may have lowered its link generation to save
-    // power, so gen_current can be below what the run itself gets.
-    env["pcie"] = pcie_json(known ? g->pcie : PcieLink{});
-    env["persistence_mode"] = known && g->persistence_mode ? nlohmann::json(*g->persistence_mode)
-                                                           : nlohmann::json(nullptr);
-  }
+  add_nvml_environment(env, bus_id);
   return env;
 }
 

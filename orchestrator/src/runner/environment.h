@@ -17,6 +17,15 @@ namespace orch {
 /// says why.
 nlohmann::json collect_environment(const c10::Device& device);
 
+/// The host facts alone, without LibTorch or CUDA (orch version and git revision, host name,
+/// CPU model and count, relevant environment variables): what a script run's `orch exec`
+/// records beside the script's own facts.
+nlohmann::json host_environment();
+
+/// NVML's facts added to `env`: the driver version, and for the GPU at `pci_bus_id` (empty:
+/// none) its bus id, UUID, PCIe link and persistence mode; `nvml_error` says why any is null.
+void add_nvml_environment(nlohmann::json& env, const std::string& pci_bus_id);
+
 /// The environment variables that change what a run measures or where it runs (the article's
 /// CUDA_LAUNCH_BLOCKING, CUDA_VISIBLE_DEVICES, ...), those that are set, with their values.
 std::map<std::string, std::string> relevant_variables();

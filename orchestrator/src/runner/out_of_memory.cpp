@@ -14,9 +14,12 @@ struct Signature {
 
 // Only messages that say an allocation failed or could not be sized: an unrelated error that
 // merely happens at a large batch (cuDNN's internal errors, 32-bit index limits) stays `failed`.
-constexpr std::array<Signature, 8> kSignatures{{
+constexpr std::array<Signature, 9> kSignatures{{
     // c10::OutOfMemoryError from the CUDA caching allocator ("Tried to allocate 11.2 TiB").
     {"CUDA out of memory", Memory::device},
+    // The same error raised in Python (`torch.OutOfMemoryError`), as a script workload's
+    // traceback names it (runner/script_workload.cpp).
+    {"OutOfMemoryError", Memory::device},
     // cudaErrorMemoryAllocation outside the caching allocator (a library's own cudaMalloc,
     // pinned host memory): C10_CUDA_CHECK spells it this way.
     {"CUDA error: out of memory", Memory::device},

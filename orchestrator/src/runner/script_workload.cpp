@@ -56,18 +56,8 @@ bool executable_file(const fs::path& p) {
 // execvp's search, done before fork: the child then only calls async-signal-safe functions.
 std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string dir = dirs.substr(start, end - start);
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
-    if (executable_file(candidate)) return candidate.string();
-    start = end + 1;
-  }
-  return name;  // execve fails with ENOENT, reported as the program's own failure
+  const std::string found = find_on_path(name);
+  return found.empty() ? name : found;  // else execve fails with ENOENT, the program's failure
 }
 
 // The CUDA driver API, loaded at run time: exec must not link or initialise the runtime (that
@@ -178,13 +168,6 @@ std::string last_line(std::string text) {
   return text;
 }
 
-bool names_out_of_memory(const std::string& text) {
-  for (const char* s : {"torch.OutOfMemoryError", "CUDA out of memory", "OutOfMemoryError"}) {
-    if (text.find(s) != std::string::npos) return true;
-  }
-  return false;
-}
-
 // A loss from the report: a number, or null / a string ("nan", "inf") for one JSON cannot hold.
 double loss_value(const json& v) {
   if (v.is_number()) return v.get<double>();
@@ -198,30 +181,8 @@ double loss_value(const json& v) {
 
 // Exec's own facts, without CUDA: the program reports its own GPU and library versions.
 json exec_environment(const std::string& pci_bus_id) {
-  json env;
-  env["orch_version"] = ORCH_VERSION;
-  env["git_revision"] = git_revision();
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) == 0) env["hostname"] = host;
-  const std::string cpu = cpu_model();
-  env["cpu_model"] = cpu.empty() ? json(nullptr) : json(cpu);
-  env["cpu_count"] = std::thread::hardware_concurrency();
-  json vars = json::object();
-  for (const auto& [name, value] : relevant_variables()) vars[name] = value;
-  env["variables"] = vars;
-  std::vector<std::string> bus_ids;
-  if (!pci_bus_id.empty()) bus_ids.push_back(pci_bus_id);
-  const NvmlFacts nvml = gather_nvml_facts(bus_ids, /*list_processes=*/false);
-  env["driver_version"] = nvml.driver_version.empty() ? json(nullptr) : json(nvml.driver_version);
-  if (!nvml.available) env["nvml_error"] = nvml.reason;
-  if (!pci_bus_id.empty()) {
-    env["pci_bus_id"] = pci_bus_id;
-    const GpuFacts* g = nvml.gpus.empty() ? nullptr : &nvml.gpus.front();
-    if (g && !g->found) env["nvml_error"] = g->reason;
-    const bool known = g && g->found;
-    env["gpu_uuid"] = known && !g->uuid.empty() ? json(g->uuid) : json(nullptr);
-    env["pcie"] = pcie_json(known ? g->pcie : PcieLink{});
-  }
+  json env = host_environment();
+  add_nvml_environment(env, pci_bus_id);
   return env;
 }
 
@@ -415,23 +376,18 @@ void script_outcome(ResultDocument& doc, const RunSpec& spec, int exit_code, int
   }
   if (exit_code != 0) {
     const std::string line = last_line(stderr_tail);
-    if (names_out_of_memory(stderr_tail)) {
+    // The last line that names an allocation failure (out_of_memory.h), which need not be the
+    // traceback's last line.
+    std::optional<std::string> oom;
+    for (std::size_t end = stderr_tail.size(); end > 0 && !oom;) {
+      std::size_t start = stderr_tail.rfind('\n', end - 1);
+      start = start == std::string::npos ? 0 : start + 1;
+      oom = out_of_memory_error(last_line(stderr_tail.substr(start, end - start)), batch);
+      end = start == 0 ? 0 : start - 1;
+    }
+    if (oom) {
       doc.status = RunStatus::oom;
-      std::string oom_line = line;
-      // The line that names it, when the last one is only the traceback's end.
-      for (std::size_t end = stderr_tail.size(); end > 0;) {
-        std::size_t start = stderr_tail.rfind('\n', end - 1);
-        start = start == std::string::npos ? 0 : start + 1;
-        const std::string l = stderr_tail.substr(start, end - start);
-        if (names_out_of_memory(l)) {
-          oom_line = last_line(l);
-          break;
-        }
-        end = start == 0 ? 0 : start - 1;
-      }
-      doc.error =
-          out_of_memory_error(oom_line, batch)
-              .value_or("out of memory at batch size " + std::to_string(batch) + ": " + oom_line);
+      doc.error = *oom;
     } else {
       doc.status = RunStatus::failed;
       doc.error = "exit code " + std::to_string(exit_code) + (line.empty() ? "" : ": " + line);
