@@ -213,6 +213,9 @@ class Run:
         if self._cuda:
             # Peaks over the whole run, as orch's runner resets them before the model exists.
             dev = self._torch.device(device)
+            # The caching allocator exists once CUDA is initialised: resetting its peaks before
+            # that raises "Invalid device argument".
+            self._torch.cuda.init()
             self._torch.cuda.reset_peak_memory_stats(dev)
 
     # --- the loop -------------------------------------------------------------------------

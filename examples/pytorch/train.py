@@ -239,7 +239,9 @@ def main(argv):
                 static = [images.clone(), labels.clone(), None]
                 graph = torch.cuda.CUDAGraph()
                 optimizer.zero_grad(set_to_none=True)
-                with torch.cuda.graph(graph):
+                # thread_local: the DataLoader's pin-memory thread allocates pinned memory
+                # (cudaHostAlloc) while we capture, which invalidates a "global" capture.
+                with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                     static[2], _ = train_step(static[0], static[1])
         else:
             loss, logits = train_step(images, labels)

@@ -447,15 +447,23 @@ class FakeCudaTorch(types.ModuleType):
             cudnn=types.SimpleNamespace(benchmark=True, version=lambda: 91000))
         self.synchronized = 0
         self.reset = 0
+        self.initialized = False
+
+        def init():
+            self.initialized = True
 
         def synchronize():
             self.synchronized += 1
 
         def reset_peak_memory_stats(device):
+            # As torch's: the caching allocator exists only once CUDA is initialised.
+            if not self.initialized:
+                raise RuntimeError("Invalid device argument")
             self.reset += 1
 
         self.cuda = types.SimpleNamespace(
-            is_available=lambda: True, Event=FakeCudaTorch.Event, synchronize=synchronize,
+            is_available=lambda: True, init=init, Event=FakeCudaTorch.Event,
+            synchronize=synchronize,
             reset_peak_memory_stats=reset_peak_memory_stats,
             max_memory_allocated=lambda device: 3 << 30,
             max_memory_reserved=lambda device: 4 << 30,

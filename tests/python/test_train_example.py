@@ -149,6 +149,14 @@ class TrainExampleCudaTest(ExampleRun):
         # replayed steps train: not one number repeated.
         self.assertGreater(len(set(losses)), 1, losses)
 
+    def test_cuda_graph_beside_a_pin_memory_thread(self):
+        # The DataLoader's pin-memory thread allocates pinned memory while the step is captured:
+        # a "global" capture is invalidated by that, a thread-local one is not.
+        report = self.run_gpu(["--data", "synthetic", "--workers", "2", "--pin_memory", "true",
+                               "--amp", "bf16", "--cuda_graph", "true"], measure=6)
+        c = report["counters"]
+        self.assertEqual((c["script.cuda_graph"], c["script.pinned_batches"]), (1, 1))
+
     def test_compile_default(self):
         report = self.run_gpu(["--data", "synthetic-device", "--compile", "default"])
         self.assertEqual(report["counters"]["script.compiled"], 1)
