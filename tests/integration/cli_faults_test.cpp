@@ -3,6 +3,7 @@
 // database, read commands given a foreign SQLite file or read-only media, outputs aimed at
 // the database or at a file of another kind.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -217,5 +218,67 @@ TEST_CASE("export -o and report -o never replace the database or a file of anoth
     // A CSV is not a report, nor a report a CSV.
     CHECK(test::run_orch(dbarg + "report -o " + q(tmp.path() / "runs.csv")).exit_code == 2);
     CHECK(test::run_orch(dbarg + "export --format csv -o " + q(html)).exit_code == 2);
+  }
+}
+
+TEST_CASE("export -o and report -o: a write that fails names the path and errno, exit 4, no file",
+          "[cli]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  make_results(db);
+  for (const auto& [cmd, name] :
+       {std::pair<std::string, std::string>{"export --format csv -o ", "runs.csv"},
+        {"export --format json -o ", "runs.json"},
+        {"report -o ", "report.html"}}) {
+    const fs::path out = tmp.path() / name;
+    // ORCH_TEST_FAIL_WRITE fails every checked write to a path holding the text with ENOSPC,
+    // as a full disk does.
+    auto r = test::run_command("ORCH_TEST_FAIL_WRITE=" + name + " '" + ORCH_BINARY + "' --db " +
+                               q(db) + " " + cmd + q(out));
+    INFO(cmd << ": " << r.output);
+    CHECK(r.exit_code == 4);
+    CHECK_THAT(r.output, Contains("no space left on " + out.string()) && Contains("ENOSPC"));
+    CHECK_FALSE(fs::exists(out));
+    CHECK_FALSE(fs::exists(out.string() + ".tmp"));
+  }
+}
+
+TEST_CASE("standard output that cannot be written: exit 4 on a full device, 3 without a reader",
+          "[cli]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  make_results(db);
+  const std::string export_csv =
+      "'" + std::string(ORCH_BINARY) + "' --db " + q(db) + " export --format csv";
+  SECTION("a full device (/dev/full): the error and exit code 4, not 0 with half a table") {
+    if (!fs::exists("/dev/full")) {
+      WARN("no /dev/full here: nothing checked");
+      return;
+    }
+    auto r = test::run_command("{ " + export_csv + " >/dev/full; }");
+    INFO(r.output);
+    CHECK(r.exit_code == 4);
+    CHECK_THAT(r.output, Contains("no space left on standard output") && Contains("ENOSPC"));
+  }
+  SECTION("a pipe whose reader has gone: no message, exit code 3, never death by SIGPIPE") {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    ::close(fds[0]);  // the reader is gone before orch writes a byte: every write is EPIPE
+    const fs::path err = tmp.path() / "stderr.txt";
+    const std::string cmd = export_csv + " 2>" + q(err);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::dup2(fds[1], STDOUT_FILENO);
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    INFO(test::slurp(err));
+    REQUIRE(WIFEXITED(status));  // not killed by SIGPIPE
+    CHECK(WEXITSTATUS(status) == 3);
+    CHECK(test::slurp(err).find("standard output") == std::string::npos);
   }
 }

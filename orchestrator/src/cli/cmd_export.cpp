@@ -1,5 +1,4 @@
 // `orch export --format csv|json`: a sweep's runs, one row each, with configuration and metrics.
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -8,6 +7,7 @@
 #include "report/output_target.h"
 #include "report/shown_runs.h"
 #include "report/sweep_choice.h"
+#include "sweep/environment_fault.h"
 
 namespace orch::cli {
 
@@ -40,14 +40,9 @@ void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       if (o->output.empty()) {
         std::cout << text << std::flush;
       } else {
-        std::ofstream out(o->output, std::ios::binary);
-        out << text;
-        out.close();
-        if (!out) {
-          std::cerr << "orch: cannot write " << o->output << "\n";
-          exit_code = kExitRunFailed;
-          return;
-        }
+        // Checked and renamed into place: a full disk is an environment fault naming the path
+        // and errno (exit 4), never a truncated file that looks complete.
+        sweep::write_file_atomically(o->output, text);
         std::cerr << "orch: " << table.rows.size() << " runs of " << describe_sweep(sweep)
                   << " written to " << o->output << "\n";
       }

@@ -1,7 +1,5 @@
 // `orch report`: one self-contained HTML file for a sweep (ranking, charts, before/after,
 // environment, failures, telemetry), to open in any browser or mail to a colleague.
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -9,6 +7,7 @@
 #include "report/input_error.h"
 #include "report/output_target.h"
 #include "report/sweep_choice.h"
+#include "sweep/environment_fault.h"
 
 namespace orch::cli {
 
@@ -29,28 +28,9 @@ void add_report_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       auto store = open_existing_store(g.db);
       const auto sweep = choose_sweep(*store, o->sweep, o->experiment);
       const std::string html = html_report(*store, sweep);
-      // Written beside the target and renamed over it, so a reader never sees half a file.
-      const std::string tmp = o->output + ".tmp";
-      {
-        std::ofstream out(tmp, std::ios::binary);
-        out << html;
-        out.close();
-        if (!out) {
-          std::cerr << "orch: cannot write " << o->output << "\n";
-          std::error_code ec;
-          std::filesystem::remove(tmp, ec);
-          exit_code = kExitRunFailed;
-          return;
-        }
-      }
-      std::error_code ec;
-      std::filesystem::rename(tmp, o->output, ec);
-      if (ec) {
-        std::cerr << "orch: cannot write " << o->output << ": " << ec.message() << "\n";
-        std::filesystem::remove(tmp, ec);
-        exit_code = kExitRunFailed;
-        return;
-      }
+      // Written beside the target and renamed over it, so a reader never sees half a file;
+      // a write that fails is an environment fault naming the path and errno (exit 4).
+      sweep::write_file_atomically(o->output, html);
       std::cerr << "orch: report of " << describe_sweep(sweep) << " written to " << o->output
                 << "\n";
       std::cout << o->output << "\n";

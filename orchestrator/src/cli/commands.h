@@ -21,6 +21,8 @@ struct GlobalOptions {
 constexpr int kExitOk = 0;
 constexpr int kExitRunFailed = 1;
 constexpr int kExitBadInput = 2;
+/// Stopped before the end: a signal, or an output pipe whose reader went away.
+constexpr int kExitStopped = 3;
 /// An environment fault (a full disk, a database locked by another process): fix it and run
 /// the same command again.
 constexpr int kExitEnvironment = kEnvironmentExitCode;

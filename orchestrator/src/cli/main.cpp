@@ -1,4 +1,7 @@
 // orch: which training configuration is fastest on this GPU, measured.
+#include <unistd.h>
+
+#include <atomic>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -6,9 +9,36 @@
 #include "storage/store.h"
 #include "sweep/environment_fault.h"
 
+namespace {
+
+// Standard output is written like any other file: `orch export > runs.csv` on a full disk must
+// not exit 0 with half a table. A reader that went away (`orch rank | head -1`) gets no message,
+// but the exit code says the output was not all delivered.
+// Never destroyed: std::cout is flushed once more after main returns, through this buffer.
+std::atomic<bool> g_stdout_closed{false};
+orch::cli::PipeGuardBuf& g_stdout = *new orch::cli::PipeGuardBuf(STDOUT_FILENO, g_stdout_closed);
+
+int finish_standard_output(int exit_code) {
+  std::cout.flush();
+  if (g_stdout.error() != 0) {
+    std::cerr << "orch: " << orch::sweep::write_fault_text("standard output", g_stdout.error())
+              << "\n";
+    return orch::cli::kExitEnvironment;
+  }
+  if (g_stdout_closed.load()) {
+    return exit_code == orch::cli::kExitOk ? orch::cli::kExitStopped : exit_code;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // A closed output pipe is an error to handle (EPIPE), never a silent death by SIGPIPE.
   orch::cli::ignore_sigpipe();
+  // Unbuffered, as the sweep's progress lines are, so the two never interleave out of order;
+  // every write is checked.
+  std::cout.rdbuf(&g_stdout);
   CLI::App app{"orch: run training-configuration experiments and rank them by measured speed"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the command: `orch rank --db x.db`
@@ -54,5 +84,5 @@ int main(int argc, char** argv) {
     std::cerr << "orch: error: " << e.what() << "\n";
     return orch::cli::kExitRunFailed;
   }
-  return exit_code;
+  return finish_standard_output(exit_code);
 }

@@ -25,6 +25,7 @@ bool PipeGuardBuf::write_all(const char* s, std::size_t n) {
         closed_.store(true);
         return true;
       }
+      if (error_ == 0) error_ = errno;
       return false;
     }
     s += w;

@@ -14,10 +14,13 @@ namespace orch::cli {
 void ignore_sigpipe();
 
 /// Writes straight to file descriptor `fd` (no buffering: a line is on the terminal when the
-/// scheduler has written it). On EPIPE it sets `closed` and drops everything after.
+/// scheduler has written it). On EPIPE it sets `closed` and drops everything after; any other
+/// failure (a full disk under `> file`) is kept in error() and the stream goes bad.
 class PipeGuardBuf final : public std::streambuf {
  public:
   PipeGuardBuf(int fd, std::atomic<bool>& closed) : fd_(fd), closed_(closed) {}
+  /// The errno of the first write that failed other than with EPIPE, or 0.
+  int error() const { return error_; }
 
  protected:
   int_type overflow(int_type ch) override;
@@ -28,6 +31,7 @@ class PipeGuardBuf final : public std::streambuf {
   int fd_;
   std::atomic<bool>& closed_;
   bool broken_ = false;
+  int error_ = 0;
 };
 
 class PipeGuardStream final : public std::ostream {
