@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <regex>
 
 #include "integration/test_support.h"
 #include "integration/torchscript_fixture.h"
@@ -52,6 +53,30 @@ TEST_CASE("torchscript: the plugin is found with its path parameter", "[torchscr
   REQUIRE(info->params.size() == 1);
   CHECK(info->params[0].name == "path");
   CHECK(info->params[0].type == ParamType::kString);
+  CHECK(info->params[0].hash_file_content);
+}
+
+TEST_CASE("torchscript: an archive exported again to the same path is a new configuration",
+          "[torchscript]") {
+  test::TempDir tmp;
+  const auto archive = tmp.path() / "model.pt";
+  const auto yaml = tmp.path() / "ts.yaml";
+  std::ofstream(yaml) << "name: ts\nbase:\n  model: {plugin: torchscript, path: '"
+                      << archive.string() << "'}\n  device: cpu\n";
+  // `orch plan` prints the first 12 digits of each configuration's hash; planning does not
+  // load the archive, so any bytes do.
+  const auto planned_hash = [&](const std::string& bytes) {
+    std::ofstream(archive, std::ios::binary | std::ios::trunc) << bytes;
+    const auto r = test::run_orch("plan '" + yaml.string() + "'");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    std::smatch m;
+    REQUIRE(std::regex_search(r.output, m, std::regex(" ([0-9a-f]{12}) ")));
+    return m[1].str();
+  };
+  const std::string first = planned_hash("first export");
+  CHECK(planned_hash("second export") != first);
+  CHECK(planned_hash("first export") == first);
 }
 
 TEST_CASE("torchscript: unusable archives are refused, saying why", "[torchscript]") {

@@ -1,10 +1,15 @@
 // The configuration hash: the same configuration always hashes the same, however it is
 // written; any change to what is measured changes it.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 
 #include "plan/config_hash.h"
+#include "plan/content_hash.h"
 #include "unit/plan_test_catalog.h"
 
 namespace orch {
@@ -267,6 +272,49 @@ TEST_CASE("hash: a parameter added later leaves the hash alone at its default", 
   // The stored configuration still shows the value, default or not.
   Plan p = test::plan_text("name: x\nbase:\n  model: {plugin: toy}\n", {}, after);
   CHECK(p.runs[0].config["model"]["params"]["fused"] == false);
+}
+
+TEST_CASE(
+    "hash: a parameter declared hash_file_content hashes the file's bytes, not its path alone",
+    "[plan][hash]") {
+  // A plugin like torchscript: `path` names an archive that can be rewritten in place.
+  ParamSpec path_param;
+  path_param.name = "path";
+  path_param.type = ParamType::kString;
+  path_param.default_value = std::string("");
+  path_param.hash_file_content = true;
+  std::vector<PluginInfo> all = test::real_plugins();
+  all.push_back(test::plugin("archive", PluginKind::kModel, {path_param}));
+  const FixedCatalog catalog(std::move(all));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("orch-hash-file-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "model.pt").string();
+  const auto plan_of = [&](const std::string& path) {
+    return test::plan_text("name: x\nbase:\n  model: {plugin: archive, path: '" + path + "'}\n", {},
+                           catalog)
+        .runs[0];
+  };
+  std::ofstream(file) << "first export";
+  const RunSpec first = plan_of(file);
+  REQUIRE(first.config["model"].contains("content_xxh128"));
+  CHECK(first.config["model"]["content_xxh128"]["path"] == content_hash_hex("first export"));
+  // The same bytes: the same configuration, planned again.
+  CHECK(plan_of(file).hash == first.hash);
+  // Rewritten at the same path: a new configuration.
+  std::ofstream(file) << "second export";
+  const RunSpec second = plan_of(file);
+  CHECK(second.hash != first.hash);
+  CHECK(second.config["model"]["params"]["path"] == file);
+  // A file that is not there (planned elsewhere) adds nothing; its path is still hashed.
+  const RunSpec missing = plan_of((dir / "elsewhere.pt").string());
+  CHECK_FALSE(missing.config["model"].contains("content_xxh128"));
+  CHECK(missing.hash != first.hash);
+  // The digest is only for parameters that ask for it: the plugin's other configurations and
+  // every built-in plugin plan as before (no content_xxh128 key).
+  CHECK_FALSE(
+      test::plan_text("name: x\nbase: {}\n").runs[0].config["model"].contains("content_xxh128"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -54,6 +54,12 @@ struct ParamSpec {
   /// value it is left out of the configuration hash, so those configurations keep their hash
   /// (and a sweep over an older database resumes them instead of running them again).
   bool hashed_at_default = true;
+  /// For a string parameter naming a file (a model archive, say): the file's bytes are part of
+  /// the configuration, as its path is, so a file rewritten at the same path makes a new
+  /// configuration instead of resuming the old one's results. The planner reads the file where
+  /// it plans (a relative path from the current directory); a file it cannot read there adds
+  /// nothing, and the plugin's own plan check says whether that is an error.
+  bool hash_file_content = false;
 };
 
 /// Resolved parameters handed to a plugin: every declared name is present with its final value.

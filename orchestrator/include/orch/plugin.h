@@ -22,8 +22,9 @@
 /// Bumped whenever a change to the SDK headers breaks binary compatibility with built plugins.
 /// 3: Model::counters() (a new virtual function: older models' vtables lack it).
 /// 4: PluginInfo::check (a new member: PluginInfo's layout changed).
+/// 5: ParamSpec::hash_file_content (a new member: ParamSpec's layout changed).
 #ifndef ORCH_SDK_VERSION
-#define ORCH_SDK_VERSION 4
+#define ORCH_SDK_VERSION 5
 #endif
 
 namespace orch {

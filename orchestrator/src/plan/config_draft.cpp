@@ -2,8 +2,10 @@
 #include "plan/config_draft.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include "plan/config_hash.h"
+#include "plan/content_hash.h"
 #include "plan/did_you_mean.h"
 #include "plan/plan_error.h"
 #include "plan/run_spec_json.h"
@@ -160,6 +162,22 @@ json canonical_setting(const SettingPath& path, const YNode& value, const std::s
   return nullptr;
 }
 
+// A parameter declared hash_file_content names a file whose bytes belong to the configuration:
+// their digest sits beside the parameters ({plugin, params, content_xxh128: {param: hex}}), so
+// the hash covers it, and a plan revision's difference names the file that changed.
+static void add_file_digests(const std::vector<ParamSpec>& specs, const Params& params,
+                             json& choice) {
+  for (const ParamSpec& p : specs) {
+    if (!p.hash_file_content || !params.has(p.name)) continue;
+    const auto* path = std::get_if<std::string>(&params.at(p.name));
+    if (!path || path->empty()) continue;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(*path, ec)) continue;
+    if (const auto digest = file_content_hash_hex(*path))
+      choice["content_xxh128"][p.name] = *digest;
+  }
+}
+
 RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
                     const std::string& experiment_dir) {
   RunSpec run;
@@ -184,6 +202,7 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
             unhashed.emplace_back("/" + key.name + "/params/" + p.name);
         }
         config[key.name] = choice_json(choice.plugin, choice.params);
+        add_file_digests(drafted.info->params, choice.params, config[key.name]);
         break;
       }
       case KeyKind::kScalar:

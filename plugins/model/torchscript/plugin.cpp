@@ -63,7 +63,10 @@ class TorchScriptPlugin final : public ModelPlugin {
               {},
               {},
               {},
-              "the .pt archive; relative to the current directory (like data.root)"}}};
+              "the .pt archive; relative to the current directory (like data.root); its "
+              "content is part of the configuration",
+              true,
+              true}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
     const std::string& path = p.get_string("path");
