@@ -11,7 +11,12 @@ means over the rounds, with the lowest single pair beside it. Then `cached`, `nv
 JPEG engines and the CUDA decoder) and pinned `synthetic`, once a round.
 
 End to end (loaders.e2e.yaml): AMP bf16 channels-last ResNet50, batch 256, 10 + 40 steps, fed by
-each loader against `synthetic` on the device, once a round."""
+each loader against `synthetic` on the device, once a round; with --fastest, the fastest
+configuration instead (AMP fp16, fused_bn, conv_bn_stats, fused SGD, cuda-graph), which asks the
+most of a loader.
+
+With --photos the folder is cut from photographs (lib/photo_folder.py) instead: generated images
+compress better and decode faster than photographs, so both are worth a table."""
 import json
 import os
 import re
@@ -32,6 +37,10 @@ DURATION = ("Full: 3 rounds, about 9 minutes (+~1 minute making the folder the f
 REPEATS = 3
 QUICK_REPEATS = 1
 
+# --fastest: the configuration that asks the most of a loader (docs/benchmarks.md's fastest).
+FASTEST = ["precision={plugin: amp, dtype: fp16}", "optimizer.impl=fused", "stream=cuda-graph",
+           "model={plugin: resnet, depth: 50, fused_bn: true, conv_bn_stats: true}"]
+
 ONLY_RE = re.compile(r"^(\w+): \d+ batches of \d+ in [0-9.]+ s: ([0-9.]+) img/s", re.M)
 
 
@@ -45,18 +54,28 @@ def worker_counts(ctx) -> list[int]:
 
 
 def dataset(ctx):
-    """(jpeg folder, cache file), made when missing."""
+    """(jpeg folder, cache file), made when missing: `orch dataset make`'s generated images, or
+    with --photos crops of photographs (bench/lib/photo_folder.py)."""
     classes, per_class = (2, 8) if ctx.smoke else (100, 100)
     base = Path(ctx.args.data_dir or Path(tempfile.gettempdir()) / "orch-bench-data").resolve()
-    jpeg, cache = base / f"jpeg-{classes}x{per_class}", base / f"cache-{classes}x{per_class}-256.bin"
+    kind = "photos" if ctx.args.photos else "jpeg"
+    jpeg = base / f"{kind}-{classes}x{per_class}"
+    cache = base / f"cache-{kind}-{classes}x{per_class}-256.bin"
     base.mkdir(parents=True, exist_ok=True)
     if not (jpeg / ".complete").exists():
         shutil.rmtree(jpeg, ignore_errors=True)  # a make stopped half-way; make refuses a full DIR
         ctx.log(f"making {jpeg} ({classes} classes x {per_class} images)")
-        proc = ctx.run(ctx.orch_cmd("dataset", "make", jpeg, "--classes", classes, "--per-class",
-                                    per_class, "--seed", 0), "dataset.log", timeout=3600)
+        if ctx.args.photos:
+            sources = ["--sources", ctx.args.photo_sources] if ctx.args.photo_sources else []
+            argv = [ctx.python, ctx.bench / "lib" / "photo_folder.py", jpeg, "--classes",
+                    classes, "--per-class", per_class, "--seed", 0, *sources]
+            proc = ctx.run([str(a) for a in argv], "dataset.log", timeout=3600)
+        else:
+            proc = ctx.run(ctx.orch_cmd("dataset", "make", jpeg, "--classes", classes,
+                                        "--per-class", per_class, "--seed", 0), "dataset.log",
+                           timeout=3600)
         if proc.rc != 0:
-            raise RuntimeError(f"orch dataset make: {why(proc)}")
+            raise RuntimeError(f"making the folder: {why(proc)}")
         (jpeg / ".complete").touch()
     if not cache.exists():
         proc = ctx.run(ctx.orch_cmd("dataset", "cache", jpeg, str(cache) + ".part", "--size", 256),
@@ -157,12 +176,13 @@ def run(ctx, results):
         if not ctx.fits(90):
             results.note(f"skipped (time budget): end to end from round {rnd + 1}")
             break
-        pins = ["data=[" + ", ".join(d for _, d in data) + "]"]
+        pins = ["data=[" + ", ".join(d for _, d in data) + "]"] + FASTEST * bool(ctx.args.fastest)
         proc, runs = ctx.orch_run("loaders.e2e.yaml", pins, db, "e2e.log")
         if len(runs) != len(data):
             results.note(f"end to end, round {rnd + 1}: {len(runs)} of {len(data)} runs: {why(proc)}")
         for (case, _), r in zip(data, runs):
-            fields = dict(batch=2 if ctx.smoke else 256, dtype="bf16")
+            fields = dict(batch=2 if ctx.smoke else 256,
+                          dtype="fp16" if ctx.args.fastest else "bf16")
             if e2e_case(r["config"]["data"]) != case:
                 results.fail(case, "orch", f"run {r['name']} is not this loader", **fields)
             elif r["status"] == "ok":
@@ -193,11 +213,17 @@ def markdown(ctx, results) -> str:
             share = (f"{100 * c.mean / synthetic.mean:.1f}%" if synthetic and synthetic.values
                      and c.values else "-")
             e2e.append([c.case[len("e2e-"):], fmt(c), share, c.note or "-"])
+    folder = ("crops of photographs (`bench/lib/photo_folder.py --classes 100 --per-class 100 "
+              "--seed 0`" + (f" from {ctx.args.photo_sources}" if ctx.args.photo_sources else
+                             ", scikit-image's") + ")"
+              if ctx.args.photos else
+              "generated images (`orch dataset make --classes 100 --per-class 100 --seed 0`)")
+    training = ("AMP fp16, `fused_bn`, `conv_bn_stats`, fused SGD, `cuda-graph`"
+                if ctx.args.fastest else "AMP bf16, `default` stream")
     setting = ("smoke: 2 classes x 8 images, batch 4, 3 batches; ResNet18, 32x32, 1 + 2 steps"
                if ctx.smoke else
-               "10,000 JPEGs (`orch dataset make --classes 100 --per-class 100 --seed 0`), batch "
-               "256; loader-only: 5 + 50 batches, channels-last, pinned; end to end: ResNet50, "
-               "AMP bf16, channels-last, 10 + 40 steps, `default` stream")
+               f"10,000 JPEGs, {folder}, batch 256; loader-only: 5 + 50 batches, channels-last, "
+               f"pinned; end to end: ResNet50, {training}, channels-last, 10 + 40 steps")
     text = (f"{setting}. img/s, mean{spread} over {n} round{'s' if n > 1 else ''}; "
             f"{os.cpu_count()} CPU cores.\n\nLoader-only (orch and torchvision take turns at each "
             "worker count; ratio of the means, and the lowest single pair):\n\n"
