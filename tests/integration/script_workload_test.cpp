@@ -264,7 +264,8 @@ TEST_CASE("script workload: editing the script changes the hash, and a resume ru
   // The sweep sees a configuration that changed under its name, and runs it once told to.
   r = sweep(db, file);
   CHECK(r.exit_code != 0);
-  CHECK_THAT(r.output, Contains("1 configuration changed settings under the same names: edit"));
+  CHECK_THAT(r.output, Contains("1 configuration changed settings under the same names: edit") &&
+                           Contains("    edit: workload.script_xxh128 "));
   r = test::run_orch("--db '" + db.string() + "' sweep '" + file.string() + "' --replan");
   INFO(r.output);
   CHECK(r.exit_code == 0);

@@ -99,5 +99,37 @@ TEST_CASE("plan check: a changed file stops the sweep unless --replan", "[sweep]
   CHECK_THAT(check.message, Contains("plan revision 2"));
 }
 
+TEST_CASE("plan check: a configuration changed under its name names the settings that changed",
+          "[sweep][nights]") {
+  const Plan before = test::plan_text(kPlan);
+  PlanOptions changed;
+  changed.overrides = {"steps.measure=100", "optimizer.lr=0.5", "seed=7"};
+  const Plan after = test::plan_text(kPlan, changed);
+  const storage::SweepPlan stored = sweep::sweep_plan_of(before);
+  // Only fp32's old configuration ran: amp's old settings are not known, so it gets no line.
+  std::vector<storage::RunRecord> recorded(1);
+  recorded[0].config_hash = before.runs[0].hash;
+  recorded[0].config = before.runs[0].config;
+  REQUIRE(before.runs[0].name == "fp32");
+  const auto lines = sweep::changed_settings(stored, after, recorded);
+  REQUIRE(lines.size() == 1);
+  const std::string lr_was = before.runs[0].config["optimizer"]["lr"].dump();
+  // The steps are left out (the message's own steps line says them); the others are named.
+  CHECK(lines[0] == "fp32: optimizer.lr " + lr_was + " -> 0.5, seed " +
+                        before.runs[0].config["seed"].dump() + " -> 7");
+
+  // Through check_plan: the line follows the differences.
+  TempDb db;
+  storage::Store store(db.path);
+  const auto id = store.open_sweep("night", "nightly", "test.yaml");
+  storage::record_plan(store.database(), id, stored);
+  auto doc = test::result_doc("fp32", before.runs[0].hash, 0);
+  doc["config"] = before.runs[0].config;
+  store.record(id, doc);
+  const auto check = sweep::check_plan(store, "night", sweep::sweep_plan_of(after), false, &after);
+  CHECK_FALSE(check.ok);
+  CHECK_THAT(check.message, Contains("steps: ") && Contains("\n    " + lines[0] + "\n"));
+}
+
 }  // namespace
 }  // namespace orch

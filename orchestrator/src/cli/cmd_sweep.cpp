@@ -204,7 +204,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     storage::Store store(g.db);
     const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
-    const sweep::PlanCheck check = sweep::check_plan(store, name, revision, a->replan);
+    const sweep::PlanCheck check = sweep::check_plan(store, name, revision, a->replan, &plan);
     if (!check.ok) {
       std::cerr << "orch sweep: " << check.message;
       exit_code = kExitBadInput;

@@ -45,26 +45,6 @@ std::string csv_field(const nlohmann::json& cell) {
 
 }  // namespace
 
-void flatten_json(const nlohmann::json& value, const std::string& prefix,
-                  std::map<std::string, nlohmann::json>& out) {
-  if (value.is_object()) {
-    // A plugin choice {plugin, params: {...}} flattens to role.plugin and role.<param>, the
-    // key paths of the experiment file (precision.dtype), not role.params.<param>.
-    const bool choice =
-        value.contains("plugin") && value.contains("params") && value["params"].is_object();
-    for (const auto& [k, v] : value.items()) {
-      if (choice && k == "params")
-        flatten_json(v, prefix, out);
-      else
-        flatten_json(v, prefix.empty() ? k : prefix + "." + k, out);
-    }
-  } else if (value.is_array()) {
-    out[prefix] = value.dump();
-  } else {
-    out[prefix] = value;
-  }
-}
-
 ExportTable export_table(const std::vector<storage::RunRecord>& runs) {
   ExportTable t;
   t.columns = {"run_id",     "sweep",          "experiment",   "name",          "config_hash",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/config_flatten.h"  // flatten_json, which export_table uses for its columns
 #include "storage/store.h"
 
 namespace orch {
@@ -30,11 +31,5 @@ std::string to_csv(const ExportTable& table);
 
 /// A JSON array with one object per row (null cells kept as null), pretty-printed.
 std::string to_json(const ExportTable& table);
-
-/// Flattens nested objects into "a.b.c" keys; arrays stay JSON text. A plugin choice's
-/// `params` are lifted: {precision: {plugin: amp, params: {dtype: bf16}}} gives
-/// precision.plugin and precision.dtype.
-void flatten_json(const nlohmann::json& value, const std::string& prefix,
-                  std::map<std::string, nlohmann::json>& out);
 
 }  // namespace orch

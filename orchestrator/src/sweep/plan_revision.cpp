@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
+
+#include "plan/config_flatten.h"
 
 namespace orch::sweep {
 
@@ -26,8 +29,80 @@ storage::SweepPlan sweep_plan_of(const Plan& plan) {
   return out;
 }
 
+namespace {
+
+// Changes that other lines of the message already say (steps, repeats) or that no hash covers
+// (config_hash.cpp: a run's time limit, where a script was found).
+bool said_elsewhere(const std::string& key) {
+  return key.rfind("steps.", 0) == 0 || key == "repeat" || key == "timeout" ||
+         key == "workload.script_path";
+}
+
+// A value as a line can show it: text without quotes, long text cut.
+std::string shown(const std::map<std::string, nlohmann::json>& flat, const std::string& key) {
+  const auto it = flat.find(key);
+  if (it == flat.end()) return "(none)";
+  std::string text = it->second.is_string() ? it->second.get<std::string>() : it->second.dump();
+  constexpr std::size_t kCut = 40;
+  if (text.size() > kCut) text = text.substr(0, kCut - 3) + "...";
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> changed_settings(const storage::SweepPlan& stored, const Plan& planned,
+                                          const std::vector<storage::RunRecord>& recorded) {
+  constexpr std::size_t kConfigs = 5, kKeys = 4;
+  std::map<std::string, std::string> old_hash;  // name -> hash in the stored revision
+  std::set<std::string> stored_hashes;
+  for (const auto& c : stored.configs) {
+    old_hash[c.name] = c.hash;
+    stored_hashes.insert(c.hash);
+  }
+  std::vector<std::string> out;
+  std::set<std::string> done;
+  for (const RunSpec& run : planned.runs) {
+    if (out.size() == kConfigs) break;
+    if (stored_hashes.count(run.hash) || !done.insert(run.name).second) continue;
+    const auto was = old_hash.find(run.name);
+    if (was == old_hash.end()) continue;  // an added configuration, said as such
+    const storage::RunRecord* old_run = nullptr;
+    for (const auto& r : recorded) {
+      if (r.config_hash == was->second && r.config.is_object()) {
+        old_run = &r;
+        break;
+      }
+    }
+    if (!old_run) continue;  // nothing recorded of the old configuration: nothing to compare
+    std::map<std::string, nlohmann::json> before, after;
+    flatten_json(old_run->config, "", before);
+    flatten_json(run.config, "", after);
+    std::set<std::string> keys;
+    for (const auto& [k, v] : before) keys.insert(k);
+    for (const auto& [k, v] : after) keys.insert(k);
+    std::vector<std::string> changes;
+    std::size_t more = 0;
+    for (const auto& k : keys) {
+      const auto b = before.find(k), a = after.find(k);
+      const bool same = b != before.end() && a != after.end() && b->second == a->second;
+      if (same || said_elsewhere(k)) continue;
+      if (changes.size() == kKeys) {
+        ++more;
+        continue;
+      }
+      changes.push_back(fmt::format("{} {} -> {}", k, shown(before, k), shown(after, k)));
+    }
+    if (changes.empty()) continue;
+    std::string line = run.name + ": ";
+    for (std::size_t i = 0; i < changes.size(); ++i) line += (i ? ", " : "") + changes[i];
+    if (more) line += fmt::format(" (and {} more)", more);
+    out.push_back(line);
+  }
+  return out;
+}
+
 PlanCheck check_plan(const storage::Store& store, const std::string& sweep_name,
-                     const storage::SweepPlan& plan, bool replan) {
+                     const storage::SweepPlan& plan, bool replan, const Plan* planned) {
   PlanCheck out;
   const auto id = store.find_sweep(sweep_name);
   const auto stored = id ? storage::latest_plan(store.database(), *id) : std::nullopt;
@@ -52,6 +127,10 @@ PlanCheck check_plan(const storage::Store& store, const std::string& sweep_name,
   if (differences.empty()) return out;
   std::string what;
   for (const auto& line : differences) what += "  " + line + "\n";
+  if (planned) {
+    for (const auto& line : changed_settings(*stored, *planned, store.runs(*id)))
+      what += "    " + line + "\n";
+  }
   if (replan) {
     out.record = true;
     out.message = fmt::format(

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "plan/run_spec.h"
 #include "storage/store.h"
@@ -25,7 +26,15 @@ struct PlanCheck {
 /// Checks the sweep named `sweep_name` (it may not exist yet) against `plan`. No revision
 /// recorded yet: record this one. The same configurations, repeats and steps as the latest
 /// revision: nothing to do. Otherwise stop, unless `replan` (then record a new revision).
+/// With `planned` (the plan `plan` was made from), a configuration that changed under its name
+/// also names the settings that changed, read against a recorded run of its old configuration.
 PlanCheck check_plan(const storage::Store& store, const std::string& sweep_name,
-                     const storage::SweepPlan& plan, bool replan);
+                     const storage::SweepPlan& plan, bool replan, const Plan* planned = nullptr);
+
+/// "name: key old -> new, ..." for each configuration of `planned` whose name the stored
+/// revision has under another hash, where a run of that old configuration is recorded in
+/// `recorded` (its configuration is what the old hash stood for). At most a few lines.
+std::vector<std::string> changed_settings(const storage::SweepPlan& stored, const Plan& planned,
+                                          const std::vector<storage::RunRecord>& recorded);
 
 }  // namespace orch::sweep

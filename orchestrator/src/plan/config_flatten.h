@@ -1,0 +1,17 @@
+// A resolved configuration as flat "a.b.c" keys: export's columns, and the settings a changed
+// plan names.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace orch {
+
+/// Flattens nested objects into "a.b.c" keys; arrays stay JSON text. A plugin choice's
+/// `params` are lifted: {precision: {plugin: amp, params: {dtype: bf16}}} gives
+/// precision.plugin and precision.dtype.
+void flatten_json(const nlohmann::json& value, const std::string& prefix,
+                  std::map<std::string, nlohmann::json>& out);
+
+}  // namespace orch
