@@ -176,7 +176,9 @@ def run(ctx, results):
         if not ctx.fits(90):
             results.note(f"skipped (time budget): end to end from round {rnd + 1}")
             break
-        pins = ["data=[" + ", ".join(d for _, d in data) + "]"] + FASTEST * bool(ctx.args.fastest)
+        pins = ["data=[" + ", ".join(d for _, d in data) + "]"]
+        if ctx.args.fastest:
+            pins += FASTEST
         proc, runs = ctx.orch_run("loaders.e2e.yaml", pins, db, "e2e.log")
         if len(runs) != len(data):
             results.note(f"end to end, round {rnd + 1}: {len(runs)} of {len(data)} runs: {why(proc)}")

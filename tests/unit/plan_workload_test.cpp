@@ -70,6 +70,16 @@ TEST_CASE("content hash: XXH3-128's reference value and the bytes of a file", "[
   const auto file = folder.write("train.py", "print('hi')\n");
   CHECK(file_content_hash_hex(file.string()) == content_hash_hex("print('hi')\n"));
   CHECK_FALSE(file_content_hash_hex((folder.path() / "missing.py").string()).has_value());
+  // Read in chunks: a file over several chunks hashes as its bytes at once do.
+  std::string big(3 * (1 << 20) + 5, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 4096);
+  CHECK(file_content_hash_hex(folder.write("model.pt", big).string()) == content_hash_hex(big));
+  // One plan reads a file once: its digest stays what the plan first read.
+  FileDigests digests;
+  CHECK(digests.of(file.string()) == content_hash_hex("print('hi')\n"));
+  folder.write("train.py", "print('edited')\n");
+  CHECK(digests.of(file.string()) == content_hash_hex("print('hi')\n"));
+  CHECK(FileDigests().of(file.string()) == content_hash_hex("print('edited')\n"));
 }
 
 TEST_CASE("workload: commands split like a shell, args become sorted words", "[plan][workload]") {

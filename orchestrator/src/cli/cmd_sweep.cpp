@@ -276,7 +276,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
           "them again\n",
           s.already_not_ok);
     }
-    if (s.exit_code() == 3) {
+    if (s.exit_code() == kExitStopped) {
       std::cout << "run the same command again to continue where it stopped\n";
     }
     if (!s.environment_fault.empty()) {

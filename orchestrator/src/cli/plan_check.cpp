@@ -77,7 +77,7 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
   std::filesystem::remove_all(work, ec);
 
   std::cout << sweep::format_rehearsal(r);
-  if (r.interrupted) return 3;
+  if (r.interrupted) return kExitStopped;
   return r.failures.empty() ? kExitOk : kExitBadInput;
 }
 

@@ -166,20 +166,19 @@ json canonical_setting(const SettingPath& path, const YNode& value, const std::s
 // their digest sits beside the parameters ({plugin, params, content_xxh128: {param: hex}}), so
 // the hash covers it, and a plan revision's difference names the file that changed.
 static void add_file_digests(const std::vector<ParamSpec>& specs, const Params& params,
-                             json& choice) {
+                             json& choice, FileDigests& digests) {
   for (const ParamSpec& p : specs) {
     if (!p.hash_file_content || !params.has(p.name)) continue;
     const auto* path = std::get_if<std::string>(&params.at(p.name));
     if (!path || path->empty()) continue;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(*path, ec)) continue;
-    if (const auto digest = file_content_hash_hex(*path))
-      choice["content_xxh128"][p.name] = *digest;
+    if (const auto digest = digests.of(*path)) choice["content_xxh128"][p.name] = *digest;
   }
 }
 
 RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
-                    const std::string& experiment_dir) {
+                    FileDigests& digests, const std::string& experiment_dir) {
   RunSpec run;
   json config = json::object();
   std::vector<json::json_pointer> unhashed;  // later-added parameters at their default
@@ -202,7 +201,7 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
             unhashed.emplace_back("/" + key.name + "/params/" + p.name);
         }
         config[key.name] = choice_json(choice.plugin, choice.params);
-        add_file_digests(drafted.info->params, choice.params, config[key.name]);
+        add_file_digests(drafted.info->params, choice.params, config[key.name], digests);
         break;
       }
       case KeyKind::kScalar:
@@ -217,7 +216,7 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
       }
     }
   }
-  resolve_workload(draft, config, experiment_dir, where);
+  resolve_workload(draft, config, experiment_dir, where, digests);
   run.hash = config_hash(config, unhashed);
   run.config = std::move(config);
   // The typed fields are read back from the configuration, exactly as a child process does.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "plan/content_hash.h"
 #include "plan/experiment_schema.h"
 #include "plan/plugin_params.h"
 #include "plan/run_spec.h"
@@ -50,9 +51,11 @@ nlohmann::json canonical_setting(const SettingPath& path, const YNode& value,
 /// RunSpec::config and RunSpec::hash (which needs the plugins' declarations: parameters added
 /// later are left out at their default). `where` is blamed if a default plugin is missing.
 /// `experiment_dir` is where a script workload's relative script path is looked for first
-/// (plan/workload_config.h); empty: the current directory only.
+/// (plan/workload_config.h); empty: the current directory only. `digests` reads the files
+/// whose content is part of a configuration (a script, a parameter declared hash_file_content)
+/// once per plan.
 RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
-                    const std::string& experiment_dir = "");
+                    FileDigests& digests, const std::string& experiment_dir = "");
 
 /// The number of repeats the draft asks for.
 std::int64_t repeat_count(const Draft& draft);

@@ -275,6 +275,7 @@ class Planner {
     std::map<std::string, std::size_t> by_hash;
     std::vector<PlanError> problems;
     std::set<std::string> seen;  // one report of a problem many configurations share
+    FileDigests digests;         // each script or model file read once, not per combination
     for (std::size_t i = 0; i < ex.combinations.size(); ++i) {
       const MatrixCombination& combo = ex.combinations[i];
       Draft draft = base_;
@@ -289,7 +290,8 @@ class Planner {
       for (const Override& o : late_overrides_) {
         apply_setting(draft, o.path, o.value, o.path.text, catalog_);
       }
-      RunSpec run = resolve_run(draft, catalog_, base_mark_, experiment_dir_);  // hashes it too
+      RunSpec run =
+          resolve_run(draft, catalog_, base_mark_, digests, experiment_dir_);  // hashes it too
       run.config["repeat"] = repeats;
       auto [it, fresh] = by_hash.emplace(run.hash, i);
       // A script run has no model, precision, ... and a built-in run no args

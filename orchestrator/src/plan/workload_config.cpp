@@ -113,7 +113,7 @@ std::vector<std::string> arg_words(const json& args) {
 }
 
 void resolve_workload(const Draft& draft, json& config, const std::string& experiment_dir,
-                      const SourceMark& where) {
+                      const SourceMark& where, FileDigests& digests) {
   const json& w = config.at("workload");
   if (w.at("kind") != "script") {
     // Today's configurations, exactly as they were before the keys existed.
@@ -154,7 +154,7 @@ void resolve_workload(const Draft& draft, json& config, const std::string& exper
     }
     if (found) {
       const fs::path abs = fs::weakly_canonical(*found);
-      const auto digest = file_content_hash_hex(abs.string());
+      const auto digest = digests.of(abs.string());
       if (!digest) {
         const WrittenAt at = blamed(draft, {"workload.command", "workload"}, where);
         throw PlanError(at.mark, at.key_path, "cannot read the script " + abs.string(),

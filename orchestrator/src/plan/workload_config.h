@@ -39,7 +39,8 @@ std::vector<std::string> arg_words(const nlohmann::json& args);
 /// in `experiment_dir`, then in the current directory): `script_word`, `script_path` and
 /// `script_xxh128`. Throws PlanError at the place the draft wrote the setting at fault
 /// (`where` when it was a default): no command, an unbalanced quote, a script that is missing.
+/// The script is read through `digests`, once per plan.
 void resolve_workload(const Draft& draft, nlohmann::json& config, const std::string& experiment_dir,
-                      const SourceMark& where);
+                      const SourceMark& where, FileDigests& digests);
 
 }  // namespace orch
