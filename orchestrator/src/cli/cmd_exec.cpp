@@ -21,6 +21,7 @@
 #include "runner/script_workload.h"
 #include "sweep/child_run.h"
 #include "sweep/environment_fault.h"
+#include "sweep/fastest_batch_search.h"
 
 namespace orch::cli {
 namespace {
@@ -167,7 +168,8 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       if (sp.has("warmup_steps") && std::holds_alternative<std::int64_t>(sp.at("warmup_steps")))
         warmup = std::max(warmup, sp.get_int("warmup_steps") + 2);
       spec.warmup_steps = warmup;
-      spec.measure_steps = std::clamp<std::int64_t>(spec.measure_steps, 1, 10);
+      spec.measure_steps =
+          sweep::probe_measure_steps(spec.batch_size.value_or(0), spec.measure_steps);
       spec.telemetry.enabled = false;
       spec.profile.steps = 0;
     }

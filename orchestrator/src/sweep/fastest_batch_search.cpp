@@ -126,7 +126,9 @@ void FastestBatchSearch::report(const ProbeMeasurement& m) {
     return;
   }
   if (best_ips && *p.images_per_s < *best_ips * (1.0 + o_.min_gain)) {
-    start_refining(2 * b);  // saturated or falling
+    // Saturated or falling: nothing above the largest probe is expected to pay, so the
+    // refinement stays between probes.
+    start_refining(0);
     return;
   }
   if (worth_probing(2 * b)) {
@@ -153,14 +155,36 @@ void FastestBatchSearch::start_refining(std::int64_t upper_hint) {
   }
   if (!upper && upper_hint > *best) upper = upper_hint;
   // Above first: when throughput is still rising at the best, a larger batch is the likelier
-  // gain.
-  if (upper) {
+  // gain. An interval whose two ends both ran within `min_gain` of each other is flat (the GPU
+  // is saturated across it), so a batch inside is not expected to beat the best by more than
+  // the doubling itself would have; skipping it saves a probe of the largest, slowest sizes.
+  if (upper && !flat(*best, *upper)) {
     if (auto m = batch_midpoint(*best, *upper, o_.granularity)) candidates_.push_back(*m);
   }
-  if (lower) {
+  if (lower && !flat(*lower, *best)) {
     if (auto m = batch_midpoint(*lower, *best, o_.granularity)) candidates_.push_back(*m);
   }
   advance_refining();
+}
+
+std::optional<double> FastestBatchSearch::throughput(std::int64_t batch) const {
+  for (const auto& p : probes_) {
+    if (p.batch == batch && p.outcome == "ok") return p.images_per_s;
+  }
+  return std::nullopt;
+}
+
+bool FastestBatchSearch::flat(std::int64_t low, std::int64_t high) const {
+  const auto a = throughput(low), b = throughput(high);
+  if (!a || !b) return false;  // an end that did not fit, or was never probed
+  const double hi = std::max(*a, *b), lo = std::min(*a, *b);
+  return hi < lo * (1.0 + o_.min_gain);
+}
+
+std::int64_t probe_measure_steps(std::int64_t batch, std::int64_t configured) {
+  const std::int64_t by_images = batch > 0 ? (kProbeImages + batch - 1) / batch : 10;
+  return std::max<std::int64_t>(1,
+                                std::min(configured, std::clamp<std::int64_t>(by_images, 3, 10)));
 }
 
 void FastestBatchSearch::advance_refining() {

@@ -8,9 +8,10 @@
 // falling), when a probe does not fit, or when the next size's peak memory, extrapolated from
 // the probes so far, would pass `headroom` of the device's memory. Then it refines once around
 // the best: the midpoints between the best and its neighbours, rounded to multiples of 32 (or
-// 8 where the gap is small). The chosen batch is the fastest probe that fitted within the
-// headroom. One refinement round keeps the search to a handful of probes; each costs a
-// process start and cuDNN's autotuning for a new shape.
+// 8 where the gap is small), except between two probes within `min_gain` of each other, where
+// the GPU is saturated and the largest, slowest probes would buy nothing. The chosen batch is the
+// fastest probe that fitted within the headroom. One refinement round keeps the search to a handful
+// of probes; each costs a process start and cuDNN's autotuning for a new shape.
 #pragma once
 
 #include "sweep/batch_search.h"
@@ -48,6 +49,12 @@ class FastestBatchSearch final : public AutoBatchSearch {
   /// A batch worth probing: not probed, below every batch that did not qualify, within the
   /// headroom by prediction.
   bool worth_probing(std::int64_t batch) const;
+  /// The throughput of a probe that ran within the headroom.
+  std::optional<double> throughput(std::int64_t batch) const;
+  /// Both batches ran, and their throughputs are within `min_gain` of each other.
+  bool flat(std::int64_t low, std::int64_t high) const;
+  /// `upper_hint`: the size doubling would have probed next, when it stopped for memory or the
+  /// limit while throughput still grew; 0 when it stopped because throughput did not.
   void start_refining(std::int64_t upper_hint);
   void advance_refining();
 
@@ -58,6 +65,13 @@ class FastestBatchSearch final : public AutoBatchSearch {
   bool refining_ = false;
   std::vector<std::int64_t> candidates_;  // refinement probes still to make, in order
 };
+
+/// How many steps a speed probe times: enough for about kProbeImages images, at least 3 (a
+/// mean over a few CUDA-event-timed steps), at most 10 and never more than the run's own
+/// `measured` steps. At large batches each step is long and steady, so three carry the same
+/// information as ten and save seconds per probe where the search spends most of its time.
+inline constexpr std::int64_t kProbeImages = 2560;
+std::int64_t probe_measure_steps(std::int64_t batch, std::int64_t configured);
 
 /// A batch between `low` and `high` (exclusive) near their middle: a multiple of 32 when the
 /// gap allows, else of `granularity`, else nothing.
