@@ -106,12 +106,13 @@ def auto_batch(ctx, results, gpus, db):
     search = r["document"].get("batch_search") or {}
     probes = ", ".join(f"{p['batch']}:" + (f"{p['images_per_s']:.0f}" if p.get("images_per_s")
                                             else p.get("outcome", "?"))
+                       + (f" ({p['seconds']:.1f} s)" if p.get("seconds") is not None else "")
                        for p in search.get("probes", []))
     dtype = r.get("precision") or ""
     if search.get("search_s") is not None:
         c = results.add("auto-batch", "orch sweep", search["search_s"], metric="search s",
                         dtype=dtype)
-        c.note = f"probes (batch:img/s): {probes}"
+        c.note = f"probes (batch:img/s, and each probe's seconds): {probes}"
     c = results.add("auto-batch", "orch sweep", r["batch_size"], metric="batch", dtype=dtype)
     c.note = f"mode {search.get('mode', '?')}, sweep of {len(runs)} runs {proc.secs:.0f} s"
     results.add("auto-batch", "orch sweep", r["images_per_s"], batch=r["batch_size"], dtype=dtype)

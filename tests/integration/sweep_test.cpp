@@ -379,7 +379,24 @@ TEST_CASE("sweep: batch_size auto chooses the fastest batch and stores the probe
   REQUIRE(doc.step());
   CHECK(doc.column_text(0) == "fastest");
   CHECK(doc.column_int(1) == 96);
-  CHECK(doc.column_double(2) > 0);
+  const double search_s = doc.column_double(2);
+  CHECK(search_s > 0);
+
+  // Each probe's wall time: every probe sleeps at least 100 ms a step, and together they make
+  // up the search.
+  storage::Statement per(store.database(),
+                         "SELECT json_extract(value, '$.seconds') FROM runs, "
+                         "json_each(json_extract(document_json, '$.batch_search.probes'))");
+  double total = 0;
+  int n = 0;
+  while (per.step()) {
+    REQUIRE_FALSE(per.is_null(0));
+    CHECK(per.column_double(0) > 0.1);
+    total += per.column_double(0);
+    ++n;
+  }
+  CHECK(n == 5);
+  CHECK(total <= search_s + 0.01);
 }
 
 }  // namespace

@@ -244,6 +244,8 @@ class ChildRun final : public RunHandle {
     if (!doc) return std::nullopt;
     if (!probing_) return done_ = complete(std::move(*doc));
     const RunStatus status = doc->status.value_or(RunStatus::failed);
+    // Every branch below reports this probe to the search exactly once.
+    probe_seconds_.push_back(std::chrono::duration<double>(Steady::now() - probe_started_).count());
     // A probe whose loss diverged still fitted in memory and was timed, which is all a probe
     // asks; the run itself will be recorded diverged.
     if (status == RunStatus::ok || status == RunStatus::oom || status == RunStatus::diverged) {
@@ -292,6 +294,7 @@ class ChildRun final : public RunHandle {
  private:
   void start_probe() {
     probing_ = true;
+    probe_started_ = Steady::now();
     attempt_ = std::make_unique<Attempt>(
         o_, spec_, gpu_, dir_ / fmt::format("probe-b{}", *search_->next()), *search_->next(),
         search_->mode() == "fastest" ? ProbeKind::speed : ProbeKind::fit);
@@ -311,10 +314,13 @@ class ChildRun final : public RunHandle {
     if (batch_) doc.batch_size = *batch_;
     if (search_) {
       json probes = json::array();
-      for (const auto& p : search_->probes()) {
+      for (std::size_t i = 0; i < search_->probes().size(); ++i) {
+        const BatchProbe& p = search_->probes()[i];
         json probe = {{"batch", p.batch}, {"fits", p.fits}, {"outcome", p.outcome}};
         if (p.images_per_s) probe["images_per_s"] = *p.images_per_s;
         if (p.peak_memory_bytes) probe["peak_memory_bytes"] = *p.peak_memory_bytes;
+        // Where the search's time went: a large batch's probe costs several small ones.
+        if (i < probe_seconds_.size()) probe["seconds"] = probe_seconds_[i];
         if (!p.note.empty()) probe["note"] = p.note;
         probes.push_back(probe);
       }
@@ -334,8 +340,9 @@ class ChildRun final : public RunHandle {
   bool auto_ = false, probing_ = false;
   std::optional<std::int64_t> batch_;
   std::unique_ptr<AutoBatchSearch> search_;
-  Steady::time_point search_started_;
-  std::optional<double> search_s_;  // from the first probe to the start of the run
+  Steady::time_point search_started_, probe_started_;
+  std::vector<double> probe_seconds_;  // wall time of each probe's process, in probe order
+  std::optional<double> search_s_;     // from the first probe to the start of the run
   std::unique_ptr<Attempt> attempt_;
   std::optional<json> done_;
 };
