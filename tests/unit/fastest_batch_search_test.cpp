@@ -77,9 +77,9 @@ TEST_CASE("fastest batch: a growth under 2% counts as saturated", "[sweep][batch
 
 TEST_CASE("fastest batch: a saturated curve is not refined where it is flat, only where it rises",
           "[sweep][batch]") {
-  // The shape measured on an H200 for ResNet-50 AMP fp16 channels-last: a steep rise to 256,
-  // then a few percent per doubling, under 2% from 1024 to 2048. Memory: 2048 takes 83 GiB of
-  // 140, so 3072 would pass the 90% headroom.
+  // The shape `bench/run sweeps --cases auto-batch` measured on an H200 (ResNet-50 AMP fp16
+  // channels-last): a steep rise to 256, then a few percent per doubling, under 2% from 1024 to
+  // 2048. Memory: 2048 takes 83 GiB of 140, so 3072 would pass the 90% headroom.
   FakeDevice d;
   const std::map<std::int64_t, double> curve = {{64, 3260},  {128, 3649},  {256, 6047},
                                                 {512, 6614}, {1024, 6885}, {2048, 7012}};
