@@ -79,7 +79,8 @@ TEST_CASE("fastest batch: a saturated curve is not refined where it is flat, onl
           "[sweep][batch]") {
   // The shape `bench/run sweeps --cases auto-batch` measured on an H200 (ResNet-50 AMP fp16
   // channels-last): a steep rise to 256, then a few percent per doubling, under 2% from 1024 to
-  // 2048. Memory: 2048 takes 83 GiB of 140, so 3072 would pass the 90% headroom.
+  // 2048. Memory here would allow 4096: saturation alone ends the search, with nothing probed
+  // above 2048 and nothing between 1024 and 2048.
   FakeDevice d;
   const std::map<std::int64_t, double> curve = {{64, 3260},  {128, 3649},  {256, 6047},
                                                 {512, 6614}, {1024, 6885}, {2048, 7012}};
@@ -90,7 +91,7 @@ TEST_CASE("fastest batch: a saturated curve is not refined where it is flat, onl
   };
   d.total_bytes = 140 * 1024 * kMiB;
   d.fixed_bytes = 2 * 1024 * kMiB;
-  d.per_sample_bytes = 40 * kMiB;
+  d.per_sample_bytes = 20 * kMiB;  // 4096: 82 GiB
   FastestBatchSearch s;
   CHECK(run(s, d) == std::vector<std::int64_t>{64, 128, 256, 512, 1024, 2048});
   CHECK(s.result() == 2048);
