@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "plan/run_name.h"
+#include "plan/readable_name.h"
 #include "unit/plan_test_catalog.h"
 
 namespace orch {
@@ -30,23 +30,23 @@ TEST_CASE("names: self-explanatory values", "[plan][names]") {
   CHECK_FALSE(self_explanatory("{\"a\":1}"));
 }
 
-TEST_CASE("names: parts by style", "[plan][names]") {
-  CHECK(name_part({"batch_size", NameStyle::kPrefix, "b"}, "256") == "b256");
-  CHECK(name_part({"precision", NameStyle::kValue, ""}, "amp-bf16") == "amp-bf16");
-  CHECK(name_part({"model.depth", NameStyle::kLeaf, ""}, "18") == "depth=18");
-  CHECK(name_part({"cudnn_benchmark", NameStyle::kLeaf, ""}, "on") == "cudnn_benchmark=on");
-  CHECK(name_part({"memory_format", NameStyle::kLeaf, ""}, "channels_last") == "channels_last");
-  CHECK(name_part({"tag", NameStyle::kLeaf, ""}, "a/b c") == "a_b_c");  // '/' separates parts
+TEST_CASE("names: characters that do not belong in a name become '_'", "[plan][names]") {
+  CHECK(name_safe("a/b c") == "a_b_c");  // '/' separates parts
+  CHECK(name_safe("lr=0.1,impl=fused") == "lr=0.1,impl=fused");
+  CHECK(name_safe("cuda:1+x-y") == "cuda:1+x-y");
+  CHECK(name_safe("$(rm)*") == "__rm__");
 }
 
-TEST_CASE("names: only varying columns, fallback, and disambiguation", "[plan][names]") {
-  std::vector<NameColumn> cols = {{"a", NameStyle::kLeaf, ""}, {"b", NameStyle::kLeaf, ""}};
-  CHECK(make_run_names(cols, {{"1", "x"}, {"2", "x"}}, "exp") ==
+TEST_CASE("names: only varying pieces, fallback, and disambiguation", "[plan][names]") {
+  const std::vector<NamePiece> pieces = {{"a", PieceStyle::kLeaf, "", 0, '-', -1},
+                                         {"b", PieceStyle::kLeaf, "", 1, '-', -1}};
+  using V = std::vector<std::optional<std::string>>;
+  CHECK(make_readable_names(pieces, {V{"1", "x"}, V{"2", "x"}}, "exp") ==
         std::vector<std::string>{"a=1", "a=2"});
-  CHECK(make_run_names(cols, {{"1", "x"}}, "exp") == std::vector<std::string>{"exp"});
-  CHECK(make_run_names({}, {{}, {}}, "exp") == std::vector<std::string>{"exp", "exp~2"});
+  CHECK(make_readable_names(pieces, {V{"1", "x"}}, "exp") == std::vector<std::string>{"exp"});
+  CHECK(make_readable_names({}, {V{}, V{}}, "exp") == std::vector<std::string>{"exp", "exp~2"});
   // Two different values that render to the same part still get distinct names.
-  CHECK(make_run_names(cols, {{"p/q", "x"}, {"p q", "x"}, {"p_q", "y"}}, "exp") ==
+  CHECK(make_readable_names(pieces, {V{"p q", "x"}, V{"p_q", "x"}, V{"p_q", "y"}}, "exp") ==
         std::vector<std::string>{"p_q/x", "p_q/x~2", "p_q/y"});
 }
 

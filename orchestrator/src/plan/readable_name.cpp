@@ -1,10 +1,9 @@
 // Readable run names (see readable_name.h).
 #include "plan/readable_name.h"
 
+#include <cctype>
 #include <map>
 #include <set>
-
-#include "plan/run_name.h"
 
 namespace orch {
 namespace {
@@ -32,12 +31,29 @@ std::string tail(const std::vector<std::string>& parts, std::size_t k) {
   return out;
 }
 
-// Characters that do not belong in a name become '_' (as in run_name.h's name_part).
-std::string clean(const std::string& text) { return name_part({"", NameStyle::kValue, ""}, text); }
+std::string clean(const std::string& text) { return name_safe(text); }
 
 bool is_path(const std::optional<std::string>& v) { return v && v->find('/') != std::string::npos; }
 
 }  // namespace
+
+bool self_explanatory(const std::string& value) {
+  static const std::set<std::string> kAmbiguous = {
+      "on", "off", "auto", "true", "false", "yes", "no", "none", "null", "default", "defaults"};
+  if (value.empty() || !std::isalpha(static_cast<unsigned char>(value[0]))) return false;
+  std::string lower;
+  for (char c : value) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return kAmbiguous.count(lower) == 0;
+}
+
+std::string name_safe(std::string text) {
+  for (char& c : text) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
+                    c == ',' || c == '=' || c == ':' || c == '+' || c == '-';
+    if (!ok) c = '_';
+  }
+  return text;
+}
 
 std::vector<std::string> distinguishing_tails(const std::vector<std::string>& paths) {
   std::vector<std::vector<std::string>> split;

@@ -49,6 +49,14 @@ std::vector<std::string> make_readable_names(
     const std::vector<std::vector<std::optional<std::string>>>& values,
     const std::string& fallback);
 
+/// A string value that says what it is without its key: contains a letter, starts with one,
+/// and is not a word like on/off/auto/true that could belong to any key.
+bool self_explanatory(const std::string& value);
+
+/// `text` with every character that does not belong in a name replaced by '_': a name is a
+/// file name (the run's folder) and a shell word, and '/' separates its parts.
+std::string name_safe(std::string text);
+
 /// The shortest tail of '/'-separated components of each path that keeps distinct paths
 /// distinct ("/data/a/train", "/data/b/train" -> "a/train", "b/train").
 std::vector<std::string> distinguishing_tails(const std::vector<std::string>& paths);
