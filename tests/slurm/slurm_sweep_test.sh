@@ -120,4 +120,34 @@ echo "$auto"
 check "batch_size: auto-largest was searched inside the task (96 of 100)" grep -Eq "^none ok 96 1" <<<"$auto"
 check "a crash inside the task is recorded with its signal" grep -Eq "^segfault failed .*SIGSEGV" <<<"$auto"
 
+# A closed terminal (SIGHUP) while following the job stops the following cleanly, as SIGTERM
+# does: exit 3, the job left running and named for `orch ingest`. Without a handler for it,
+# SIGHUP would kill orch with no message.
+cat >"$W/slow.yaml" <<'YAML'
+name: slurmslow
+base:
+  model: {plugin: fault, sleep_ms: 2000}
+  data: {plugin: synthetic, image_size: 8, classes: 4, batches: 1}
+  batch_size: 4
+  device: cpu
+  steps: {warmup: 1, measure: 20}
+  telemetry: {enabled: false}
+YAML
+# The binary itself in the background (the `orch` function would put a subshell there).
+"$ORCH" --db "$DB" --plugin-path "$FAULT_PLUGINS" sweep "$W/slow.yaml" --launcher slurm --wait \
+  --poll 1 --time 00:05:00 >"$T/slow.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 60); do
+  grep -q "submitted job array" "$T/slow.out" && break
+  sleep 0.5
+done
+sleep 1
+kill -HUP "$pid"
+wait "$pid"
+rc=$?
+cat "$T/slow.out"
+check "SIGHUP while following exits 3, got $rc" [ "$rc" -eq 3 ]
+check "the job is left running, named" grep -q "stopped following job .*it keeps running" "$T/slow.out"
+scancel --name=orch-slurmslow >/dev/null 2>&1 || scancel -u "$(id -un)" >/dev/null 2>&1 || true
+
 [ "$FAILED" -eq 0 ]

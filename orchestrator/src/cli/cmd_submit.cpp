@@ -3,8 +3,6 @@
 // documents into the database; and the `--launcher slurm` path of `orch sweep`.
 #include <fmt/format.h>
 
-#include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -14,6 +12,7 @@
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
 #include "cli/slurm_commands.h"
+#include "cli/stop_signals.h"
 #include "cluster/ingest.h"
 #include "cluster/slurm_client.h"
 #include "cluster/submission.h"
@@ -26,9 +25,6 @@ namespace orch::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::atomic<bool> g_stop_following{false};
-extern "C" void on_stop_following(int) { g_stop_following.store(true); }
 
 std::string safe_name(const std::string& sweep) {
   std::string safe = sweep;
@@ -159,20 +155,13 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
     std::cout << fmt::format("load them with: orch --db {} ingest {}\n", g.db, sub.dir);
     return kExitOk;
   }
-  g_stop_following.store(false);
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_following;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
   cluster::Ingester ingester(*store, name);
-  const auto result = cluster::follow_job(
-      *store, ingester, sweep_id, sub.dir, job, keys,
-      std::chrono::milliseconds(static_cast<long>(o.poll_s * 1000)), std::cout, g_stop_following);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  const auto result = [&] {
+    StopSignals stop;
+    return cluster::follow_job(*store, ingester, sweep_id, sub.dir, job, keys,
+                               std::chrono::milliseconds(static_cast<long>(o.poll_s * 1000)),
+                               std::cout, stop.flag());
+  }();
   return finish(result);
 }
 

@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -18,6 +16,7 @@
 #include "cli/plan_check.h"
 #include "cli/plugin_loading.h"
 #include "cli/slurm_commands.h"
+#include "cli/stop_signals.h"
 #include "plan/terminal_text.h"
 #include "report/rank_table.h"
 #include "storage/store.h"
@@ -34,10 +33,6 @@
 
 namespace orch::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 struct SweepArgs {
   PlanArguments plan;
@@ -244,26 +239,15 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     options.device_checker = &checker;
     sweep::WallClock clock;
 
-    g_stop.store(false);
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    // SIGHUP too: a closed terminal or ssh session stops the sweep as cleanly as SIGTERM.
-    struct sigaction old_int {
-    }, old_term{}, old_hup{};
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    sigaction(SIGHUP, &sa, &old_hup);
-    std::cout << terminal_text(name)
-              << (plan.description.empty() ? "" : ": " + terminal_text(plan.description))
-              << std::endl;
-    // Progress goes through a stream that turns a vanished reader of stdout into a stop.
-    PipeGuardStream progress(STDOUT_FILENO, g_stop);
-    const sweep::SweepSummary s =
-        sweep::run_sweep(plan.runs, options, launcher, recorder, clock, progress, g_stop);
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    sigaction(SIGHUP, &old_hup, nullptr);
+    const sweep::SweepSummary s = [&] {
+      StopSignals stop;
+      std::cout << terminal_text(name)
+                << (plan.description.empty() ? "" : ": " + terminal_text(plan.description))
+                << std::endl;
+      // Progress goes through a stream that turns a vanished reader of stdout into a stop.
+      PipeGuardStream progress(STDOUT_FILENO, stop.flag());
+      return sweep::run_sweep(plan.runs, options, launcher, recorder, clock, progress, stop.flag());
+    }();
 
     std::cout << fmt::format(
         "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok{}, {} skipped, {} deferred{}\n",

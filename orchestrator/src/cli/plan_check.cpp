@@ -1,26 +1,18 @@
 #include "cli/plan_check.h"
 
 #include <c10/cuda/CUDAFunctions.h>
-#include <signal.h>
 #include <stdlib.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 
+#include "cli/stop_signals.h"
 #include "sweep/child_run.h"
 #include "sweep/rehearsal.h"
 
 namespace orch::cli {
-namespace {
-
-std::atomic<bool> g_check_stop{false};
-extern "C" void on_check_signal(int) { g_check_stop.store(true); }
-
-}  // namespace
-
 std::vector<std::string> visible_gpu_slots() {
   const int count = static_cast<int>(c10::cuda::device_count());
   std::vector<std::string> visible;
@@ -56,23 +48,13 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
   launch.grace_s = grace_s;
   sweep::ChildLauncher launcher(launch);
 
-  g_check_stop.store(false);
-  struct sigaction sa {};
-  sa.sa_handler = on_check_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {
-  }, old_term{}, old_hup{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  sigaction(SIGHUP, &sa, &old_hup);
-  std::cout << "check: one training step of each configuration of " << plan.name << ", on "
-            << (gpus.empty() ? std::string("the CPU") : std::to_string(gpus.size()) + " GPU(s)")
-            << std::endl;
-  const sweep::Rehearsal r =
-      sweep::rehearse(plan.runs, gpus, launcher, std::cout, g_check_stop, launch.probe_start);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGHUP, &old_hup, nullptr);
+  const sweep::Rehearsal r = [&] {
+    StopSignals stop;
+    std::cout << "check: one training step of each configuration of " << plan.name << ", on "
+              << (gpus.empty() ? std::string("the CPU") : std::to_string(gpus.size()) + " GPU(s)")
+              << std::endl;
+    return sweep::rehearse(plan.runs, gpus, launcher, std::cout, stop.flag(), launch.probe_start);
+  }();
   std::error_code ec;
   std::filesystem::remove_all(work, ec);
 

@@ -1,0 +1,29 @@
+// SIGINT, SIGTERM and SIGHUP as a request to stop, for the commands that run long and must end
+// cleanly: `sweep` (runs in flight recorded interrupted), `--check`, and following a Slurm job.
+// SIGHUP is among them because a closed terminal or ssh session should stop a command as
+// cleanly as Ctrl-C, not kill it mid-write.
+#pragma once
+
+#include <atomic>
+#include <csignal>
+
+namespace orch::cli {
+
+/// While alive, the three signals set a flag instead of ending the process; the previous
+/// handlers come back when it goes. One at a time: the flag is process-wide, as signals are.
+class StopSignals {
+ public:
+  StopSignals();  ///< clears the flag, then installs the handler
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  /// Set by a signal; whoever else decides to stop (a vanished reader of stdout) may set it too.
+  std::atomic<bool>& flag();
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{}, old_hup_{};
+};
+
+}  // namespace orch::cli
