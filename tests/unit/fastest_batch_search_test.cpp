@@ -201,22 +201,22 @@ TEST_CASE("fastest batch: when even the first probe runs out of memory it halves
   CHECK(s.result() == 32);
 
   FastestBatchSearch nothing;
-  while (auto b = nothing.next()) nothing.report({"oom", {}, {}, {}, ""});
+  while (auto b = nothing.next()) nothing.report({"oom", {}, {}, {}, "", {}});
   CHECK_FALSE(nothing.result().has_value());
   CHECK(nothing.probes().back().batch == 1);
 }
 
 TEST_CASE("fastest batch: a failure above a fit counts as not fitting", "[sweep][batch]") {
   FastestBatchSearch s;
-  s.report({"ok", 100.0, {}, {}, ""});                              // 64
-  s.report({"ok", 200.0, {}, {}, ""});                              // 128
-  s.report({"failed", {}, {}, {}, "CUDNN_STATUS_INTERNAL_ERROR"});  // 256
+  s.report({"ok", 100.0, {}, {}, "", {}});                              // 64
+  s.report({"ok", 200.0, {}, {}, "", {}});                              // 128
+  s.report({"failed", {}, {}, {}, "CUDNN_STATUS_INTERNAL_ERROR", {}});  // 256
   CHECK(s.probes()[2].outcome == "failed");
   CHECK(s.probes()[2].note == "CUDNN_STATUS_INTERNAL_ERROR");
   REQUIRE(s.next() == 192);  // between the best and the failure
-  s.report({"ok", 150.0, {}, {}, ""});
+  s.report({"ok", 150.0, {}, {}, "", {}});
   REQUIRE(s.next() == 96);  // between the best and the batch below it
-  s.report({"ok", 150.0, {}, {}, ""});
+  s.report({"ok", 150.0, {}, {}, "", {}});
   CHECK_FALSE(s.next());
   CHECK(s.result() == 128);
 }
@@ -235,7 +235,7 @@ TEST_CASE("auto-largest keeps the largest-fit search and reports the probes' mea
   BatchSearch s;
   AutoBatchSearch& any = s;
   CHECK(any.mode() == "largest");
-  any.report({"ok", 123.0, 5 * kMiB, 10 * kMiB, ""});
+  any.report({"ok", 123.0, 5 * kMiB, 10 * kMiB, "", {}});
   REQUIRE(any.probes().size() == 1);
   CHECK(any.probes()[0].outcome == "ok");
   CHECK(any.probes()[0].images_per_s == Approx(123.0));

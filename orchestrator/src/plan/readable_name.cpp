@@ -31,8 +31,6 @@ std::string tail(const std::vector<std::string>& parts, std::size_t k) {
   return out;
 }
 
-std::string clean(const std::string& text) { return name_safe(text); }
-
 bool is_path(const std::optional<std::string>& v) { return v && v->find('/') != std::string::npos; }
 
 }  // namespace
@@ -132,22 +130,22 @@ std::vector<std::string> make_readable_names(
       std::string text;
       switch (p.style) {
         case PieceStyle::kValue:
-          text = clean(v);
+          text = name_safe(v);
           break;
         case PieceStyle::kPrefix:
-          text = clean(p.prefix + v);
+          text = name_safe(p.prefix + v);
           break;
         case PieceStyle::kLeaf:
-          text = self_explanatory(v) ? clean(v) : clean(p.key + "=" + v);
+          text = self_explanatory(v) ? name_safe(v) : name_safe(p.key + "=" + v);
           break;
         case PieceStyle::kSetting:
-          text = clean(p.key + "=" + v);
+          text = name_safe(p.key + "=" + v);
           break;
         case PieceStyle::kFlag:
           if (v == "true")
-            text = clean(p.key);
+            text = name_safe(p.key);
           else
-            off += (off.empty() ? "no-" : ",no-") + clean(p.key);
+            off += (off.empty() ? "no-" : ",no-") + name_safe(p.key);
           break;
       }
       if (text.empty()) continue;

@@ -22,7 +22,8 @@ std::optional<std::int64_t> BatchSearch::result() const {
 void BatchSearch::report(bool fits, std::string note) {
   if (!next_) throw std::logic_error("BatchSearch: no probe outstanding");
   const std::int64_t b = *next_;
-  probes_.push_back({b, fits, std::move(note), fits ? "ok" : "oom", std::nullopt, std::nullopt});
+  probes_.push_back(
+      {b, fits, std::move(note), fits ? "ok" : "oom", std::nullopt, std::nullopt, std::nullopt});
   if (fits)
     largest_fit_ = std::max(largest_fit_, b);
   else
@@ -57,6 +58,7 @@ void BatchSearch::report(const ProbeMeasurement& m) {
   p.outcome = m.outcome;
   p.images_per_s = m.images_per_s;
   p.peak_memory_bytes = m.peak_memory_bytes;
+  p.seconds = m.seconds;
 }
 
 }  // namespace orch::sweep

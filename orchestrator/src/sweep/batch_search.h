@@ -22,7 +22,8 @@ struct ProbeMeasurement {
   std::optional<double> images_per_s;
   std::optional<std::int64_t> peak_memory_bytes;    ///< the allocator's peak reserved bytes
   std::optional<std::int64_t> device_memory_bytes;  ///< the device's total memory
-  std::string note;  ///< why it did not fit, when that was not a plain out-of-memory
+  std::string note;               ///< why it did not fit, when that was not a plain out-of-memory
+  std::optional<double> seconds;  ///< the probe process's wall time, where the launcher timed it
 };
 
 /// One probe of a search, in the order probed (the result document's `batch_search.probes`
@@ -36,6 +37,8 @@ struct BatchProbe {
   std::string outcome;
   std::optional<double> images_per_s;
   std::optional<std::int64_t> peak_memory_bytes;
+  /// Where the search's time went: a large batch's probe costs several small ones.
+  std::optional<double> seconds;
 };
 
 /// The interface the launcher drives.

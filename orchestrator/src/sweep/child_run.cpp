@@ -185,10 +185,12 @@ class Attempt {
 };
 
 // What a probe's document says, for the search.
-ProbeMeasurement measurement_of(const ResultDocument& doc, std::string outcome, std::string note) {
+ProbeMeasurement measurement_of(const ResultDocument& doc, std::string outcome, std::string note,
+                                double seconds) {
   ProbeMeasurement m;
   m.outcome = std::move(outcome);
   m.note = std::move(note);
+  m.seconds = seconds;
   if (m.outcome == "ok") {
     if (auto v = doc.metric("images_per_s")) m.images_per_s = *v;
     if (auto v = doc.metric("peak_reserved_bytes")) m.peak_memory_bytes = std::llround(*v);
@@ -244,12 +246,11 @@ class ChildRun final : public RunHandle {
     if (!doc) return std::nullopt;
     if (!probing_) return done_ = complete(std::move(*doc));
     const RunStatus status = doc->status.value_or(RunStatus::failed);
-    // Every branch below reports this probe to the search exactly once.
-    probe_seconds_.push_back(std::chrono::duration<double>(Steady::now() - probe_started_).count());
+    const double seconds = std::chrono::duration<double>(Steady::now() - probe_started_).count();
     // A probe whose loss diverged still fitted in memory and was timed, which is all a probe
     // asks; the run itself will be recorded diverged.
     if (status == RunStatus::ok || status == RunStatus::oom || status == RunStatus::diverged) {
-      search_->report(measurement_of(*doc, status == RunStatus::oom ? "oom" : "ok", ""));
+      search_->report(measurement_of(*doc, status == RunStatus::oom ? "oom" : "ok", "", seconds));
       if (search_->next()) {
         start_probe();
       } else if (auto b = search_->result()) {
@@ -271,7 +272,7 @@ class ChildRun final : public RunHandle {
     // Exit code 0: the child wrote the failure itself (an exception, not a crash).
     const bool exception = doc->outcome && doc->outcome->exit_code == 0;
     if (status == RunStatus::failed && exception && search_->result()) {
-      search_->report(measurement_of(*doc, "failed", doc->error.value_or("")));
+      search_->report(measurement_of(*doc, "failed", doc->error.value_or(""), seconds));
       if (search_->next()) {
         start_probe();
       } else {
@@ -283,7 +284,7 @@ class ChildRun final : public RunHandle {
     doc->error = fmt::format("batch_size: auto: the probe at batch {} ended with {}: {}",
                              *search_->next(), to_string(status), doc->error.value_or(""));
     // The probe that ended the search is part of its curve, with the status that ended it.
-    search_->report(measurement_of(*doc, to_string(status), *doc->error));
+    search_->report(measurement_of(*doc, to_string(status), *doc->error, seconds));
     return done_ = complete(std::move(*doc));
   }
 
@@ -314,13 +315,11 @@ class ChildRun final : public RunHandle {
     if (batch_) doc.batch_size = *batch_;
     if (search_) {
       json probes = json::array();
-      for (std::size_t i = 0; i < search_->probes().size(); ++i) {
-        const BatchProbe& p = search_->probes()[i];
+      for (const BatchProbe& p : search_->probes()) {
         json probe = {{"batch", p.batch}, {"fits", p.fits}, {"outcome", p.outcome}};
         if (p.images_per_s) probe["images_per_s"] = *p.images_per_s;
         if (p.peak_memory_bytes) probe["peak_memory_bytes"] = *p.peak_memory_bytes;
-        // Where the search's time went: a large batch's probe costs several small ones.
-        if (i < probe_seconds_.size()) probe["seconds"] = probe_seconds_[i];
+        if (p.seconds) probe["seconds"] = *p.seconds;
         if (!p.note.empty()) probe["note"] = p.note;
         probes.push_back(probe);
       }
@@ -341,8 +340,7 @@ class ChildRun final : public RunHandle {
   std::optional<std::int64_t> batch_;
   std::unique_ptr<AutoBatchSearch> search_;
   Steady::time_point search_started_, probe_started_;
-  std::vector<double> probe_seconds_;  // wall time of each probe's process, in probe order
-  std::optional<double> search_s_;     // from the first probe to the start of the run
+  std::optional<double> search_s_;  // from the first probe to the start of the run
   std::unique_ptr<Attempt> attempt_;
   std::optional<json> done_;
 };

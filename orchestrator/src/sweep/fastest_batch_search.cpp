@@ -93,7 +93,8 @@ void FastestBatchSearch::report(const ProbeMeasurement& m) {
   if (!next_) throw std::logic_error("FastestBatchSearch: no probe outstanding");
   const std::int64_t b = *next_;
   if (m.device_memory_bytes && *m.device_memory_bytes > 0) device_memory_ = m.device_memory_bytes;
-  BatchProbe p{b, m.outcome == "ok", m.note, m.outcome, m.images_per_s, m.peak_memory_bytes};
+  BatchProbe p{b,        m.outcome == "ok", m.note, m.outcome, m.images_per_s, m.peak_memory_bytes,
+               m.seconds};
   // `fits` says whether the batch qualifies: within the memory headroom, with a throughput.
   if (p.fits && p.peak_memory_bytes && over_headroom(static_cast<double>(*p.peak_memory_bytes)))
     p.outcome = "over_headroom";
