@@ -2,6 +2,7 @@
 // measurement, a throughput and memory model of a device, one probe at a time.
 #include "sweep/fastest_batch_search.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
@@ -48,11 +49,19 @@ std::vector<std::string> outcomes(const FastestBatchSearch& s) {
   return out;
 }
 
+// The searches below start at 64, as the default did before it moved to 128, so each curve
+// is walked from well below its knee.
+FastestSearchOptions starting_at(std::int64_t start) {
+  FastestSearchOptions o;
+  o.start = start;
+  return o;
+}
+
 TEST_CASE("fastest batch: a throughput that saturates stops doubling and keeps the smaller batch",
           "[sweep][batch]") {
   FakeDevice d;
   d.images_per_s = [](std::int64_t b) { return 5000.0 * std::min(1.0, b / 200.0); };
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   // 512 makes no more than 256: doubling stops. Between 256 and 512 throughput is flat, so no
   // probe there; 192, between 128 (slower) and 256, refines.
   CHECK(run(s, d) == std::vector<std::int64_t>{64, 128, 256, 512, 192});
@@ -66,7 +75,7 @@ TEST_CASE("fastest batch: a growth under 2% counts as saturated", "[sweep][batch
   FakeDevice d;
   // +1.5% from 256 to 512: not worth doubling again.
   d.images_per_s = [](std::int64_t b) { return b <= 256 ? 16.0 * b : 4096 * 1.015; };
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   const auto probed = run(s, d);
   CHECK(std::find(probed.begin(), probed.end(), 1024) == probed.end());
   CHECK(probed[3] == 512);
@@ -92,7 +101,7 @@ TEST_CASE("fastest batch: a saturated curve is not refined where it is flat, onl
   d.total_bytes = 140 * 1024 * kMiB;
   d.fixed_bytes = 2 * 1024 * kMiB;
   d.per_sample_bytes = 20 * kMiB;  // 4096: 82 GiB
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   CHECK(run(s, d) == std::vector<std::int64_t>{64, 128, 256, 512, 1024, 2048});
   CHECK(s.result() == 2048);
 
@@ -101,7 +110,7 @@ TEST_CASE("fastest batch: a saturated curve is not refined where it is flat, onl
     bumpy.images_per_s = [](std::int64_t b) {
       return b == 768 ? 7200.0 : b >= 1024 ? 6500.0 : 6.0 * static_cast<double>(b);
     };
-    FastestBatchSearch t;
+    FastestBatchSearch t(starting_at(64));
     const auto probed = run(t, bumpy);
     CHECK(std::find(probed.begin(), probed.end(), 1536) == probed.end());
     // 2048 makes no more than 1024, so doubling stops and 1536 is not probed (flat); 512 to
@@ -129,7 +138,7 @@ TEST_CASE("fastest batch: a throughput that peaks then drops chooses the peak's 
     const double x = static_cast<double>(b) - 352;
     return 6000.0 - x * x / 50.0;
   };
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   CHECK(run(s, d) == std::vector<std::int64_t>{64, 128, 256, 512, 384, 192});
   CHECK(s.result() == 384);
   CHECK(outcomes(s) == std::vector<std::string>(6, "ok"));
@@ -142,7 +151,7 @@ TEST_CASE("fastest batch: no probe whose predicted peak would pass the memory he
   d.total_bytes = 10240 * kMiB;
   d.fixed_bytes = 1024 * kMiB;
   d.per_sample_bytes = 20 * kMiB;  // 512 would need 11 GiB; 384 needs 8.5 of the 9 allowed
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   CHECK(run(s, d) == std::vector<std::int64_t>{64, 128, 256, 384, 192});
   CHECK(s.result() == 384);
   for (const auto& p : s.probes()) {
@@ -150,7 +159,7 @@ TEST_CASE("fastest batch: no probe whose predicted peak would pass the memory he
   }
 
   SECTION("a stricter headroom stops earlier") {
-    FastestSearchOptions o;
+    FastestSearchOptions o = starting_at(64);
     o.headroom = 0.5;  // 5 GiB: 256 (6 GiB) is predicted over it
     FastestBatchSearch strict(o);
     CHECK(run(strict, d) == std::vector<std::int64_t>{64, 128, 192, 96});
@@ -163,7 +172,7 @@ TEST_CASE("fastest batch: a probe that ran over the headroom is not chosen", "[s
   d.images_per_s = [](std::int64_t b) { return 10.0 * b; };
   d.total_bytes = 1000 * kMiB;
   // The first two probes suggest little growth; the third uses far more than predicted.
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   auto measure = [&](std::int64_t b) {
     ProbeMeasurement m = d.measure(b);
     m.peak_memory_bytes = b == 256 ? 950 * kMiB : 100 * kMiB + b * kMiB;
@@ -184,7 +193,7 @@ TEST_CASE("fastest batch: out of memory ends doubling and bounds the refinement"
   FakeDevice d;
   d.images_per_s = [](std::int64_t b) { return 10.0 * b; };
   d.oom_above = 700;
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   CHECK(run(s, d) == std::vector<std::int64_t>{64, 128, 256, 512, 1024, 768, 384});
   CHECK(s.result() == 512);
   CHECK(outcomes(s) == std::vector<std::string>{"ok", "ok", "ok", "ok", "oom", "oom", "ok"});
@@ -196,18 +205,18 @@ TEST_CASE("fastest batch: when even the first probe runs out of memory it halves
   FakeDevice d;
   d.images_per_s = [](std::int64_t b) { return 10.0 * b; };
   d.oom_above = 40;
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   CHECK(run(s, d) == std::vector<std::int64_t>{64, 32, 48});
   CHECK(s.result() == 32);
 
-  FastestBatchSearch nothing;
+  FastestBatchSearch nothing(starting_at(64));
   while (auto b = nothing.next()) nothing.report({"oom", {}, {}, {}, "", {}});
   CHECK_FALSE(nothing.result().has_value());
   CHECK(nothing.probes().back().batch == 1);
 }
 
 TEST_CASE("fastest batch: a failure above a fit counts as not fitting", "[sweep][batch]") {
-  FastestBatchSearch s;
+  FastestBatchSearch s(starting_at(64));
   s.report({"ok", 100.0, {}, {}, "", {}});                              // 64
   s.report({"ok", 200.0, {}, {}, "", {}});                              // 128
   s.report({"failed", {}, {}, {}, "CUDNN_STATUS_INTERNAL_ERROR", {}});  // 256
@@ -219,6 +228,55 @@ TEST_CASE("fastest batch: a failure above a fit counts as not fitting", "[sweep]
   s.report({"ok", 150.0, {}, {}, "", {}});
   CHECK_FALSE(s.next());
   CHECK(s.result() == 128);
+}
+
+TEST_CASE("fastest batch: by default the search starts at 128", "[sweep][batch]") {
+  // `bench/run sweeps --cases auto-batch` on an H200 (ResNet-50 AMP fp16 channels-last): every
+  // probe cost 8-14 s, most of it process start and cuDNN's autotuning, and 64 (a third of the
+  // best) was never a candidate. From 128 the same curve takes five probes, not six.
+  FakeDevice d;
+  const std::map<std::int64_t, double> curve = {
+      {128, 4432}, {256, 5810}, {512, 6458}, {1024, 6800}, {2048, 6820}};
+  d.images_per_s = [&](std::int64_t b) {
+    auto it = curve.find(b);
+    REQUIRE(it != curve.end());
+    return it->second;
+  };
+  FastestBatchSearch s;
+  CHECK(s.options().start == kFastestSearchStart);
+  CHECK(run(s, d) == std::vector<std::int64_t>{128, 256, 512, 1024, 2048});
+  CHECK(s.result() == 2048);
+
+  SECTION("a batch that does not fit at 128 still halves") {
+    FakeDevice small = d;
+    small.images_per_s = [](std::int64_t b) { return 10.0 * b; };
+    small.oom_above = 80;
+    FastestBatchSearch t;
+    CHECK(run(t, small) == std::vector<std::int64_t>{128, 64, 96});
+    CHECK(t.result() == 64);
+  }
+}
+
+TEST_CASE("fastest batch: a peak below the first probe is found by refining below it",
+          "[sweep][batch]") {
+  // The integration test's fault model: 100 ms a step up to batch 96, 100 ms * (batch/96)^1.75
+  // above, so throughput peaks at 96 and falls from 128 on.
+  FakeDevice d;
+  d.images_per_s = [](std::int64_t b) {
+    const double x = static_cast<double>(b);
+    return x / (0.1 * std::pow(std::max(1.0, x / 96.0), 1.75));
+  };
+  FastestBatchSearch s;
+  // 256 is slower than 128: doubling stops; 192 refines above the best, and 96, the midpoint
+  // between 128 and half of it, below.
+  CHECK(run(s, d) == std::vector<std::int64_t>{128, 256, 192, 96});
+  CHECK(s.result() == 96);
+
+  SECTION("a best that is not the first probe gets no extra probe below its lower neighbour") {
+    FastestBatchSearch t(starting_at(32));
+    CHECK(run(t, d) == std::vector<std::int64_t>{32, 64, 128, 256, 192, 96});
+    CHECK(t.result() == 96);
+  }
 }
 
 TEST_CASE("batch midpoints are multiples of 32 where the gap allows, else of 8", "[sweep][batch]") {

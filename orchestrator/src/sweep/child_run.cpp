@@ -230,7 +230,6 @@ class ChildRun final : public RunHandle {
         search_ = std::make_unique<BatchSearch>(o.probe_start, o.probe_granularity);
       } else {
         FastestSearchOptions f;
-        f.start = o.probe_start;
         f.granularity = o.probe_granularity;
         f.headroom = o.batch_headroom;
         search_ = std::make_unique<FastestBatchSearch>(f);

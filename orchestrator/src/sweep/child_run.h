@@ -18,7 +18,7 @@ struct ChildLaunchOptions {
   std::vector<std::string> plugin_paths;  ///< passed on as --plugin-path
   std::string work_dir;                   ///< spec, result and logs of each run go below it
   double grace_s = 10;                    ///< SIGTERM -> SIGKILL delay on timeout/interrupt
-  std::int64_t probe_start = 64;          ///< batch_size: auto starts here
+  std::int64_t probe_start = 64;          ///< auto-largest starts here (and plan --check's step)
   std::int64_t probe_granularity = 8;     ///< and narrows to multiples of this
   /// `auto` (fastest) probes no batch whose peak memory would pass this share of the device's
   double batch_headroom = 0.9;

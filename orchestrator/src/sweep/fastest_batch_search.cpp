@@ -155,6 +155,11 @@ void FastestBatchSearch::start_refining(std::int64_t upper_hint) {
     if (p.batch > *best && (!upper || p.batch < *upper)) upper = p.batch;
   }
   if (!upper && upper_hint > *best) upper = upper_hint;
+  // The first probe was the best and the next size slower or no faster: the peak may lie below
+  // the start, which doubling never saw. Half the start plays the neighbour, as the size
+  // doubling would have tried next plays it above. (After a halving the best is below the
+  // start and the probes above it did not fit: the larger side is where a gain could be.)
+  if (!lower && *best == o_.start && *best >= 2) lower = *best / 2;
   // Above first: when throughput is still rising at the best, a larger batch is the likelier
   // gain. An interval whose two ends both ran within `min_gain` of each other is flat (the GPU
   // is saturated across it), so a batch inside is not expected to beat the best by more than

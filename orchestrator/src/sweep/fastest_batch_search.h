@@ -9,7 +9,8 @@
 // the probes so far, would pass `headroom` of the device's memory. Then it refines once around
 // the best: the midpoints between the best and its neighbours, rounded to multiples of 32 (or
 // 8 where the gap is small), except between two probes within `min_gain` of each other, where
-// the GPU is saturated and the largest, slowest probes would buy nothing. The chosen batch is the
+// the GPU is saturated and the largest, slowest probes would buy nothing; when the first probe
+// was the best, the midpoint between it and half its size too. The chosen batch is the
 // fastest probe that fitted within the headroom. One refinement round keeps the search to a handful
 // of probes; each costs a process start and cuDNN's autotuning for a new shape.
 #pragma once
@@ -18,12 +19,20 @@
 
 namespace orch::sweep {
 
+/// Where `batch_size: auto` starts doubling. Each probe costs a process start, the CUDA context
+/// and cuDNN's autotuning for a new shape (6-8 s on an H200 for ResNet50, whatever the batch),
+/// and a batch below 128 rarely saturates a GPU (in `bench/run sweeps`, 64 makes a third to a
+/// half of the best): a probe there is the most likely to be wasted. A smaller batch is probed
+/// when 128 does not fit (the search then halves).
+/// `auto-largest` keeps the article's start of 64.
+inline constexpr std::int64_t kFastestSearchStart = 128;
+
 struct FastestSearchOptions {
-  std::int64_t start = 64;       ///< the first probe
-  std::int64_t granularity = 8;  ///< sizes stay multiples of it (of 1 below it)
-  std::int64_t limit = 65536;    ///< doubling never passes it
-  double min_gain = 0.02;        ///< doubling stops when throughput grows by less
-  double headroom = 0.9;         ///< the share of device memory a probe's peak may reach
+  std::int64_t start = kFastestSearchStart;  ///< the first probe
+  std::int64_t granularity = 8;              ///< sizes stay multiples of it (of 1 below it)
+  std::int64_t limit = 65536;                ///< doubling never passes it
+  double min_gain = 0.02;                    ///< doubling stops when throughput grows by less
+  double headroom = 0.9;  ///< the share of device memory a probe's peak may reach
 };
 
 class FastestBatchSearch final : public AutoBatchSearch {
