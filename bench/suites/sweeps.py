@@ -30,7 +30,9 @@ DURATION = ("Full = --quick: 1 repeat, about 4-5 minutes (the two-GPU sweep adds
 REPEATS = 1
 QUICK_REPEATS = 1
 
-EXPECTED = {"fault-oom": "oom", "fault-segfault": "failed"}
+# The fault model's mode -> the outcome it injects. Matched on the run's configuration, not its
+# name, which the planner shortens as it sees fit.
+EXPECTED = {"oom": "oom", "segfault": "failed"}
 # On a CPU (smoke): no CUDA graphs, no fp16 autocast; batch pinned by the smoke settings.
 CPU_PINS = ["stream=default", "precision=[tf32, {plugin: amp, dtype: bf16}]"]
 # The auto-batch case's fixed batches (the experiment file's), and smoke's.
@@ -51,9 +53,10 @@ def visible_gpus(ctx) -> int:
 
 
 def outcome(run) -> str:
-    for key, status in EXPECTED.items():
-        if key in run["name"]:
-            return "as injected" if run["status"] == status else f"expected {status}"
+    model = (run.get("document") or {}).get("config", {}).get("model", {})
+    if model.get("plugin") == "fault" and model.get("params", {}).get("mode") in EXPECTED:
+        status = EXPECTED[model["params"]["mode"]]
+        return "as injected" if run["status"] == status else f"expected {status}"
     return "ok" if run["status"] == "ok" else "unexpected"
 
 
