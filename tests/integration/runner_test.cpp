@@ -37,6 +37,39 @@ TEST_CASE("amp bf16 training on the CPU lowers the loss too", "[runner]") {
         0.7 * doc["metrics"]["loss_first"].get<double>());
 }
 
+TEST_CASE("fp16 steps the loss scaler skips do not count as warm-up", "[runner][amp]") {
+  // A start of 2^20 overflows fp16 gradients for a few steps; each halves the scale and skips
+  // the optimizer. The warm-up must still contain two real optimizer steps (state allocated,
+  // then one steady), so the first real step is never among the timed ones.
+  RunSpec spec = test::small_cpu_spec();
+  spec.precision = test::choice("amp", {{"dtype", std::string("fp16")},
+                                        {"init_scale", 1048576.0},
+                                        {"growth_interval", std::int64_t{2000}}});
+  spec.optimizer.impl = "fused";
+  spec.warmup_steps = 2;
+  spec.measure_steps = 1;
+  const auto doc = run_one(spec, test::built_plugins());
+  INFO(doc.dump(2));
+  REQUIRE(doc["status"] == "ok");
+  const auto& m = doc["metrics"];
+  const auto skipped = static_cast<std::int64_t>(m["skipped_steps"].get<double>());
+  REQUIRE(skipped >= 1);  // else this start does not exercise the extension
+  // Once the scale fits, nothing more is skipped (it grows again only after 2,000 clean steps),
+  // so every skip was in the warm-up, which ran until two steps were real.
+  CHECK(m["warmup_steps"].get<std::int64_t>() == spec.warmup_steps + skipped);
+  CHECK(doc["counters"]["precision.loss_scale"].get<double>() == 1048576.0 / (1 << skipped));
+}
+
+TEST_CASE("without skipped steps the warm-up is the experiment's", "[runner]") {
+  RunSpec spec = test::small_cpu_spec();
+  spec.warmup_steps = 3;
+  spec.measure_steps = 1;
+  const auto doc = run_one(spec, test::built_plugins());
+  REQUIRE(doc["status"] == "ok");
+  CHECK(doc["metrics"]["warmup_steps"].get<std::int64_t>() == 3);
+  CHECK(doc["steps"].size() == 1);
+}
+
 TEST_CASE("a failing run is an outcome with the reason, not an exception", "[runner]") {
   RunSpec spec = test::small_cpu_spec();
   spec.device = "cuda:7";  // never present on the CI machine, nor on one-GPU machines

@@ -32,6 +32,11 @@
 namespace orch {
 namespace {
 
+// At most this many warm-up steps beyond the experiment's, for fp16 steps the loss scaler
+// skipped: GradScaler's 65,536 start overflows ResNet50 about three times, the largest allowed
+// start (2^24) about eleven; a run that skips every step has diverged and is judged later.
+constexpr std::int64_t kMaxExtraWarmupSteps = 16;
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
@@ -71,6 +76,7 @@ void add_counters(nlohmann::json& out, const std::string& prefix,
 // The measured part of a run, filled in by train().
 struct Measurement {
   double warmup_s = 0, measure_s = 0;
+  std::int64_t warmup_steps = 0;  // taken: the experiment's, plus any for skipped fp16 steps
   std::vector<double> step_ms, data_wait_ms, loss;
   std::vector<double> gpu_idle_ms;  // per step; empty where not measured (step_timer.h)
   nlohmann::json counters = nlohmann::json::object();
@@ -171,6 +177,25 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   // apart from the measured steps.
   auto t0 = Clock::now();
   for (std::int64_t i = 0; i < spec.warmup_steps; ++i) strategy->step(fns);
+  m.warmup_steps = spec.warmup_steps;
+  // fp16 loss scaling starts high and skips each step whose gradients overflow, often the first
+  // few. A short warm-up (a batch-size probe's three steps) can then end before the optimizer
+  // ever stepped, and its first real step, which allocates the optimizer state, would be timed.
+  // So the warm-up goes on until the optimizer has stepped min(warm-up, 2) times, within a
+  // bound; reading the count synchronises, which is harmless here, outside the timed steps.
+  const std::int64_t want_stepped = std::min<std::int64_t>(spec.warmup_steps, 2);
+  auto stepped = [&] {
+    synchronize(device);  // every stream: a captured step may replay on the strategy's own
+    const auto c = precision->counters();
+    const auto it = c.find("skipped_steps");
+    return m.warmup_steps -
+           (it == c.end() ? std::int64_t{0} : static_cast<std::int64_t>(it->second));
+  };
+  while (want_stepped > 0 && m.warmup_steps < spec.warmup_steps + kMaxExtraWarmupSteps &&
+         stepped() < want_stepped) {
+    strategy->step(fns);
+    ++m.warmup_steps;
+  }
   synchronize(device);
   m.warmup_s = seconds_since(t0);
 
@@ -297,6 +322,7 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
       metrics["gpu_idle_share"] = mean(m.gpu_idle_ms) / metrics["step_ms_mean"].get<double>();
     }
     metrics["warmup_s"] = m.warmup_s;
+    metrics["warmup_steps"] = m.warmup_steps;
     metrics["measure_s"] = m.measure_s;
     metrics["loss_first"] = m.loss.front();
     metrics["loss_last"] = m.loss.back();
