@@ -162,7 +162,8 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       // Measured as the run itself would be, but briefly: three warm-up steps (cuDNN
       // autotuning and allocator growth for the new shape, the optimizer state, one steady
       // step), or the strategy's own eager steps before a capture and the capture step, so the
-      // timed steps replay a graph when the run would.
+      // timed steps replay a graph when the run would. The runner adds steps the fp16 loss
+      // scaler skipped, so the optimizer's first real step is never timed.
       std::int64_t warmup = 3;
       const Params& sp = spec.stream.params;
       if (sp.has("warmup_steps") && std::holds_alternative<std::int64_t>(sp.at("warmup_steps")))
