@@ -58,6 +58,31 @@ TEST_CASE("orch run records every run in SQLite and prints the ranking", "[cli]"
   CHECK_THAT(rank.output, Contains("1.00x"));
 }
 
+TEST_CASE("orch sweep makes the database's folder, and says so where it cannot", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTinyExperiment);
+  const std::string file = (tmp.path() / "tiny.yaml").string();
+  // A fresh checkout has no results/: the documented `--db results/x.db` must still work.
+  const auto db = tmp.path() / "results" / "nights" / "r.db";
+  auto r = test::run_orch("--db '" + db.string() + "' sweep '" + file + "'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::filesystem::exists(db));
+  storage::Store store(db.string());
+  storage::Statement st(store.database(), "SELECT COUNT(*) FROM runs WHERE status = 'ok'");
+  REQUIRE(st.step());
+  CHECK(st.column_int(0) == 2);
+
+  // Where a file stands in the folder's way, nothing runs, and the message names the path.
+  write(tmp.path() / "taken", "not a folder");
+  const auto blocked = tmp.path() / "taken" / "r.db";
+  auto b = test::run_orch("--db '" + blocked.string() + "' sweep '" + file + "'");
+  INFO(b.output);
+  CHECK(b.exit_code == 2);
+  CHECK_THAT(b.output, Contains((tmp.path() / "taken").string() + " (ENOTDIR"));
+  CHECK_THAT(b.output, !Contains("[1/2]"));
+}
+
 TEST_CASE("orch run refuses a bad experiment before creating the database", "[cli]") {
   test::TempDir tmp;
   const auto db = tmp.path() / "r.db";

@@ -21,6 +21,7 @@
 #include "storage/store.h"
 #include "sweep/child_run.h"
 #include "sweep/sweep_lock.h"
+#include "sweep/sweep_paths.h"
 
 namespace orch::cli {
 namespace {
@@ -87,6 +88,7 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     // The sweep's lock, as `orch sweep` takes it: never two writers measuring one sweep.
     std::optional<sweep::SweepLock> lock;
     try {
+      sweep::create_database_folder(g.db);
       lock.emplace(sweep::lock_path(g.db, plan.name));
     } catch (const std::runtime_error& e) {
       std::cerr << "orch run: " << e.what() << "\n";

@@ -20,6 +20,7 @@
 #include "storage/store.h"
 #include "sweep/sweep_lock.h"
 #include "sweep/sweep_name.h"
+#include "sweep/sweep_paths.h"
 
 namespace orch::cli {
 namespace {
@@ -85,7 +86,10 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
   std::int64_t sweep_id = 0;
   std::map<std::pair<std::string, int>, std::string> done;
   try {
-    if (wait) lock.emplace(sweep::lock_path(g.db, name));
+    if (wait) {
+      sweep::create_database_folder(g.db);
+      lock.emplace(sweep::lock_path(g.db, name));
+    }
     if (wait || fs::exists(g.db)) store.emplace(g.db);
     if (wait) {
       sweep_id = store->open_sweep(name, plan.name, plan.file, plan.description);

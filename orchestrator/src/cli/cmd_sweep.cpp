@@ -28,6 +28,7 @@
 #include "sweep/store_recorder.h"
 #include "sweep/sweep_lock.h"
 #include "sweep/sweep_name.h"
+#include "sweep/sweep_paths.h"
 #include "sweep/watched_recorder.h"
 #include "telemetry/sweep_warnings.h"
 
@@ -191,6 +192,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     std::optional<sweep::SweepLock> lock;
     try {
+      sweep::create_database_folder(g.db);
       lock.emplace(sweep::lock_path(g.db, name));
     } catch (const std::runtime_error& e) {
       std::cerr << "orch sweep: " << e.what() << "\n";

@@ -86,7 +86,11 @@ void create_directories(const std::string& dir) {
     pos = dir.find('/', pos + 1);
     prefix = dir.substr(0, pos);
     if (prefix.empty()) continue;
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) fail(prefix, errno);
+    if (::mkdir(prefix.c_str(), 0755) == 0) continue;
+    if (errno != EEXIST) fail(prefix, errno);
+    // EEXIST also for a file of that name, and then every write below it fails: say so here.
+    struct stat st {};
+    if (::stat(prefix.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) fail(prefix, ENOTDIR);
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "sweep/environment_fault.h"
+
 namespace orch::sweep {
 
 std::string sweep_file_component(const std::string& sweep) {
@@ -30,6 +32,11 @@ std::string real_db_path(const std::string& db) {
   }
   const fs::path real = fs::weakly_canonical(p, ec);
   return ec ? db : real.string();
+}
+
+void create_database_folder(const std::string& db) {
+  const std::filesystem::path folder = std::filesystem::path(real_db_path(db)).parent_path();
+  if (!folder.empty()) create_directories(folder.string());
 }
 
 }  // namespace orch::sweep

@@ -16,4 +16,9 @@ std::string sweep_file_component(const std::string& sweep);
 /// exist yet, its folder's), so a symlink or another spelling of one file meets one lock.
 std::string real_db_path(const std::string& db);
 
+/// Creates the folder a database is to be written in, with its parents, if missing: a command
+/// that writes `--db results/night.db` in a fresh checkout makes `results/` as `mkdir -p` would.
+/// Throws EnvironmentFault (naming the folder and the error) where it cannot.
+void create_database_folder(const std::string& db);
+
 }  // namespace orch::sweep
