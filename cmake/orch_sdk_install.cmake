@@ -1,5 +1,5 @@
 # `cmake --install <build> --prefix <prefix>` installs the plugin SDK, so plugins can be built
-# outside this tree (docs/plugin-guide.md, examples/out-of-tree-plugin/):
+# outside this tree (docs/plugins.md, examples/out-of-tree-plugin/):
 #   <prefix>/include/orch/*.h               the SDK headers (the interfaces every plugin implements)
 #   <prefix>/include/orch/imagedata/*.h, <prefix>/lib/liborch_imagedata.a
 #                                           image folders, JPEG decode, crops, cache, sampling
