@@ -5,7 +5,9 @@
 // a fused ResNet through the runner's cuda-graph stream strategy. Then the same for
 // `fused_bn_impl: cudnn` (cuDNN's fused NHWC batch-norm, fused_bn_cudnn.cpp): against the
 // unfused ops where cuDNN takes the input, counted fallbacks to our kernels where it does not,
-// capture in a CUDA graph, and a ResNet50 step whose 49 batch-norms all run in cuDNN.
+// capture in a CUDA graph, and a ResNet50 step whose 49 batch-norms all run in cuDNN. ReLU's
+// 1-bit mask (relu_mask): the same gradients as from the saved output, at the zero boundary
+// too, and read by either tiling.
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -16,11 +18,15 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <sstream>
 
 #include "fused_bn.h"
 #include "fused_bn_cudnn.h"
+#if __has_include("fused_bn_kernels.h")
+#include "fused_bn_kernels.h"
+#endif
 #include "gpu/gpu_test_support.h"
 #include "integration/test_support.h"
 #include "resnet.h"
@@ -194,6 +200,186 @@ TEST_CASE("fused_bn_relu takes the fused path only for fp16/bf16 channels-last t
   CHECK(count(x.to(torch::kBFloat16).contiguous(kCl)) == std::make_pair(0L, 1L));  // eval
   CHECK(bn->num_batches_tracked.item<std::int64_t>() == 4);
 }
+
+namespace {
+
+/// One fused call's gradients (dx, d_residual, dweight, dbias) and output, with ReLU's mask on
+/// or off (ReluMaskScope), for the same inputs.
+struct MaskRun {
+  torch::Tensor y, dx, dres, dw, db;
+  std::int64_t masked = 0;  ///< forwards that saved the mask (fused_bn_counters().relu_mask)
+};
+
+MaskRun run_masked(bool mask, const torch::Tensor& x, const torch::Tensor& res,
+                   const torch::Tensor& weight, const torch::Tensor& bias,
+                   const torch::Tensor& dy) {
+  auto xf = x.clone().requires_grad_(true);
+  auto rf = res.clone().requires_grad_(true);
+  auto wf = weight.clone().requires_grad_(true);
+  auto bf = bias.clone().requires_grad_(true);
+  auto rm = torch::zeros_like(weight), rv = torch::ones_like(weight);
+  const auto before = resnet::fused_bn_counters().relu_mask;
+  MaskRun r;
+  {
+    const resnet::ReluMaskScope scope(mask);
+    r.y = resnet::fused_bn_relu_training(xf, rf, wf, bf, rm, rv, 0.1, 1e-5);
+  }
+  r.y.backward(dy);
+  r.masked = resnet::fused_bn_counters().relu_mask - before;
+  r.dx = xf.grad();
+  r.dres = rf.grad();
+  r.dw = wf.grad();
+  r.db = bf.grad();
+  return r;
+}
+
+/// Equal element for element, NaN where the other has NaN (torch::equal says NaN != NaN).
+bool same_values(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a == b).logical_or(a.isnan().logical_and(b.isnan())).all().item<bool>();
+}
+
+void check_same_gradients(const MaskRun& a, const MaskRun& b) {
+  CHECK(same_values(a.y, b.y));
+  CHECK(torch::equal(a.dx, b.dx));
+  CHECK(torch::equal(a.dres, b.dres));
+  CHECK(torch::equal(a.dw, b.dw));
+  CHECK(torch::equal(a.db, b.db));
+}
+
+}  // namespace
+
+TEST_CASE("ReLU's 1-bit mask gives the saved output's gradients bit for bit",
+          "[gpu][fused_bn][relu_mask]") {
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  torch::manual_seed(1);
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    // 8-channel groups with 16-byte loads (the mask), and C = 3 (the scalar path, no mask).
+    for (const std::vector<std::int64_t>& shape :
+         {std::vector<std::int64_t>{4, 64, 9, 9}, std::vector<std::int64_t>{8, 256, 14, 14},
+          std::vector<std::int64_t>{2, 3, 5, 7}}) {
+      INFO(describe(dtype, shape, true));
+      const std::int64_t C = shape[1];
+      const auto x = (torch::randn(shape, opts) * 2 + 0.5).to(dtype).contiguous(kCl);
+      const auto res = torch::randn(shape, opts).to(dtype).contiguous(kCl);
+      const auto weight = torch::rand({C}, opts) + 0.5;
+      const auto bias = torch::randn({C}, opts) * 0.1;
+      const auto dy = torch::randn(shape, opts).to(dtype).contiguous(kCl);
+      const auto with = run_masked(true, x, res, weight, bias, dy);
+      const auto without = run_masked(false, x, res, weight, bias, dy);
+      CHECK(with.masked == (C % 8 == 0 ? 1 : 0));
+      CHECK(without.masked == 0);
+      check_same_gradients(with, without);
+    }
+  }
+}
+
+TEST_CASE("ReLU's mask is y > 0 of the stored value at the zero boundary, NaN passing",
+          "[gpu][fused_bn][relu_mask]") {
+  // weight 0 makes the pre-activation bias + residual exactly (scale 0, shift = bias), so each
+  // channel's value is chosen: 0, -0, a negative, a positive, a positive fp32 value that fp16
+  // rounds to 0 (1e-9), NaN (from the residual), and two ordinary channels.
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  const std::int64_t C = 8;
+  const std::vector<std::int64_t> shape{2, C, 4, 4};
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    INFO(dtype);
+    const auto x = torch::randn(shape, opts).to(dtype).contiguous(kCl);
+    const auto weight = torch::zeros({C}, opts);
+    const auto bias = torch::tensor({0.f, -0.f, -0.25f, 0.25f, 1e-9f, 0.f, 1.f, -1.f}, opts);
+    auto res = torch::zeros(shape, opts);
+    res.select(1, 5).fill_(nan);
+    res = res.to(dtype).contiguous(kCl);
+    const auto dy = (torch::rand(shape, opts) + 1).to(dtype).contiguous(kCl);
+    const auto with = run_masked(true, x, res, weight, bias, dy);
+    const auto without = run_masked(false, x, res, weight, bias, dy);
+    REQUIRE(with.masked == 1);
+    check_same_gradients(with, without);
+    // d_residual is dy where the stored output is > 0 or NaN, exactly 0 elsewhere.
+    const auto yf = with.y.to(torch::kFloat);
+    const auto pass = (yf > 0).logical_or(yf.isnan());
+    CHECK(torch::equal(with.dres, torch::where(pass, dy, torch::zeros_like(dy))));
+    const auto passed = pass.to(torch::kFloat).mean({0, 2, 3}).cpu();
+    const auto p = passed.accessor<float, 1>();
+    CHECK(p[0] == 0.f);  // 0
+    CHECK(p[1] == 0.f);  // -0
+    CHECK(p[2] == 0.f);
+    CHECK(p[3] == 1.f);
+    // fp16 rounds 1e-9 to 0, so the gradient stops there; bf16 keeps fp32's exponent range.
+    CHECK(p[4] == (dtype == torch::kHalf ? 0.f : 1.f));
+    CHECK(p[5] == 1.f);  // NaN passes, as in threshold_backward
+    CHECK(p[6] == 1.f);
+    CHECK(p[7] == 0.f);
+  }
+}
+
+#if __has_include("fused_bn_kernels.h")
+TEST_CASE("the scalar backward reads the mask that the 16-byte forward wrote",
+          "[gpu][fused_bn][relu_mask]") {
+  // fused_bn.cpp picks each call's tiling from its pointers' alignment, so a gradient that is
+  // not 16-byte aligned runs the scalar backward on a mask the forward wrote 8 bits at a time:
+  // the kernels' own API, both tilings forced.
+  namespace k = resnet::kernels;
+  const auto opts = torch::TensorOptions().device(torch::kCUDA);
+  torch::manual_seed(2);
+  const std::int64_t N = 4, C = 64, H = 7, W = 7, rows = N * H * W;
+  const auto f32 = opts.dtype(torch::kFloat);
+  int sms = 0;
+  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess);
+  const auto vec8 = k::make_tiling(rows, C, sms, true);
+  const auto scalar = k::make_tiling(rows, C, sms, false);
+  REQUIRE(k::mask_supported(vec8, C));
+  REQUIRE_FALSE(k::mask_supported(scalar, C));
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    INFO(dtype);
+    const auto kd = dtype == torch::kHalf ? k::Dtype::kHalf : k::Dtype::kBFloat16;
+    const auto x = torch::randn({N, C, H, W}, opts).to(dtype).contiguous(kCl);
+    const auto dy = torch::randn({N, C, H, W}, opts).to(dtype).contiguous(kCl);
+    const auto weight = torch::rand({C}, f32) + 0.5;
+    const auto bias = torch::randn({C}, f32) * 0.1;
+    auto rm = torch::zeros({C}, f32), rv = torch::ones({C}, f32);
+    auto mean = torch::empty({C}, f32), invstd = torch::empty({C}, f32);
+    auto y = torch::empty_like(x);
+    auto mask = torch::empty({k::mask_bytes(rows, C)}, opts.dtype(torch::kByte));
+    auto ws =
+        torch::empty({std::max(k::workspace_floats(vec8, C), k::workspace_floats(scalar, C))}, f32);
+    const auto stream = c10::cuda::getCurrentCUDAStream().stream();
+    REQUIRE(k::forward_training(kd, vec8, x.data_ptr(), nullptr, y.data_ptr(),
+                                mask.data_ptr<std::uint8_t>(), weight.data_ptr<float>(),
+                                bias.data_ptr<float>(), rm.data_ptr<float>(), rv.data_ptr<float>(),
+                                mean.data_ptr<float>(), invstd.data_ptr<float>(),
+                                ws.data_ptr<float>(), rows, C, 0.1f, 1e-5f, stream) == cudaSuccess);
+    // The scalar forward cannot write a mask: refused, not written wrong.
+    CHECK(k::forward_training(
+              kd, scalar, x.data_ptr(), nullptr, y.data_ptr(), mask.data_ptr<std::uint8_t>(),
+              weight.data_ptr<float>(), bias.data_ptr<float>(), rm.data_ptr<float>(),
+              rv.data_ptr<float>(), mean.data_ptr<float>(), invstd.data_ptr<float>(),
+              ws.data_ptr<float>(), rows, C, 0.1f, 1e-5f, stream) == cudaErrorInvalidValue);
+    auto backward = [&](const k::Tiling& t, bool use_mask) {
+      auto dx = torch::empty_like(x), dres = torch::empty_like(x);
+      auto gw = torch::empty({C}, f32), gb = torch::empty({C}, f32);
+      REQUIRE(k::backward(kd, t, dy.data_ptr(), use_mask ? nullptr : y.data_ptr(),
+                          use_mask ? mask.data_ptr<std::uint8_t>() : nullptr, x.data_ptr(),
+                          weight.data_ptr<float>(), mean.data_ptr<float>(),
+                          invstd.data_ptr<float>(), dx.data_ptr(), dres.data_ptr(),
+                          gw.data_ptr<float>(), gb.data_ptr<float>(), ws.data_ptr<float>(), rows, C,
+                          stream) == cudaSuccess);
+      return std::vector<torch::Tensor>{dx, dres, gw, gb};
+    };
+    const auto from_y = backward(scalar, false);
+    const auto from_mask = backward(scalar, true);
+    const auto vec_mask = backward(vec8, true);
+    // Same tiling, mask or output: bit for bit.
+    for (int i = 0; i < 4; ++i) CHECK(torch::equal(from_y[i], from_mask[i]));
+    // The other tiling sums in another order: d_residual (no arithmetic) exactly, the rest
+    // within fp32 rounding.
+    CHECK(torch::equal(vec_mask[1], from_mask[1]));
+    CHECK(close(vec_mask[0], from_mask[0], value_tolerance(dtype)));
+    CHECK(torch::allclose(vec_mask[2], from_mask[2], 1e-4, 1e-3));
+    CHECK(torch::allclose(vec_mask[3], from_mask[3], 1e-4, 1e-3));
+  }
+}
+#endif
 
 TEST_CASE("fused batch-norm forward and backward replay in a CUDA graph", "[gpu][fused_bn]") {
   const auto opts = torch::TensorOptions().device(torch::kCUDA);

@@ -38,6 +38,7 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
   CHECK(resnet->params[5].name == "downsample_bn_cudnn");
   CHECK(resnet->params[6].name == "stem_conv");
   CHECK(resnet->params[7].name == "conv_bn_stats");
+  CHECK(resnet->params[8].name == "relu_mask");
   CHECK(reg.find(PluginKind::kModel, "amp") == nullptr);  // names are per kind
 }
 

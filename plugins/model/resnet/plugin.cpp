@@ -25,6 +25,7 @@ std::map<std::string, double> path_counts() {
           {"fused_bn.cudnn_fallback", static_cast<double>(f.cudnn_fallback)},
           {"fused_bn.unfused", static_cast<double>(f.unfused)},
           {"fused_bn.from_sums", static_cast<double>(f.from_sums)},
+          {"fused_bn.relu_mask", static_cast<double>(f.relu_mask)},
           {"downsample_bn.cudnn", static_cast<double>(f.plain_cudnn)},
           {"downsample_bn.module", static_cast<double>(f.plain_module)},
           {"conv_bn_stats.taken", static_cast<double>(c.taken)},
@@ -165,6 +166,18 @@ class ResNetPlugin final : public ModelPlugin {
               "our kernels apply the batch-norm without a statistics pass; the usual fused path "
               "elsewhere (bf16, shapes cuDNN refuses), said once on stderr",
               // Added after resnet results were recorded: off, it leaves their hashes alone.
+              /*hashed_at_default=*/false},
+             {"relu_mask",
+              ParamType::kBool,
+              true,
+              {},
+              {},
+              {},
+              "with fused_bn, our kernels (fused_bn_impl: orch, conv_bn_stats): the forward "
+              "saves ReLU's mask, one bit per element, and the backward reads it instead of the "
+              "output (the same gradients, fewer bytes); false saves the output",
+              // Added after fused_bn results were recorded, left out of the hash at its default:
+              // the gradients are bit for bit those of the saved output's y > 0.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -183,6 +196,7 @@ class ResNetPlugin final : public ModelPlugin {
     o.stem_conv =
         p.has("stem_conv") ? stem_conv_from_string(p.get_string("stem_conv")) : StemConv::kAuto;
     o.conv_bn_stats = p.has("conv_bn_stats") && p.get_bool("conv_bn_stats");
+    o.relu_mask = !p.has("relu_mask") || p.get_bool("relu_mask");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -140,6 +140,7 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
     : fused_bn_(o.fused_bn),
       fused_bn_impl_(o.fused_bn_impl),
       max_pool_impl_(o.max_pool_impl),
+      relu_mask_(o.relu_mask),
       fused_residual_grad_(o.fused_residual_grad),
       downsample_bn_cudnn_(o.downsample_bn_cudnn),
       stem_conv_(o.stem_conv),
@@ -204,6 +205,7 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
+  const ReluMaskScope relu_mask(relu_mask_);
   x = stem_conv_forward(*conv1, x, stem_conv_);
   x = max_pool(*maxpool, fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_(),
                max_pool_impl_);

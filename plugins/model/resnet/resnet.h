@@ -78,6 +78,9 @@ struct ResNetOptions {
   /// The option `conv_bn_stats`. With fused_bn: each block convolution that a fused batch-norm
   /// follows computes that batch-norm's statistics in its epilogue (fp16; conv_bn_from_stats.h).
   bool conv_bn_stats = false;
+  /// The option `relu_mask`. With fused_bn, our kernels: the backward reads ReLU's 1-bit mask
+  /// instead of the output (ReluMaskScope, fused_bn.h).
+  bool relu_mask = true;
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -98,6 +101,7 @@ struct ResNetImpl : torch::nn::Module {
   bool fused_bn_ = false;
   FusedBnImpl fused_bn_impl_ = FusedBnImpl::kOrch;
   MaxPoolImpl max_pool_impl_ = MaxPoolImpl::kOrch;
+  bool relu_mask_ = true;
   bool fused_residual_grad_ = false;
   bool downsample_bn_cudnn_ = false;
   StemConv stem_conv_ = StemConv::kDirect;

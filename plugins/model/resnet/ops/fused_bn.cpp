@@ -34,6 +34,10 @@ std::atomic<std::int64_t> g_cudnn_fallback{0};
 std::atomic<std::int64_t> g_plain_cudnn{0};
 std::atomic<std::int64_t> g_plain_module{0};
 std::atomic<std::int64_t> g_from_sums{0};
+std::atomic<std::int64_t> g_masked{0};
+// Set by ReluMaskScope for the model forward it spans (per thread: autograd's backward threads
+// never read it, the forward's thread does).
+thread_local bool t_relu_mask = true;
 
 #ifdef ORCH_FUSED_BN_CUDA
 
@@ -80,13 +84,20 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     auto save_invstd = at::empty({channels}, f32);
     const auto t = tiling_for(rows, channels, {x, residual, y});
     auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
+    // ReLU's mask, one bit per element, where the 16-byte path runs: the backward reads it
+    // instead of y (fused_bn_kernels.cu says why). Elsewhere y is saved as before.
+    const bool masked = t_relu_mask && kernels::mask_supported(t, channels);
+    torch::Tensor mask =
+        masked ? at::empty({kernels::mask_bytes(rows, channels)}, x.options().dtype(torch::kByte))
+               : torch::Tensor();
+    auto* mask_ptr = masked ? mask.data_ptr<std::uint8_t>() : nullptr;
     if (sum && sqsum) {
       // The statistics came with x (a convolution's epilogue, conv_bn_from_stats.h): no pass
       // over x.
       check_cuda(
           kernels::forward_from_sums(
               kernel_dtype(x), t, x.data_ptr(), residual.defined() ? residual.data_ptr() : nullptr,
-              y.data_ptr(), weight.data_ptr<float>(), bias.data_ptr<float>(),
+              y.data_ptr(), mask_ptr, weight.data_ptr<float>(), bias.data_ptr<float>(),
               running_mean.data_ptr<float>(), running_var.data_ptr<float>(), sum->data_ptr<float>(),
               sqsum->data_ptr<float>(), save_mean.data_ptr<float>(), save_invstd.data_ptr<float>(),
               workspace.data_ptr<float>(), rows, channels, static_cast<float>(momentum),
@@ -96,7 +107,7 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
       check_cuda(
           kernels::forward_training(
               kernel_dtype(x), t, x.data_ptr(), residual.defined() ? residual.data_ptr() : nullptr,
-              y.data_ptr(), weight.data_ptr<float>(), bias.data_ptr<float>(),
+              y.data_ptr(), mask_ptr, weight.data_ptr<float>(), bias.data_ptr<float>(),
               running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
               save_mean.data_ptr<float>(), save_invstd.data_ptr<float>(),
               workspace.data_ptr<float>(), rows, channels, static_cast<float>(momentum),
@@ -104,7 +115,11 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
           "forward kernel launch");
     }
     ctx->saved_data["has_residual"] = residual.defined();
-    ctx->save_for_backward({x, y, weight, save_mean, save_invstd});
+    ctx->saved_data["masked"] = masked;
+    if (masked) ++g_masked;
+    // Saving y costs no memory (the next convolution saves it as its input); the mask does,
+    // 1/16 of y, and saves the backward reading y twice.
+    ctx->save_for_backward({x, masked ? mask : y, weight, save_mean, save_invstd});
     return y;
   }
 
@@ -112,7 +127,9 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto& x = saved[0];
-    const auto& y = saved[1];
+    const bool masked = ctx->saved_data["masked"].toBool();
+    const torch::Tensor y = masked ? torch::Tensor() : saved[1];
+    const torch::Tensor mask = masked ? saved[1] : torch::Tensor();
     const auto& weight = saved[2];
     const c10::cuda::CUDAGuard guard(x.device());
     const bool has_residual = ctx->saved_data["has_residual"].toBool();
@@ -128,7 +145,8 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     const auto t = tiling_for(rows, channels, {dy, y, x, dx, dres});
     auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
     check_cuda(kernels::backward(
-                   kernel_dtype(x), t, dy.data_ptr(), y.data_ptr(), x.data_ptr(),
+                   kernel_dtype(x), t, dy.data_ptr(), masked ? nullptr : y.data_ptr(),
+                   masked ? mask.data_ptr<std::uint8_t>() : nullptr, x.data_ptr(),
                    weight.data_ptr<float>(), saved[3].data_ptr<float>(), saved[4].data_ptr<float>(),
                    dx.data_ptr(), has_residual ? dres.data_ptr() : nullptr,
                    grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
@@ -207,6 +225,9 @@ void note_cudnn_fallback(const torch::Tensor& x, const std::string& why) {
 }
 
 }  // namespace
+
+ReluMaskScope::ReluMaskScope(bool enabled) : previous_(t_relu_mask) { t_relu_mask = enabled; }
+ReluMaskScope::~ReluMaskScope() { t_relu_mask = previous_; }
 
 FusedBnImpl fused_bn_impl_from_string(const std::string& name) {
   if (name == "orch") return FusedBnImpl::kOrch;
@@ -368,6 +389,7 @@ FusedBnCounters fused_bn_counters() {
   c.plain_cudnn = g_plain_cudnn.load();
   c.plain_module = g_plain_module.load();
   c.from_sums = g_from_sums.load();
+  c.relu_mask = g_masked.load();
   c.fused = c.orch + c.cudnn;
   return c;
 }

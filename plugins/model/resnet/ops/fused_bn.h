@@ -16,6 +16,21 @@
 
 namespace orch::resnet {
 
+/// While one lives, our kernels' forwards on this thread save ReLU's 1-bit mask for the
+/// backward (`enabled`, the default without a scope) or the output itself (the resnet parameter
+/// `relu_mask: false`, to measure what the mask gains). Either way the backward means the same:
+/// the mask is y > 0 of the stored output. Nests; restores the previous choice.
+class ReluMaskScope {
+ public:
+  explicit ReluMaskScope(bool enabled);
+  ~ReluMaskScope();
+  ReluMaskScope(const ReluMaskScope&) = delete;
+  ReluMaskScope& operator=(const ReluMaskScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// Which fused implementation fused_bn_relu runs (the resnet parameter `fused_bn_impl`).
 enum class FusedBnImpl {
   kOrch,   ///< our kernels (fused_bn_kernels.cu)
@@ -88,6 +103,7 @@ struct FusedBnCounters {
   std::int64_t plain_cudnn = 0;     ///< batch_norm_cudnn calls that ran cuDNN's batch-norm
   std::int64_t plain_module = 0;    ///< batch_norm_cudnn calls that ran the module's forward
   std::int64_t from_sums = 0;       ///< of `orch`: fused_bn_relu_from_sums calls
+  std::int64_t relu_mask = 0;       ///< of `orch`: forwards that saved ReLU's 1-bit mask
 };
 FusedBnCounters fused_bn_counters();
 

@@ -18,19 +18,28 @@
 //                torch::nn::BatchNorm2d (momentum; unbiased variance for running_var, biased
 //                for normalisation) and precomputes scale = w*invstd, shift = b - mean*scale.
 //             3. apply_forward: y = relu(x*scale + shift [+ residual]) in fp32, stored in the
-//                input dtype.
+//                input dtype, and (16-byte path) ReLU's mask, one bit per element.
 //   forward_from_sums (conv_bn_from_stats.h: the convolution before produced the per-channel
 //             sum and sum of squares in its epilogue):
 //             1. sums_finalize (one thread per channel, fp64: mean = sum/n,
 //                var = sqsum/n - mean^2, then as stats_finalize), 2. apply_forward;
 //                no pass over x for the statistics.
-//   backward  1. backward_partial: dy' = dy where y > 0 (ReLU's mask, read from the saved
-//                output; NaN outputs pass the gradient like threshold_backward) and per
+//   backward  1. backward_partial: dy' = dy where y > 0 (ReLU's mask: the forward's bits when it
+//                wrote them, else read from the saved output; NaN outputs pass the gradient
+//                like threshold_backward) and per
 //                channel sum(dy'), sum(dy' * (x - mean)) in fp32, partials to the workspace.
 //             2. backward_finalize (small, like stats_finalize): grad_bias = sum(dy'), grad_weight
 //             = sum(dy' xhat),
 //                and dx = k1*dy' + k2*x + k3 coefficients per channel.
 //             3. apply_backward: dx (input dtype) and, for the add variant, d_residual = dy'.
+// The mask. The backward needs only y > 0 of the output, one bit of its 16: reading the bits
+// instead of y takes one of the three tensors the backward's two passes read down to 1/16 of
+// its bytes (the passes are bound by memory bandwidth, so bytes are time). The bit is taken
+// from the value as stored in the dtype, so it means exactly what y > 0 on the saved output
+// meant (a positive fp32 value that rounds to 0 stays masked). Bit e = r*C + c of the [rows x
+// C] tensor lives in byte e / 8, bit e % 8: with C % 8 == 0 (required for the mask) a thread of
+// the 16-byte path writes its 8 channels' bits as one whole byte, and the scalar backward can
+// still read them.
 // No kernel allocates or synchronises; the caller hands in the workspace (from the caching
 // allocator) and the stream, so the whole thing can be captured in a CUDA graph.
 #include <cuda_bf16.h>
@@ -74,6 +83,10 @@ __device__ __forceinline__ void store(T* p, const float (&in)[VEC]) {
 // ReLU's backward mask: the gradient passes where the output is not <= 0 (NaN passes, as in
 // threshold_backward).
 __device__ __forceinline__ float relu_grad(float y, float dy) { return y <= 0.f ? 0.f : dy; }
+// Whether the gradient passes bit `i` of a mask byte.
+__device__ __forceinline__ float mask_grad(unsigned bits, int i, float dy) {
+  return (bits >> i) & 1u ? dy : 0.f;
+}
 // ReLU that keeps NaN (as clamp_min does), so fp16 overflow still reaches the loss scaler.
 __device__ __forceinline__ float relu(float v) { return v <= 0.f ? 0.f : v; }
 
@@ -242,10 +255,12 @@ __global__ void sums_finalize(const float* __restrict__ sum, const float* __rest
                  save_mean, save_invstd, coef, momentum, eps);
 }
 
-template <typename T, int VEC, bool RES>
+template <typename T, int VEC, bool RES, bool MASK>
 __global__ void __launch_bounds__(kThreads)
     apply_forward(const T* __restrict__ x, const T* __restrict__ res, T* __restrict__ y,
-                  const float* __restrict__ coef, std::int64_t rows, int C) {
+                  std::uint8_t* __restrict__ mask, const float* __restrict__ coef,
+                  std::int64_t rows, int C) {
+  static_assert(!MASK || VEC == 8, "a mask byte is one thread's 8 channels");
   const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
   if (c0 >= C) return;
   float scale[VEC], shift[VEC];
@@ -269,13 +284,43 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int i = 0; i < VEC; ++i) v[i] = relu(fmaf(v[i], scale[i], shift[i]));
     }
-    store<T, VEC>(y + off, v);
+    Pack<T, VEC> pk;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) pk.v[i] = from_float<T>(v[i]);
+    *reinterpret_cast<Pack<T, VEC>*>(y + off) = pk;
+    if constexpr (MASK) {
+      // From the stored value: the bit is exactly threshold_backward's y > 0 (NaN passes).
+      unsigned bits = 0;
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) bits |= (to_float(pk.v[i]) <= 0.f ? 0u : 1u) << i;
+      mask[off >> 3] = static_cast<std::uint8_t>(bits);
+    }
   }
 }
 
-template <typename T, int VEC>
+// The gradient through ReLU for VEC channels from c0 of row offset `off`: from the mask's bits
+// when there is one, else from the saved output.
+template <typename T, int VEC, bool MASK>
+__device__ __forceinline__ void relu_backward(const T* __restrict__ y,
+                                              const std::uint8_t* __restrict__ mask,
+                                              std::int64_t off, float (&g)[VEC]) {
+  if constexpr (MASK) {
+    const unsigned bits = mask[off >> 3];
+    const int first = VEC == 8 ? 0 : static_cast<int>(off & 7);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) g[i] = mask_grad(bits, first + i, g[i]);
+  } else {
+    float yv[VEC];
+    load<T, VEC>(y + off, yv);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) g[i] = relu_grad(yv[i], g[i]);
+  }
+}
+
+template <typename T, int VEC, bool MASK>
 __global__ void __launch_bounds__(kThreads)
-    backward_partial(const T* __restrict__ dy, const T* __restrict__ y, const T* __restrict__ x,
+    backward_partial(const T* __restrict__ dy, const T* __restrict__ y,
+                     const std::uint8_t* __restrict__ mask, const T* __restrict__ x,
                      const float* __restrict__ save_mean, std::int64_t rows, int C,
                      float* __restrict__ partial) {
   __shared__ float s_a[kThreads * VEC];
@@ -293,13 +338,13 @@ __global__ void __launch_bounds__(kThreads)
     for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
          r < rows; r += step) {
       const std::int64_t off = r * C + c0;
-      float g[VEC], yv[VEC], xv[VEC];
+      float g[VEC], xv[VEC];
       load<T, VEC>(dy + off, g);
-      load<T, VEC>(y + off, yv);
+      relu_backward<T, VEC, MASK>(y, mask, off, g);
       load<T, VEC>(x + off, xv);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) {
-        const float gi = relu_grad(yv[i], g[i]);
+        const float gi = g[i];
         sa[i] += gi;
         sb[i] = fmaf(gi, xv[i] - mean[i], sb[i]);
       }
@@ -366,9 +411,10 @@ __global__ void __launch_bounds__(kFinC* kFinLanes)
   coef[2 * C + c] = static_cast<float>(k3);
 }
 
-template <typename T, int VEC, bool RES>
+template <typename T, int VEC, bool RES, bool MASK>
 __global__ void __launch_bounds__(kThreads)
-    apply_backward(const T* __restrict__ dy, const T* __restrict__ y, const T* __restrict__ x,
+    apply_backward(const T* __restrict__ dy, const T* __restrict__ y,
+                   const std::uint8_t* __restrict__ mask, const T* __restrict__ x,
                    const float* __restrict__ coef, T* __restrict__ dx, T* __restrict__ dres,
                    std::int64_t rows, int C) {
   const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
@@ -384,15 +430,12 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
        r += step) {
     const std::int64_t off = r * C + c0;
-    float g[VEC], yv[VEC], xv[VEC], out[VEC];
+    float g[VEC], xv[VEC], out[VEC];
     load<T, VEC>(dy + off, g);
-    load<T, VEC>(y + off, yv);
+    relu_backward<T, VEC, MASK>(y, mask, off, g);
     load<T, VEC>(x + off, xv);
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) {
-      g[i] = relu_grad(yv[i], g[i]);
-      out[i] = fmaf(k1[i], g[i], fmaf(k2[i], xv[i], k3[i]));
-    }
+    for (int i = 0; i < VEC; ++i) out[i] = fmaf(k1[i], g[i], fmaf(k2[i], xv[i], k3[i]));
     store<T, VEC>(dx + off, out);
     if constexpr (RES) store<T, VEC>(dres + off, g);
   }
@@ -400,27 +443,43 @@ __global__ void __launch_bounds__(kThreads)
 
 int div_up(std::int64_t a, std::int64_t b) { return static_cast<int>((a + b - 1) / b); }
 
-// The forward's element-wise pass, with or without the residual.
-template <typename T, int VEC>
-void launch_apply_forward(const Tiling& t, const void* x, const void* residual, void* y,
-                          const float* coef, std::int64_t rows, int C, cudaStream_t stream) {
+// The forward's element-wise pass, with or without the residual, writing the mask when given
+// one (the 16-byte path only: forward_training / forward_from_sums check that).
+template <typename T, int VEC, bool MASK>
+void launch_apply_forward_masked(const Tiling& t, const void* x, const void* residual, void* y,
+                                 std::uint8_t* mask, const float* coef, std::int64_t rows, int C,
+                                 cudaStream_t stream) {
   const dim3 block(t.threads_c, t.threads_r);
   const dim3 grid(t.grid_c, t.apply_grid_r);
+  const T* xp = static_cast<const T*>(x);
   if (residual != nullptr) {
-    apply_forward<T, VEC, true><<<grid, block, 0, stream>>>(static_cast<const T*>(x),
-                                                            static_cast<const T*>(residual),
-                                                            static_cast<T*>(y), coef, rows, C);
+    apply_forward<T, VEC, true, MASK><<<grid, block, 0, stream>>>(
+        xp, static_cast<const T*>(residual), static_cast<T*>(y), mask, coef, rows, C);
   } else {
-    apply_forward<T, VEC, false><<<grid, block, 0, stream>>>(static_cast<const T*>(x), nullptr,
-                                                             static_cast<T*>(y), coef, rows, C);
+    apply_forward<T, VEC, false, MASK>
+        <<<grid, block, 0, stream>>>(xp, nullptr, static_cast<T*>(y), mask, coef, rows, C);
   }
 }
 
 template <typename T, int VEC>
+void launch_apply_forward(const Tiling& t, const void* x, const void* residual, void* y,
+                          std::uint8_t* mask, const float* coef, std::int64_t rows, int C,
+                          cudaStream_t stream) {
+  if constexpr (VEC == 8) {
+    if (mask != nullptr) {
+      launch_apply_forward_masked<T, VEC, true>(t, x, residual, y, mask, coef, rows, C, stream);
+      return;
+    }
+  }
+  launch_apply_forward_masked<T, VEC, false>(t, x, residual, y, nullptr, coef, rows, C, stream);
+}
+
+template <typename T, int VEC>
 cudaError_t forward_impl(const Tiling& t, const void* x, const void* residual, void* y,
-                         const float* weight, const float* bias, float* running_mean,
-                         float* running_var, float* save_mean, float* save_invstd, float* workspace,
-                         std::int64_t rows, int C, float momentum, float eps, cudaStream_t stream) {
+                         std::uint8_t* mask, const float* weight, const float* bias,
+                         float* running_mean, float* running_var, float* save_mean,
+                         float* save_invstd, float* workspace, std::int64_t rows, int C,
+                         float momentum, float eps, cudaStream_t stream) {
   const dim3 block(t.threads_c, t.threads_r);
   float* partial = workspace;
   float* coef = workspace + static_cast<std::int64_t>(t.reduce_grid_r) * 3 * C;
@@ -430,50 +489,71 @@ cudaError_t forward_impl(const Tiling& t, const void* x, const void* residual, v
   stats_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(
       partial, t.reduce_grid_r, C, weight, bias, running_mean, running_var, save_mean, save_invstd,
       coef, momentum, eps);
-  launch_apply_forward<T, VEC>(t, x, residual, y, coef, rows, C, stream);
+  launch_apply_forward<T, VEC>(t, x, residual, y, mask, coef, rows, C, stream);
   return cudaGetLastError();
 }
 
 template <typename T, int VEC>
 cudaError_t forward_from_sums_impl(const Tiling& t, const void* x, const void* residual, void* y,
-                                   const float* weight, const float* bias, float* running_mean,
-                                   float* running_var, const float* sum, const float* sqsum,
-                                   float* save_mean, float* save_invstd, float* workspace,
-                                   std::int64_t rows, int C, float momentum, float eps,
-                                   cudaStream_t stream) {
+                                   std::uint8_t* mask, const float* weight, const float* bias,
+                                   float* running_mean, float* running_var, const float* sum,
+                                   const float* sqsum, float* save_mean, float* save_invstd,
+                                   float* workspace, std::int64_t rows, int C, float momentum,
+                                   float eps, cudaStream_t stream) {
   float* coef = workspace;
   orch::discard_pending_cuda_error();
   sums_finalize<<<div_up(C, 128), 128, 0, stream>>>(sum, sqsum, C, static_cast<double>(rows),
                                                     weight, bias, running_mean, running_var,
                                                     save_mean, save_invstd, coef, momentum, eps);
-  launch_apply_forward<T, VEC>(t, x, residual, y, coef, rows, C, stream);
+  launch_apply_forward<T, VEC>(t, x, residual, y, mask, coef, rows, C, stream);
   return cudaGetLastError();
 }
 
-template <typename T, int VEC>
-cudaError_t backward_impl(const Tiling& t, const void* dy, const void* y, const void* x,
-                          const float* weight, const float* save_mean, const float* save_invstd,
-                          void* dx, void* d_residual, float* grad_weight, float* grad_bias,
-                          float* workspace, std::int64_t rows, int C, cudaStream_t stream) {
+// The backward's two passes over rows, ReLU's mask read from `mask` (MASK) or from y.
+template <typename T, int VEC, bool MASK>
+void launch_backward_passes(const Tiling& t, const T* dy, const T* y, const std::uint8_t* mask,
+                            const T* x, const float* weight, const float* save_mean,
+                            const float* save_invstd, T* dx, T* dres, float* grad_weight,
+                            float* grad_bias, float* workspace, std::int64_t rows, int C,
+                            cudaStream_t stream) {
   const dim3 block(t.threads_c, t.threads_r);
   float* partial = workspace;
   float* coef = workspace + static_cast<std::int64_t>(t.reduce_grid_r) * 3 * C;
-  const T* dyp = static_cast<const T*>(dy);
-  const T* yp = static_cast<const T*>(y);
-  const T* xp = static_cast<const T*>(x);
-  orch::discard_pending_cuda_error();
-  backward_partial<T, VEC><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
-      dyp, yp, xp, save_mean, rows, C, partial);
+  backward_partial<T, VEC, MASK><<<dim3(t.grid_c, t.reduce_grid_r), block, 0, stream>>>(
+      dy, y, mask, x, save_mean, rows, C, partial);
   backward_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(
       partial, t.reduce_grid_r, C, rows, weight, save_mean, save_invstd, grad_weight, grad_bias,
       coef);
   const dim3 grid(t.grid_c, t.apply_grid_r);
-  if (d_residual != nullptr) {
-    apply_backward<T, VEC, true><<<grid, block, 0, stream>>>(dyp, yp, xp, coef, static_cast<T*>(dx),
-                                                             static_cast<T*>(d_residual), rows, C);
+  if (dres != nullptr) {
+    apply_backward<T, VEC, true, MASK>
+        <<<grid, block, 0, stream>>>(dy, y, mask, x, coef, dx, dres, rows, C);
   } else {
-    apply_backward<T, VEC, false>
-        <<<grid, block, 0, stream>>>(dyp, yp, xp, coef, static_cast<T*>(dx), nullptr, rows, C);
+    apply_backward<T, VEC, false, MASK>
+        <<<grid, block, 0, stream>>>(dy, y, mask, x, coef, dx, nullptr, rows, C);
+  }
+}
+
+template <typename T, int VEC>
+cudaError_t backward_impl(const Tiling& t, const void* dy, const void* y, const std::uint8_t* mask,
+                          const void* x, const float* weight, const float* save_mean,
+                          const float* save_invstd, void* dx, void* d_residual, float* grad_weight,
+                          float* grad_bias, float* workspace, std::int64_t rows, int C,
+                          cudaStream_t stream) {
+  const T* dyp = static_cast<const T*>(dy);
+  const T* yp = static_cast<const T*>(y);
+  const T* xp = static_cast<const T*>(x);
+  T* dxp = static_cast<T*>(dx);
+  T* dresp = static_cast<T*>(d_residual);
+  orch::discard_pending_cuda_error();
+  if (mask != nullptr) {
+    launch_backward_passes<T, VEC, true>(t, dyp, nullptr, mask, xp, weight, save_mean, save_invstd,
+                                         dxp, dresp, grad_weight, grad_bias, workspace, rows, C,
+                                         stream);
+  } else {
+    launch_backward_passes<T, VEC, false>(t, dyp, yp, nullptr, xp, weight, save_mean, save_invstd,
+                                          dxp, dresp, grad_weight, grad_bias, workspace, rows, C,
+                                          stream);
   }
   return cudaGetLastError();
 }
@@ -507,14 +587,24 @@ std::int64_t workspace_floats(const Tiling& t, std::int64_t channels) {
   return (static_cast<std::int64_t>(t.reduce_grid_r) * 3 + 3) * channels;
 }
 
+bool mask_supported(const Tiling& t, std::int64_t channels) {
+  return t.vec == 8 && channels % 8 == 0;
+}
+
+std::int64_t mask_bytes(std::int64_t rows, std::int64_t channels) {
+  return (rows * channels + 7) / 8;
+}
+
 cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const void* residual,
-                             void* y, const float* weight, const float* bias, float* running_mean,
-                             float* running_var, float* save_mean, float* save_invstd,
-                             float* workspace, std::int64_t rows, std::int64_t channels,
-                             float momentum, float eps, cudaStream_t stream) {
+                             void* y, std::uint8_t* mask, const float* weight, const float* bias,
+                             float* running_mean, float* running_var, float* save_mean,
+                             float* save_invstd, float* workspace, std::int64_t rows,
+                             std::int64_t channels, float momentum, float eps,
+                             cudaStream_t stream) {
+  if (mask != nullptr && !mask_supported(t, channels)) return cudaErrorInvalidValue;
   const int C = static_cast<int>(channels);
-#define ORCH_FWD(T, V)                                                                      \
-  forward_impl<T, V>(t, x, residual, y, weight, bias, running_mean, running_var, save_mean, \
+#define ORCH_FWD(T, V)                                                                            \
+  forward_impl<T, V>(t, x, residual, y, mask, weight, bias, running_mean, running_var, save_mean, \
                      save_invstd, workspace, rows, C, momentum, eps, stream)
   if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_FWD(__half, 8) : ORCH_FWD(__half, 1);
   return t.vec == 8 ? ORCH_FWD(__nv_bfloat16, 8) : ORCH_FWD(__nv_bfloat16, 1);
@@ -522,31 +612,35 @@ cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const 
 }
 
 cudaError_t forward_from_sums(Dtype dtype, const Tiling& t, const void* x, const void* residual,
-                              void* y, const float* weight, const float* bias, float* running_mean,
-                              float* running_var, const float* sum, const float* sqsum,
-                              float* save_mean, float* save_invstd, float* workspace,
-                              std::int64_t rows, std::int64_t channels, float momentum, float eps,
-                              cudaStream_t stream) {
+                              void* y, std::uint8_t* mask, const float* weight, const float* bias,
+                              float* running_mean, float* running_var, const float* sum,
+                              const float* sqsum, float* save_mean, float* save_invstd,
+                              float* workspace, std::int64_t rows, std::int64_t channels,
+                              float momentum, float eps, cudaStream_t stream) {
+  if (mask != nullptr && !mask_supported(t, channels)) return cudaErrorInvalidValue;
   const int C = static_cast<int>(channels);
 #define ORCH_FWD_SUMS(T, V)                                                                      \
-  forward_from_sums_impl<T, V>(t, x, residual, y, weight, bias, running_mean, running_var, sum,  \
-                               sqsum, save_mean, save_invstd, workspace, rows, C, momentum, eps, \
-                               stream)
+  forward_from_sums_impl<T, V>(t, x, residual, y, mask, weight, bias, running_mean, running_var, \
+                               sum, sqsum, save_mean, save_invstd, workspace, rows, C, momentum, \
+                               eps, stream)
   if (dtype == Dtype::kHalf)
     return t.vec == 8 ? ORCH_FWD_SUMS(__half, 8) : ORCH_FWD_SUMS(__half, 1);
   return t.vec == 8 ? ORCH_FWD_SUMS(__nv_bfloat16, 8) : ORCH_FWD_SUMS(__nv_bfloat16, 1);
 #undef ORCH_FWD_SUMS
 }
 
-cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y, const void* x,
-                     const float* weight, const float* save_mean, const float* save_invstd,
-                     void* dx, void* d_residual, float* grad_weight, float* grad_bias,
-                     float* workspace, std::int64_t rows, std::int64_t channels,
-                     cudaStream_t stream) {
+cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y,
+                     const std::uint8_t* mask, const void* x, const float* weight,
+                     const float* save_mean, const float* save_invstd, void* dx, void* d_residual,
+                     float* grad_weight, float* grad_bias, float* workspace, std::int64_t rows,
+                     std::int64_t channels, cudaStream_t stream) {
+  // The scalar path reads the mask bit by bit; the mask's byte layout needs C % 8 == 0.
+  if (mask != nullptr && channels % 8 != 0) return cudaErrorInvalidValue;
+  if (mask == nullptr && y == nullptr) return cudaErrorInvalidValue;
   const int C = static_cast<int>(channels);
-#define ORCH_BWD(T, V)                                                                          \
-  backward_impl<T, V>(t, dy, y, x, weight, save_mean, save_invstd, dx, d_residual, grad_weight, \
-                      grad_bias, workspace, rows, C, stream)
+#define ORCH_BWD(T, V)                                                                   \
+  backward_impl<T, V>(t, dy, y, mask, x, weight, save_mean, save_invstd, dx, d_residual, \
+                      grad_weight, grad_bias, workspace, rows, C, stream)
   if (dtype == Dtype::kHalf) return t.vec == 8 ? ORCH_BWD(__half, 8) : ORCH_BWD(__half, 1);
   return t.vec == 8 ? ORCH_BWD(__nv_bfloat16, 8) : ORCH_BWD(__nv_bfloat16, 1);
 #undef ORCH_BWD

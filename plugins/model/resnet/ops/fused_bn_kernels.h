@@ -29,34 +29,43 @@ Tiling make_tiling(std::int64_t rows, std::int64_t channels, int sm_count, bool 
 /// fp32 words of workspace a forward or backward call needs for this tiling.
 std::int64_t workspace_floats(const Tiling& t, std::int64_t channels);
 
+/// Whether a forward with this tiling can write ReLU's 1-bit mask (the 16-byte path, C % 8 == 0).
+bool mask_supported(const Tiling& t, std::int64_t channels);
+
+/// Bytes of ReLU's mask for a [rows x channels] tensor: bit r*C + c in byte (r*C + c) / 8.
+std::int64_t mask_bytes(std::int64_t rows, std::int64_t channels);
+
 /// Training forward: batch statistics (Welford, fp32; merged in fp64), running-stat update
 /// (momentum, unbiased variance), y = relu(x * scale + shift [+ residual]) in x's dtype.
 /// `residual` may be null. save_mean / save_invstd receive the batch mean and 1/sqrt(var+eps).
+/// `mask`, where not null (mask_supported only, else cudaErrorInvalidValue), receives y > 0 of
+/// each stored output, one bit per element (mask_bytes), for the backward to read instead of y.
 cudaError_t forward_training(Dtype dtype, const Tiling& t, const void* x, const void* residual,
-                             void* y, const float* weight, const float* bias, float* running_mean,
-                             float* running_var, float* save_mean, float* save_invstd,
-                             float* workspace, std::int64_t rows, std::int64_t channels,
-                             float momentum, float eps, cudaStream_t stream);
+                             void* y, std::uint8_t* mask, const float* weight, const float* bias,
+                             float* running_mean, float* running_var, float* save_mean,
+                             float* save_invstd, float* workspace, std::int64_t rows,
+                             std::int64_t channels, float momentum, float eps, cudaStream_t stream);
 
 /// Training forward from statistics a convolution's epilogue computed (conv_bn_from_stats.h):
 /// `sum` and `sqsum` are x's per-channel sum and sum of squares (fp32, C each, over all rows).
 /// Same outputs and running-stat update as forward_training, without its pass over x for the
 /// statistics. The workspace needs 2 * C floats (workspace_floats is enough).
 cudaError_t forward_from_sums(Dtype dtype, const Tiling& t, const void* x, const void* residual,
-                              void* y, const float* weight, const float* bias, float* running_mean,
-                              float* running_var, const float* sum, const float* sqsum,
-                              float* save_mean, float* save_invstd, float* workspace,
-                              std::int64_t rows, std::int64_t channels, float momentum, float eps,
-                              cudaStream_t stream);
+                              void* y, std::uint8_t* mask, const float* weight, const float* bias,
+                              float* running_mean, float* running_var, const float* sum,
+                              const float* sqsum, float* save_mean, float* save_invstd,
+                              float* workspace, std::int64_t rows, std::int64_t channels,
+                              float momentum, float eps, cudaStream_t stream);
 
 /// Backward: dy' = dy * (y > 0); grad_weight = sum(dy' * xhat), grad_bias = sum(dy');
 /// dx = weight * invstd * (dy' - mean(dy') - xhat * mean(dy' * xhat)); d_residual = dy' when
-/// `d_residual` is not null.
-cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y, const void* x,
-                     const float* weight, const float* save_mean, const float* save_invstd,
-                     void* dx, void* d_residual, float* grad_weight, float* grad_bias,
-                     float* workspace, std::int64_t rows, std::int64_t channels,
-                     cudaStream_t stream);
+/// `d_residual` is not null. y > 0 comes from the forward's `mask` where not null (then `y` is
+/// not read and may be null; C % 8 == 0), else from the saved output `y`.
+cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y,
+                     const std::uint8_t* mask, const void* x, const float* weight,
+                     const float* save_mean, const float* save_invstd, void* dx, void* d_residual,
+                     float* grad_weight, float* grad_bias, float* workspace, std::int64_t rows,
+                     std::int64_t channels, cudaStream_t stream);
 
 /// cudaFuncGetAttributes of one of these kernels on the current device: fails with
 /// cudaErrorNoKernelImageForDevice where the build has no image or PTX for it (for
