@@ -90,7 +90,8 @@ def markdown(ctx, results) -> str:
     setting = ("smoke: ResNet18, batch 2, 32x32, 1 + 2 steps, default stream on the CPU"
                if ctx.smoke else
                "ResNet50, channels-last, 224x224 synthetic, 15 warm-up + 40 measured steps; orch: "
-               "fused_bn (cuDNN), cuda-graph, fused SGD, conv_bn_stats for fp16")
+               "fused_bn (cuDNN's for fp16's other batch-norms, ours with ReLU's 1-bit mask for "
+               "bf16), cuda-graph, fused SGD, conv_bn_stats for fp16")
     n = ctx.repeats
     return (f"{setting}; the sides take turns cell by cell; img/s, mean"
             f"{' ± 95% interval' if n > 1 else ''} over {n} repeat{'s' if n > 1 else ''}.\n\n"
