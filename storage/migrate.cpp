@@ -1,4 +1,4 @@
-// Schema creation and the migrations from versions 1, 2, 3 and 4.
+// Schema creation and the migrations from versions 1, 2, 3, 4 and 5.
 #include "storage/migrate.h"
 
 #include <stdexcept>
@@ -167,6 +167,11 @@ void migrate_v4_to_v5(Database& db) {
   for (const char* head :
        {"CREATE TABLE batch_probes", "CREATE TABLE device_checks", "CREATE VIEW run_summary",
         "CREATE VIEW failures", "CREATE VIEW sweep_status"})
+    db.exec(schema_statement(head));
+}
+
+void migrate_v5_to_v6(Database& db) {
+  for (const char* head : {"CREATE TABLE sweep_invocations", "CREATE VIEW sweep_efficiency"})
     db.exec(schema_statement(head));
 }
 

@@ -41,6 +41,10 @@ void migrate_v3_to_v4(Database& db);
 /// format alone: a wider CHECK on the same columns).
 void migrate_v4_to_v5(Database& db);
 
+/// Version 5 -> 6: the sweep_invocations table and the sweep_efficiency view. Sweeps recorded
+/// before have no invocations; the view lists them once a later invocation records one.
+void migrate_v5_to_v6(Database& db);
+
 /// Fills student_t_975 (dof 1..1000) if it is empty.
 void fill_t_quantiles(Database& db);
 

@@ -1,4 +1,4 @@
--- orch results database, schema version 5 (PRAGMA user_version = 5).
+-- orch results database, schema version 6 (PRAGMA user_version = 6).
 --
 -- A sweep is one named execution of an experiment file; it has one row in `runs` per run
 -- (configuration hash + repeat index). A retry updates that row (`attempts` counts them), so a
@@ -192,6 +192,27 @@ CREATE TABLE device_checks (
   detail     TEXT                             -- what the check saw (its error, when unhealthy)
 );
 
+-- Where each invocation of `orch sweep` spent its wall time (result/run_phases.h): its wall
+-- clock, its slots (GPUs, or 1 for the CPU), and the phases of the runs that measured, summed.
+-- What no run took (scheduling, recording, idle slots) is slot_s less the phases.
+CREATE TABLE sweep_invocations (
+  id             INTEGER PRIMARY KEY,
+  sweep_id       INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  started_at     TEXT    NOT NULL,              -- ISO 8601 UTC
+  finished_at    TEXT    NOT NULL,
+  wall_s         REAL    NOT NULL,
+  slots          INTEGER NOT NULL,
+  runs           INTEGER NOT NULL,              -- runs that measured (their phases below)
+  measure_s      REAL    NOT NULL,
+  warmup_s       REAL    NOT NULL,
+  startup_s      REAL    NOT NULL,              -- process start, plugins, CUDA until the run began
+  setup_s        REAL    NOT NULL,              -- model, data, device, until the first warm-up step
+  after_s        REAL    NOT NULL,              -- read-back, profiled steps, after the last step
+  teardown_s     REAL    NOT NULL,              -- document written, device freed, process exit
+  batch_search_s REAL    NOT NULL,              -- `batch_size: auto` probes
+  unmeasured_s   REAL    NOT NULL               -- slot time of runs that measured nothing
+);
+
 -- Two-sided 95% Student t quantiles (t at 0.975) by degrees of freedom, 1..1000, for the
 -- confidence intervals in `ranking`. Filled by the store; beyond 1000, 1.96 is used.
 CREATE TABLE student_t_975 (
@@ -334,3 +355,24 @@ SELECT r.id AS run_id, s.name AS sweep, r.name, r.hostname, r.gpu, r.gpu_name,
        json_extract(r.environment_json, '$.variables.CUDA_LAUNCH_BLOCKING') AS cuda_launch_blocking,
        json_extract(r.environment_json, '$.variables.CUDA_VISIBLE_DEVICES') AS cuda_visible_devices
 FROM runs r JOIN sweeps s ON s.id = r.sweep_id;
+
+-- Per sweep, over all its invocations: the time there was (wall x slots) and the share of it
+-- each phase took; measured_share is what a night was worth.
+CREATE VIEW sweep_efficiency AS
+SELECT s.id AS sweep_id, s.name AS sweep, COUNT(i.id) AS invocations, SUM(i.runs) AS runs,
+       SUM(i.wall_s) AS wall_s, SUM(i.wall_s * i.slots) AS slot_s,
+       SUM(i.measure_s) AS measure_s, SUM(i.warmup_s) AS warmup_s, SUM(i.startup_s) AS startup_s,
+       SUM(i.setup_s) AS setup_s, SUM(i.after_s) AS after_s, SUM(i.teardown_s) AS teardown_s,
+       SUM(i.batch_search_s) AS batch_search_s, SUM(i.unmeasured_s) AS unmeasured_s,
+       SUM(i.measure_s) / NULLIF(SUM(i.wall_s * i.slots), 0) AS measured_share,
+       SUM(i.warmup_s) / NULLIF(SUM(i.wall_s * i.slots), 0) AS warmup_share,
+       SUM(i.startup_s) / NULLIF(SUM(i.wall_s * i.slots), 0) AS startup_share,
+       SUM(i.setup_s) / NULLIF(SUM(i.wall_s * i.slots), 0) AS setup_share,
+       SUM(i.after_s + i.teardown_s) / NULLIF(SUM(i.wall_s * i.slots), 0) AS after_share,
+       SUM(i.batch_search_s) / NULLIF(SUM(i.wall_s * i.slots), 0) AS batch_search_share,
+       MAX(0, SUM(i.wall_s * i.slots) - SUM(i.measure_s + i.warmup_s + i.startup_s + i.setup_s +
+                                            i.after_s + i.teardown_s + i.batch_search_s +
+                                            i.unmeasured_s))
+         / NULLIF(SUM(i.wall_s * i.slots), 0) AS between_runs_share
+FROM sweeps s JOIN sweep_invocations i ON i.sweep_id = s.id
+GROUP BY s.id;

@@ -65,6 +65,7 @@ Store::Store(const std::string& path) : db_(path) {
     if (version == 2) migrate_v2_to_v3(db_);
     if (version == 2 || version == 3) migrate_v3_to_v4(db_);
     if (version >= 2 && version <= 4) migrate_v4_to_v5(db_);
+    if (version >= 2 && version <= 5) migrate_v5_to_v6(db_);
     // Steps N -> N+1 for later versions go here, each inside this one transaction.
     if (version < kSchemaVersion) db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();
@@ -304,6 +305,18 @@ void Store::record_device_check(std::int64_t sweep_id, const std::string& gpu, b
     st.bind_null(5);
   else
     st.bind(5, detail);
+  st.step();
+}
+
+void Store::record_invocation(std::int64_t sweep_id, const InvocationTime& t) {
+  Statement st(db_, R"(INSERT INTO sweep_invocations (sweep_id, started_at, finished_at, wall_s,
+                         slots, runs, measure_s, warmup_s, startup_s, setup_s, after_s, teardown_s,
+                         batch_search_s, unmeasured_s)
+                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))");
+  st.bind(1, sweep_id).bind(2, t.started_at).bind(3, t.finished_at).bind(4, t.wall_s);
+  st.bind(5, std::int64_t{t.slots}).bind(6, std::int64_t{t.runs}).bind(7, t.measure_s);
+  st.bind(8, t.warmup_s).bind(9, t.startup_s).bind(10, t.setup_s).bind(11, t.after_s);
+  st.bind(12, t.teardown_s).bind(13, t.batch_search_s).bind(14, t.unmeasured_s);
   st.step();
 }
 

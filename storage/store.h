@@ -17,7 +17,7 @@ namespace orch::storage {
 
 /// The schema version this build writes. Older databases are migrated on open; newer ones
 /// are refused (a newer orch wrote them, and this one would misread them).
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 /// How long a write waits for another connection's lock before it fails with SQLITE_BUSY:
 /// 10 s, or ORCH_BUSY_TIMEOUT_MS (for tests that hold a lock on purpose).
@@ -91,6 +91,15 @@ struct RunRecord {
   }
 };
 
+/// One invocation of `orch sweep`: its wall time and where it went (sweep_invocations).
+struct InvocationTime {
+  std::string started_at, finished_at;  ///< ISO 8601 UTC
+  double wall_s = 0;
+  int slots = 1, runs = 0;
+  double measure_s = 0, warmup_s = 0, startup_s = 0, setup_s = 0, after_s = 0, teardown_s = 0,
+         batch_search_s = 0, unmeasured_s = 0;
+};
+
 class Store {
  public:
   /// Opens or creates the database at `path`, sets WAL mode, FULL sync and the busy timeout
@@ -137,6 +146,9 @@ class Store {
   /// A run still 'running' becomes 'interrupted' with `reason` as its error; a run that already
   /// finished is left as it is.
   void mark_interrupted(std::int64_t run_id, const std::string& reason);
+  /// Records where one invocation of `orch sweep` spent its time (sweep_invocations; the
+  /// sweep_efficiency view adds them up).
+  void record_invocation(std::int64_t sweep_id, const InvocationTime& t);
   /// Records the verdict of a health check the sweep ran on GPU slot `gpu` (device_checks).
   void record_device_check(std::int64_t sweep_id, const std::string& gpu, bool healthy,
                            const std::string& detail);

@@ -25,7 +25,7 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
 
   const PluginInfo* resnet = reg.find(PluginKind::kModel, "resnet");
   REQUIRE(resnet != nullptr);
-  REQUIRE(resnet->params.size() == 8);
+  REQUIRE(resnet->params.size() == 9);
   const ParamSpec& depth = resnet->params[0];
   CHECK(depth.name == "depth");
   CHECK(depth.type == ParamType::kInt);

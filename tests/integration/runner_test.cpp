@@ -6,7 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include "integration/test_support.h"
+#include "result/run_phases.h"
+#include "runner/steady_steps.h"
 #include "storage/diagnosis.h"
+#include "telemetry/process_age.h"
 
 using namespace orch;
 
@@ -68,6 +71,70 @@ TEST_CASE("without skipped steps the warm-up is the experiment's", "[runner]") {
   REQUIRE(doc["status"] == "ok");
   CHECK(doc["metrics"]["warmup_steps"].get<std::int64_t>() == 3);
   CHECK(doc["steps"].size() == 1);
+}
+
+TEST_CASE("warmup auto warms up until the step times are steady, or to the cap, and says which",
+          "[runner][warmup]") {
+  RunSpec spec = test::small_cpu_spec();
+  spec.warmup_auto = true;
+  spec.warmup_steps = kAutoWarmupMinSteps;
+  spec.measure_steps = 2;
+  const auto doc = run_one(spec, test::built_plugins());
+  REQUIRE(doc["status"] == "ok");
+  const auto& m = doc["metrics"];
+  REQUIRE(m.contains("warmup_steady"));
+  const auto steps = m["warmup_steps"].get<std::int64_t>();
+  // The minimum, then at least a window of timed steps.
+  CHECK(steps >= kAutoWarmupMinSteps + static_cast<std::int64_t>(SteadySteps::kWindow));
+  if (m["warmup_steady"] == 1) {
+    CHECK(steps < SteadySteps::kMaxSteps);
+  } else {
+    // A loaded machine's steps may never settle within 2%: then the cap ended it.
+    CHECK((steps == SteadySteps::kMaxSteps ||
+           m["warmup_s"].get<double>() >= SteadySteps::kMaxSeconds));
+  }
+  // A fixed warm-up says nothing of steadiness.
+  RunSpec fixed = test::small_cpu_spec();
+  fixed.measure_steps = 1;
+  CHECK_FALSE(run_one(fixed, test::built_plugins())["metrics"].contains("warmup_steady"));
+}
+
+TEST_CASE("steady steps: the last five within 2% of their median", "[runner][warmup]") {
+  SteadySteps s;
+  // An autotuning step and a capture step, then steady ones.
+  CHECK_FALSE(s.add(4.0));
+  CHECK_FALSE(s.add(0.30));
+  // Four settled steps and the capture step in the window: not yet.
+  for (int i = 0; i < 4; ++i) CHECK_FALSE(s.add(i % 2 ? 0.101 : 0.100));
+  CHECK(s.add(0.1005));  // the last five span 0.001 s, 1% of their median
+  CHECK(s.steady());
+  CHECK(s.times().size() == 7);
+  SteadySteps jitter;
+  for (int i = 0; i < 20; ++i) CHECK_FALSE(jitter.add(i % 2 ? 0.100 : 0.103));
+  SteadySteps zero;
+  for (int i = 0; i < 6; ++i) CHECK_FALSE(zero.add(0.0));
+}
+
+TEST_CASE("a run records its phases: start-up, set-up, warm-up, measured, after", "[runner]") {
+  RunSpec spec = test::small_cpu_spec();
+  spec.measure_steps = 2;
+  const auto doc = run_one(spec, test::built_plugins());
+  REQUIRE(doc["status"] == "ok");
+  const auto phases = run_phases(doc["metrics"]);
+  REQUIRE(phases.has_value());
+  CHECK(phases->startup_s > 0);  // this test process started before the run
+  CHECK(phases->setup_s > 0);    // the model was built
+  CHECK(phases->warmup_s > 0);
+  CHECK(phases->measure_s > 0);
+  CHECK(phases->after_s >= 0);
+  // Together they are no more than the process has lived (within 10 ms: the start-up comes
+  // from the kernel's boot-time clock, the rest from the monotonic clock).
+  CHECK(phases->inside_s() <= *process_age_s() + 0.01);
+  // The next run in the same process starts up from the end of this one, not from exec.
+  const auto second = run_phases(run_one(spec, test::built_plugins())["metrics"]);
+  REQUIRE(second.has_value());
+  CHECK(second->startup_s < phases->startup_s + 1.0);
+  CHECK(second->startup_s < 1.0);
 }
 
 TEST_CASE("a failing run is an outcome with the reason, not an exception", "[runner]") {

@@ -392,3 +392,22 @@ TEST_CASE("planner: PlanError::what() leaves out empty parts", "[plan]") {
 
 }  // namespace
 }  // namespace orch
+
+namespace orch {
+
+TEST_CASE("planner: steps.warmup is an int or auto", "[plan][warmup]") {
+  const Plan p = test::plan_text(
+      "name: n\nbase: {device: cpu}\nmatrix:\n  steps: [{warmup: auto}, {warmup: 7}]\n");
+  REQUIRE(p.runs.size() == 2);
+  CHECK(p.runs[0].warmup_auto);
+  CHECK(p.runs[0].warmup_steps == kAutoWarmupMinSteps);
+  CHECK(p.runs[0].config["steps"]["warmup"] == "auto");
+  CHECK_FALSE(p.runs[1].warmup_auto);
+  CHECK(p.runs[1].warmup_steps == 7);
+  CHECK(p.runs[0].hash != p.runs[1].hash);
+  const PlanError e = test::plan_failure("name: n\nbase:\n  steps: {warmup: often}\n");
+  CHECK(e.key_path == "base.steps.warmup");
+  CHECK(e.allowed == "int >= 0, or auto");
+}
+
+}  // namespace orch

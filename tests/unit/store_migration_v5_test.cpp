@@ -40,7 +40,7 @@ TEST_CASE("a version 4 database is migrated to version 5", "[store][migration]")
     CHECK_THROWS(v4.exec(R"(UPDATE runs SET status = 'diverged' WHERE id = 2)"));
   }
   Store store(db.path);
-  CHECK(store.schema_version() == 5);
+  CHECK(store.schema_version() == orch::storage::kSchemaVersion);
   // Every run and its metrics kept (the runs table was not rebuilt, so nothing cascaded).
   CHECK(count(store, "SELECT COUNT(*) FROM runs") == 2);
   CHECK(count(store, "SELECT COUNT(*) FROM run_metrics WHERE run_id = 1") == 1);

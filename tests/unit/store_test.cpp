@@ -21,18 +21,19 @@ std::int64_t count(Store& store, const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("a new database gets schema version 5 in WAL mode with every table and view", "[store]") {
+TEST_CASE("a new database gets schema version 6 in WAL mode with every table and view", "[store]") {
   TempDb db;
   Store store(db.path);
   CHECK(store.schema_version() == kSchemaVersion);
-  CHECK(kSchemaVersion == 5);
+  CHECK(kSchemaVersion == 6);
   Statement mode(store.database(), "PRAGMA journal_mode");
   REQUIRE(mode.step());
   CHECK(mode.column_text(0) == "wal");
   for (const char* name :
        {"sweeps", "runs", "run_metrics", "run_steps", "telemetry_samples", "student_t_975",
-        "run_profile", "run_profile_ops", "sweep_plans", "batch_probes", "device_checks", "ranking",
-        "run_summary", "run_key_metrics", "failures", "sweep_status", "run_environment"}) {
+        "run_profile", "run_profile_ops", "sweep_plans", "batch_probes", "device_checks",
+        "sweep_invocations", "sweep_efficiency", "ranking", "run_summary", "run_key_metrics",
+        "failures", "sweep_status", "run_environment"}) {
     INFO(name);
     Statement st(store.database(), "SELECT COUNT(*) FROM sqlite_master WHERE name = ?1");
     st.bind(1, std::string(name));
@@ -41,8 +42,8 @@ TEST_CASE("a new database gets schema version 5 in WAL mode with every table and
   }
   CHECK(count(store, "SELECT COUNT(*) FROM student_t_975") == 1000);
   // Every view can be queried (a typo in a view only shows when it is used).
-  for (const char* view :
-       {"ranking", "run_summary", "failures", "sweep_status", "run_environment"}) {
+  for (const char* view : {"ranking", "run_summary", "failures", "sweep_status", "run_environment",
+                           "sweep_efficiency"}) {
     INFO(view);
     CHECK_NOTHROW(Statement(store.database(), std::string("SELECT * FROM ") + view).step());
   }

@@ -69,6 +69,17 @@ TEST_CASE("deadline: --until is today when still ahead, else tomorrow; bad text 
   }
 }
 
+TEST_CASE("deadline: on the monotonic clock, the same distance ahead as on the wall clock",
+          "[sweep]") {
+  using namespace std::chrono;
+  const auto wall_now = system_clock::now();
+  const auto steady_now = steady_clock::time_point{} + hours(5);
+  const auto d = steady_deadline(wall_now + minutes(90) + seconds(3), wall_now, steady_now);
+  CHECK(d - steady_now == minutes(90) + seconds(3));
+  // A deadline already passed stays in the past.
+  CHECK(steady_deadline(wall_now - minutes(1), wall_now, steady_now) < steady_now);
+}
+
 TEST_CASE("durations print as m:ss or h:mm:ss", "[sweep]") {
   CHECK(format_duration(0) == "0:00");
   CHECK(format_duration(65.4) == "1:05");

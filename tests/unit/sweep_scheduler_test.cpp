@@ -30,6 +30,7 @@ struct Script {
   double images_per_s = 100;
   bool gpu_lost = false;
   std::string failure_class = {};  // as the run's process would write it; empty: none written
+  json phases = json::object();    // metrics of an ok run's phases (result/run_phases.h)
 };
 
 class FakeLauncher;
@@ -95,9 +96,10 @@ std::optional<json> FakeHandle::poll() {
   }
   if (l_.clock.now() < end_) return std::nullopt;
   doc["status"] = s_.status;
-  if (s_.status == "ok")
+  if (s_.status == "ok") {
     doc["metrics"] = {{"images_per_s", s_.images_per_s}};
-  else
+    doc["metrics"].update(s_.phases);
+  } else
     doc["error"] = "scripted " + s_.status;
   if (s_.gpu_lost) doc["telemetry"] = {{"gpu_lost", true}};
   if (!s_.failure_class.empty()) doc["failure_class"] = s_.failure_class;
@@ -632,4 +634,81 @@ TEST_CASE("sweep: a resume records a finished result left on disk instead of run
 }
 
 }  // namespace
+}  // namespace orch::sweep
+
+namespace orch::sweep {
+
+TEST_CASE("sweep: the invocation's time adds up the phases of the runs that measured",
+          "[sweep][time]") {
+  Fixture f;
+  Plan p = six_runs();
+  f.options.gpus = {"0", "1"};
+  const json phases = {{"startup_s", 1.0}, {"setup_s", 2.0}, {"warmup_s", 3.0},
+                       {"measure_s", 4.0}, {"after_s", 0.5}, {"teardown_s", 0.5},
+                       {"process_s", 11.0}};
+  for (const auto& r : p.runs)
+    f.launcher.scripts[r.name] = Script{"ok", 11, 100, false, {}, phases};
+  // One run fails: it measured nothing, so its slot time counts whole, apart.
+  f.launcher.scripts[p.runs[2].name] = Script{"failed", 5};
+  auto s = f.run(p);
+  CHECK(s.ok == 5);
+  CHECK(s.time.runs == 5);
+  CHECK(s.time.slots == 2);
+  CHECK_FALSE(s.time.cpu);
+  CHECK(s.time.phases.measure_s == Approx(20.0));
+  CHECK(s.time.phases.warmup_s == Approx(15.0));
+  CHECK(s.time.phases.startup_s == Approx(5.0));
+  CHECK(s.time.phases.process_s == Approx(55.0));
+  // The fake runs end on the 100 ms poll after their scripted time.
+  CHECK(s.time.unmeasured_s == Approx(5.0).margin(0.2));
+  // Two slots: 5 x 11 s + 5 s of runs take at least 30 s of wall time, and little more.
+  CHECK(s.time.wall_s >= 30.0);
+  CHECK(s.time.wall_s <= 34.0);
+}
+
+TEST_CASE("sweep: a CPU sweep's time is said to be on the CPU", "[sweep][time]") {
+  Fixture f;
+  auto s = f.run(six_runs());
+  CHECK(s.time.cpu);
+  CHECK(s.time.slots == 1);
+  // No phases in the fake documents: their runs are counted as time that measured nothing.
+  CHECK(s.time.runs == 0);
+  CHECK(s.time.unmeasured_s == Approx(60.0).margin(1.0));
+}
+
+}  // namespace orch::sweep
+
+namespace orch::sweep {
+
+TEST_CASE("sweep: repeats run in rounds, every configuration once before any again",
+          "[sweep][rounds]") {
+  Fixture f;
+  Plan p = test::plan_text(R"(name: s
+base: {device: cpu, repeat: 3}
+matrix:
+  batch_size: [16, 32]
+)");
+  REQUIRE(p.runs.size() == 6);
+  SECTION("in plan order") {
+    f.run(p);
+    std::vector<std::string> order;
+    for (const auto& [name, gpu] : f.launcher.launched) order.push_back(name);
+    CHECK(order == std::vector<std::string>{"b16", "b32", "b16", "b32", "b16", "b32"});
+  }
+  SECTION("fastest first within each round") {
+    f.options.fast_first = true;
+    for (const auto& r : p.runs) f.recorder.measured[r.hash] = r.batch_size == 32 ? 5.0 : 9.0;
+    f.run(p);
+    std::vector<std::string> order;
+    for (const auto& [name, gpu] : f.launcher.launched) order.push_back(name);
+    CHECK(order == std::vector<std::string>{"b32", "b16", "b32", "b16", "b32", "b16"});
+  }
+  SECTION("a resume runs what is left in rounds too") {
+    f.recorder.prior[{p.runs[0].hash, 0}] = PriorRun{"ok", 10.0};
+    f.run(p);
+    REQUIRE(f.launcher.launched.size() == 5);
+    CHECK(f.launcher.launched[0].first == "b32");
+  }
+}
+
 }  // namespace orch::sweep

@@ -154,8 +154,9 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     if (o->batch_size > 0) spec.batch_size = o->batch_size;
     if (o->probe) {
-      spec.warmup_steps = 2;   // the first optimizer step allocates its state; the second
-      spec.measure_steps = 1;  // step runs with everything allocated
+      spec.warmup_auto = false;  // a probe's warm-up is its own (below), never `auto`'s
+      spec.warmup_steps = 2;     // the first optimizer step allocates its state; the second
+      spec.measure_steps = 1;    // step runs with everything allocated
       spec.telemetry.enabled = false;
       spec.profile.steps = 0;  // a probe asks "does it fit", nothing more
     } else if (o->probe_speed) {
@@ -169,6 +170,7 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       if (sp.has("warmup_steps") && std::holds_alternative<std::int64_t>(sp.at("warmup_steps")))
         warmup = std::max(warmup, sp.get_int("warmup_steps") + 2);
       spec.warmup_steps = warmup;
+      spec.warmup_auto = false;
       spec.measure_steps =
           sweep::probe_measure_steps(spec.batch_size.value_or(0), spec.measure_steps);
       spec.telemetry.enabled = false;

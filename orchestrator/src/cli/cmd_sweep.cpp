@@ -19,6 +19,7 @@
 #include "cli/stop_signals.h"
 #include "plan/terminal_text.h"
 #include "report/rank_table.h"
+#include "storage/row_values.h"
 #include "storage/store.h"
 #include "storage/sweep_plans.h"
 #include "sweep/child_run.h"
@@ -29,6 +30,7 @@
 #include "sweep/sweep_lock.h"
 #include "sweep/sweep_name.h"
 #include "sweep/sweep_paths.h"
+#include "sweep/time_shares.h"
 #include "sweep/watched_recorder.h"
 #include "telemetry/sweep_warnings.h"
 
@@ -47,6 +49,32 @@ struct SweepArgs {
   bool check = false;  // --check: rehearse the plan, record nothing
   SlurmCliOptions slurm;
 };
+
+// The invocation's time in the database (sweep_efficiency). Losing it loses no result, so a
+// database that cannot take it now is said on stderr and the sweep's outcome stands.
+void record_invocation(storage::Store& store, std::int64_t sweep_id, const std::string& started,
+                       const sweep::SweepTime& t) {
+  storage::InvocationTime row;
+  row.started_at = started;
+  row.finished_at = storage::utc_now();
+  row.wall_s = t.wall_s;
+  row.slots = t.slots;
+  row.runs = t.runs;
+  row.measure_s = t.phases.measure_s;
+  row.warmup_s = t.phases.warmup_s;
+  row.startup_s = t.phases.startup_s;
+  row.setup_s = t.phases.setup_s;
+  row.after_s = t.phases.after_s;
+  row.teardown_s = t.phases.teardown_s;
+  row.batch_search_s = t.phases.batch_search_s;
+  row.unmeasured_s = t.unmeasured_s;
+  try {
+    store.record_invocation(sweep_id, row);
+  } catch (const storage::SqliteError& e) {
+    std::cerr << "orch sweep: this invocation's time split was not recorded: "
+              << storage::database_fault_text(e, store.path()) << "\n";
+  }
+}
 
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
@@ -167,7 +195,9 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     try {
       options.gpus = gpu_slots(a->gpus);
       if (!a->until.empty()) {
-        options.deadline = sweep::parse_until(a->until, std::chrono::system_clock::now());
+        const auto wall_now = std::chrono::system_clock::now();
+        options.deadline = sweep::steady_deadline(sweep::parse_until(a->until, wall_now), wall_now,
+                                                  std::chrono::steady_clock::now());
       }
     } catch (const std::invalid_argument& e) {
       std::cerr << "orch sweep: " << e.what() << "\n";
@@ -239,8 +269,9 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     sweep::ChildLauncher launcher(launch);
     sweep::ChildDeviceChecker checker({launch.orch_binary, launch.work_dir});
     options.device_checker = &checker;
-    sweep::WallClock clock;
+    sweep::SteadyClock clock;
 
+    const std::string invocation_started = storage::utc_now();
     const sweep::SweepSummary s = [&] {
       StopSignals stop;
       std::cout << terminal_text(name)
@@ -256,6 +287,10 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
         name, s.total, s.already_done, s.ok, s.failed,
         s.diverged > 0 ? fmt::format(" ({} diverged)", s.diverged) : "", s.skipped, s.deferred,
         s.interrupted ? ", stopped by a signal" : "");
+    if (const auto line = sweep::time_shares_line(s.time); !line.empty()) {
+      std::cout << line << "\n";
+      record_invocation(store, sweep_id, invocation_started, s.time);
+    }
     if (s.already_not_ok > 0) {
       std::cout << fmt::format(
           "{} runs recorded earlier did not succeed; --retry-failed runs "

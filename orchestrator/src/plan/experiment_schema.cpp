@@ -179,7 +179,9 @@ json norm_profile_steps(const YNode& n, const std::string& key_path) {
   return v;
 }
 json norm_warmup(const YNode& n, const std::string& key_path) {
-  return int_at_least(n, key_path, 0, "int >= 0");
+  // auto: until the step times are steady (runner/steady_steps.h).
+  if (n.is_scalar() && n.text == "auto") return "auto";
+  return int_at_least(n, key_path, 0, "int >= 0, or auto");
 }
 json norm_measure(const YNode& n, const std::string& key_path) {
   return int_at_least(n, key_path, 1, "int >= 1");
@@ -265,7 +267,7 @@ std::vector<KeySpec> make_keys() {
                  {"lr", norm_lr, 0.1, "a number > 0, at most 3.4e38"},
                  {"momentum", norm_momentum, 0.9, "a number from 0 to 1"},
                  {"weight_decay", norm_non_negative, 1e-4, "a number >= 0, at most 3.4e38"}}),
-      group_key("steps", {{"warmup", norm_warmup, 10, "int >= 0"},
+      group_key("steps", {{"warmup", norm_warmup, 10, "int >= 0, or auto"},
                           {"measure", norm_measure, 50, "int >= 1"}}),
       // The NVML sampler during the run. A measurement setting, sweepable so that a user can
       // measure the sampler's own cost (`telemetry.enabled: [true, false]`); see config_hash.cpp

@@ -91,6 +91,13 @@ std::vector<PlanProblem> host_plan_checks(const PlanCheckInput& in) {
   }
   // A script run has no `data` (plan/workload_config.h): its images' size is the program's.
   const bool script = string_setting(in, "workload.kind") == "script";
+  // The warm-up of a script run is the program's loop, which orch only tells a number of steps.
+  if (script && string_setting(in, "steps.warmup") == "auto") {
+    out.push_back({{"steps.warmup"},
+                   "auto needs orch's own training loop to time the warm-up steps; a script "
+                   "run's loop is its program's",
+                   "an int >= 0 for a script workload"});
+  }
   if (auto batch = int_setting(in, "batch_size"); batch && !script) {
     // The loaders' own names for a sample's size where they declare them, else ImageNet's.
     const double channels = static_cast<double>(int_setting(in, "data.channels").value_or(3));

@@ -57,6 +57,9 @@ struct WorkloadSpec {
   bool is_script() const { return kind == "script"; }
 };
 
+/// `steps.warmup: auto` warms up at least this many steps before it looks for steady ones.
+constexpr std::int64_t kAutoWarmupMinSteps = 3;
+
 struct RunSpec {
   std::string name;  ///< short, stable, built from the swept values: "amp-bf16/channels_last/b256"
   std::string hash;  ///< configuration hash (32 hex digits); independent of repeat index
@@ -70,7 +73,9 @@ struct RunSpec {
   /// CUDA_DEVICE_MAX_CONNECTIONS for the run's process; empty: `driver` (left as it is)
   std::optional<std::int64_t> cuda_connections;
   OptimizerSpec optimizer;
+  /// Warm-up steps; with warmup_auto, the fewest (runner/steady_steps.h says what follows).
   std::int64_t warmup_steps = 10;
+  bool warmup_auto = false;  ///< `steps.warmup: auto`: on until the step times are steady
   std::int64_t measure_steps = 50;
   TelemetrySpec telemetry;
   ProfileSpec profile;

@@ -82,7 +82,14 @@ void fill_settings_from_config(RunSpec& run) {
   else
     run.batch_size.reset();  // "auto"
   const json& steps = field(c, "steps", "config.");
-  run.warmup_steps = get<std::int64_t>(steps, "warmup", "config.steps.");
+  if (const auto it = steps.find("warmup");
+      it != steps.end() && it->is_string() && it->get<std::string>() == "auto") {
+    run.warmup_auto = true;
+    run.warmup_steps = kAutoWarmupMinSteps;
+  } else {
+    run.warmup_auto = false;
+    run.warmup_steps = get<std::int64_t>(steps, "warmup", "config.steps.");
+  }
   run.measure_steps = get<std::int64_t>(steps, "measure", "config.steps.");
   const json& tel = field(c, "telemetry", "config.");
   run.telemetry.enabled = get<bool>(tel, "enabled", "config.telemetry.");

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "orch/nvtx.h"
+#include "result/run_phases.h"
 #include "runner/cuda_connections.h"
 #include "runner/device.h"
 #include "runner/device_health.h"
@@ -24,10 +25,12 @@
 #include "runner/out_of_memory.h"
 #include "runner/profiler.h"
 #include "runner/sgd.h"
+#include "runner/steady_steps.h"
 #include "runner/step_timer.h"
 #include "storage/row_values.h"  // utc_now: the store and the documents share one time format
 #include "telemetry/host_facts.h"
 #include "telemetry/nvml_sampler.h"
+#include "telemetry/process_age.h"
 
 namespace orch {
 namespace {
@@ -41,6 +44,27 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The warm-up steps before any other rule: the experiment's; with `warmup: auto`, at least the
+// stream strategy's own eager steps and its capture step and one more (steady_steps.h).
+std::int64_t first_warmup_steps(const RunSpec& spec) {
+  std::int64_t n = spec.warmup_steps;
+  const Params& sp = spec.stream.params;
+  if (spec.warmup_auto && sp.has("warmup_steps") &&
+      std::holds_alternative<std::int64_t>(sp.at("warmup_steps")))
+    n = std::max(n, sp.get_int("warmup_steps") + 2);
+  return n;
+}
+
+// When the previous run in this process ended: the next one's start-up starts there.
+std::optional<Clock::time_point> g_previous_run_end;
+
+// A run's start-up phase (result/run_phases.h), ending at `began`: since the process started,
+// or since the previous run in this process ended.
+std::optional<double> startup_seconds(Clock::time_point began) {
+  if (g_previous_run_end) return std::chrono::duration<double>(began - *g_previous_run_end).count();
+  return process_age_s();
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -76,7 +100,9 @@ void add_counters(nlohmann::json& out, const std::string& prefix,
 // The measured part of a run, filled in by train().
 struct Measurement {
   double warmup_s = 0, measure_s = 0;
-  std::int64_t warmup_steps = 0;  // taken: the experiment's, plus any for skipped fp16 steps
+  Clock::time_point warmup_began{}, measure_ended{};  // the phases around them (run_phases.h)
+  std::int64_t warmup_steps = 0;      // taken: the experiment's, plus any for skipped fp16 steps
+  std::optional<bool> warmup_steady;  // `warmup: auto`: ended steady (true) or at the cap
   std::vector<double> step_ms, data_wait_ms, loss;
   std::vector<double> gpu_idle_ms;  // per step; empty where not measured (step_timer.h)
   nlohmann::json counters = nlohmann::json::object();
@@ -176,8 +202,10 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   // Warm-up: cuDNN autotuning, allocator growth and lazy initialisation happen here, timed
   // apart from the measured steps.
   auto t0 = Clock::now();
-  for (std::int64_t i = 0; i < spec.warmup_steps; ++i) strategy->step(fns);
-  m.warmup_steps = spec.warmup_steps;
+  m.warmup_began = t0;
+  const std::int64_t first_steps = first_warmup_steps(spec);
+  for (std::int64_t i = 0; i < first_steps; ++i) strategy->step(fns);
+  m.warmup_steps = first_steps;
   // fp16 loss scaling starts high and skips each step whose gradients overflow, often the first
   // few. A short warm-up (a batch-size probe's three steps) can then end before the optimizer
   // ever stepped, and its first real step, which allocates the optimizer state, would be timed.
@@ -191,10 +219,25 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
     return m.warmup_steps -
            (it == c.end() ? std::int64_t{0} : static_cast<std::int64_t>(it->second));
   };
-  while (want_stepped > 0 && m.warmup_steps < spec.warmup_steps + kMaxExtraWarmupSteps &&
+  while (want_stepped > 0 && m.warmup_steps < first_steps + kMaxExtraWarmupSteps &&
          stepped() < want_stepped) {
     strategy->step(fns);
     ++m.warmup_steps;
+  }
+  if (spec.warmup_auto) {
+    // On until the step times settle (runner/steady_steps.h): each step timed alone, between
+    // two synchronisations, which the warm-up can afford and the measured steps never do.
+    SteadySteps steady;
+    while (!steady.steady() && m.warmup_steps < SteadySteps::kMaxSteps &&
+           seconds_since(t0) < SteadySteps::kMaxSeconds) {
+      synchronize(device);
+      const auto s0 = Clock::now();
+      strategy->step(fns);
+      synchronize(device);
+      steady.add(seconds_since(s0));
+      ++m.warmup_steps;
+    }
+    m.warmup_steady = steady.steady();
   }
   synchronize(device);
   m.warmup_s = seconds_since(t0);
@@ -216,7 +259,8 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
     m.data_wait_ms.push_back(r.data_wait_ms);
   }
   synchronize(device);
-  m.measure_s = seconds_since(t0);
+  m.measure_ended = Clock::now();
+  m.measure_s = std::chrono::duration<double>(m.measure_ended - t0).count();
   measured = nullptr;
   if (sampler) sampler->mark_measure_end();
 
@@ -272,6 +316,8 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   doc.config = spec.config;
   doc.started_at = storage::utc_now();
   const auto t0 = Clock::now();
+  const std::optional<double> startup_s = startup_seconds(t0);
+  std::optional<Clock::time_point> measure_ended;
   // Telemetry outlives the try: a failed run still reports what was sampled (a lost GPU
   // above all), and the sampling thread is always joined before the document is returned.
   std::unique_ptr<NvmlSampler> sampler;
@@ -321,9 +367,13 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
       metrics["gpu_idle_ms_mean"] = mean(m.gpu_idle_ms);
       metrics["gpu_idle_share"] = mean(m.gpu_idle_ms) / metrics["step_ms_mean"].get<double>();
     }
-    metrics["warmup_s"] = m.warmup_s;
+    if (startup_s) metrics[phase_key::kStartup] = *startup_s;
+    metrics[phase_key::kSetup] = std::chrono::duration<double>(m.warmup_began - t0).count();
+    metrics[phase_key::kWarmup] = m.warmup_s;
     metrics["warmup_steps"] = m.warmup_steps;
-    metrics["measure_s"] = m.measure_s;
+    if (m.warmup_steady) metrics["warmup_steady"] = *m.warmup_steady ? 1 : 0;
+    metrics[phase_key::kMeasure] = m.measure_s;
+    measure_ended = m.measure_ended;
     metrics["loss_first"] = m.loss.front();
     metrics["loss_last"] = m.loss.back();
     if (m.counters.contains("precision.skipped_steps")) {
@@ -369,8 +419,12 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   finish_telemetry();
   if (telemetry) doc.telemetry = telemetry_json(*telemetry);
   classify_run_failure(doc);
+  if (measure_ended && doc.metrics.is_object()) {
+    doc.metrics[phase_key::kAfter] = seconds_since(*measure_ended);
+  }
   doc.duration_s = seconds_since(t0);
   doc.finished_at = storage::utc_now();
+  g_previous_run_end = Clock::now();
   return doc;
 }
 

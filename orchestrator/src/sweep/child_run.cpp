@@ -14,6 +14,7 @@
 
 #include "plan/run_spec_json.h"
 #include "result/result_document.h"
+#include "result/run_phases.h"
 #include "sweep/batch_search.h"
 #include "sweep/child_process.h"
 #include "sweep/environment_fault.h"
@@ -166,6 +167,11 @@ class Attempt {
       doc.error = "the run's process ended without a result (" + st.describe() + ")" +
                   (last_line.empty() ? "" : ": " + last_line);
     }
+    // The process's wall time as the sweep saw it, and what of it the run did not measure itself
+    // (result/run_phases.h); a run that wrote no document gets its process time alone.
+    if (doc.metrics.is_null()) doc.metrics = nlohmann::json::object();
+    add_process_phases(doc.metrics,
+                       std::chrono::duration<double>(Steady::now() - started_).count());
     ProcessOutcome outcome;
     if (st.signal)
       outcome.signal = st.signal;
@@ -324,7 +330,10 @@ class ChildRun final : public RunHandle {
       }
       doc.batch_search = {{"mode", search_->mode()}, {"probes", probes}};
       if (search_->mode() == "fastest") doc.batch_search["headroom"] = o_.batch_headroom;
-      if (search_s_) doc.batch_search["search_s"] = *search_s_;
+      if (search_s_) {
+        doc.batch_search["search_s"] = *search_s_;
+        if (doc.metrics.is_object()) doc.metrics[phase_key::kBatchSearch] = *search_s_;
+      }
       if (auto b = search_->result()) doc.batch_search["chosen"] = *b;
     }
     return to_json(doc);

@@ -30,4 +30,11 @@ std::chrono::system_clock::time_point parse_until(const std::string& text,
   return deadline;
 }
 
+std::chrono::steady_clock::time_point steady_deadline(
+    std::chrono::system_clock::time_point deadline, std::chrono::system_clock::time_point wall_now,
+    std::chrono::steady_clock::time_point steady_now) {
+  return steady_now +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline - wall_now);
+}
+
 }  // namespace orch::sweep

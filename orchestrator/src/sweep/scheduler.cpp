@@ -18,8 +18,8 @@
 
 namespace orch::sweep {
 
-Clock::time_point WallClock::now() const { return Clock::now(); }
-void WallClock::sleep_for(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
+Clock::time_point SteadyClock::now() const { return Clock::now(); }
+void SteadyClock::sleep_for(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
 
 int SweepSummary::exit_code() const {
   if (!environment_fault.empty()) return kEnvironmentExitCode;
@@ -111,6 +111,9 @@ class Loop {
       clock_.sleep_for(opt_.poll_interval);
     }
     // Runs never started (signal, deadline) stay unrecorded: running the command again runs them.
+    summary_.time.wall_s = std::chrono::duration<double>(clock_.now() - start_).count();
+    summary_.time.slots = static_cast<int>(slots_.size());
+    summary_.time.cpu = slots_.size() == 1 && slots_.front().gpu.empty();
     return summary_;
   }
 
@@ -133,6 +136,11 @@ class Loop {
       }
       pending_.push_back(&spec);
     }
+    // In rounds, as asv runs its repeats: every configuration once, then again, so a GPU that
+    // warms up or a neighbour that starts halfway lands on every configuration alike instead of
+    // on the repeats of one.
+    std::stable_sort(pending_.begin(), pending_.end(),
+                     [](const RunSpec* a, const RunSpec* b) { return a->repeat < b->repeat; });
     if (opt_.fast_first) order_fast_first();
   }
 
@@ -166,8 +174,10 @@ class Loop {
     }
     if (!all_measured)
       for (const RunSpec* s : pending_) key[s] = cost_proxy(*s);
-    std::stable_sort(pending_.begin(), pending_.end(),
-                     [&](const RunSpec* a, const RunSpec* b) { return key[a] < key[b]; });
+    // Fastest first within each round.
+    std::stable_sort(pending_.begin(), pending_.end(), [&](const RunSpec* a, const RunSpec* b) {
+      return std::make_pair(a->repeat, key[a]) < std::make_pair(b->repeat, key[b]);
+    });
   }
 
   std::optional<double> estimate_s(const RunSpec& spec) {
@@ -253,6 +263,18 @@ class Loop {
     }
   }
 
+  // A finished run's share of the invocation's time: its phases when it measured, else the
+  // slot time it took.
+  void count_time(const ResultDocument& doc, double elapsed) {
+    const auto phases = run_phases(doc.metrics);
+    if (phases && phases->measure_s > 0) {
+      summary_.time.phases += *phases;
+      ++summary_.time.runs;
+    } else {
+      summary_.time.unmeasured_s += elapsed;
+    }
+  }
+
   void finish(Slot& slot, ResultDocument doc) {
     const RunSpec& spec = *slot.spec;
     const double elapsed = std::chrono::duration<double>(clock_.now() - slot.started).count();
@@ -278,6 +300,7 @@ class Loop {
           terminal_text(spec.name), spec.repeat);
     }
     const RunStatus status = doc.status.value_or(RunStatus::failed);
+    count_time(doc, elapsed);
     if (status == RunStatus::interrupted) {
       out_ << fmt::format("  interrupted {} (repeat {})\n", terminal_text(spec.name), spec.repeat);
       return;

@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "plan/run_spec.h"
+#include "result/run_phases.h"
 
 namespace orch::sweep {
 
-using Clock = std::chrono::system_clock;
+/// The monotonic clock: a wall-clock jump during a night (NTP, a manual change) moves neither
+/// the deadline nor the ETAs (cmd_sweep turns `--until` into a time on this clock once).
+using Clock = std::chrono::steady_clock;
 
 /// Time, injectable: tests advance a fake one.
 class SweepClock {
@@ -31,7 +34,7 @@ class SweepClock {
   virtual void sleep_for(std::chrono::milliseconds d) = 0;
 };
 
-class WallClock final : public SweepClock {
+class SteadyClock final : public SweepClock {
  public:
   Clock::time_point now() const override;
   void sleep_for(std::chrono::milliseconds d) override;
@@ -122,9 +125,21 @@ struct SweepOptions {
   DeviceChecker* device_checker = nullptr;
   bool retry_failed = false;                  ///< re-run failed/oom/timeout/skipped runs too
   std::optional<Clock::time_point> deadline;  ///< --until: start nothing that cannot finish
+                                              ///< (on the monotonic clock: steady_deadline)
   bool fast_first = false;                    ///< --order fast-first
   std::chrono::milliseconds poll_interval{100};
   std::chrono::seconds heartbeat_interval{10};
+};
+
+/// Where one invocation's wall time went (result/run_phases.h): what time_shares_line prints
+/// and the database's sweep_efficiency view adds up over invocations.
+struct SweepTime {
+  double wall_s = 0;        ///< from the start of run_sweep to its end
+  int slots = 1;            ///< GPU (or CPU) slots: the time there was is wall_s x slots
+  bool cpu = false;         ///< the one slot is the CPU
+  RunPhases phases;         ///< summed over the runs of this invocation that measured
+  int runs = 0;             ///< runs whose phases are in `phases`
+  double unmeasured_s = 0;  ///< slot time of runs that measured nothing (failed, interrupted)
 };
 
 /// How the sweep ended.
@@ -140,6 +155,7 @@ struct SweepSummary {
   int recovered = 0;         ///< of already_done: results left on disk by an earlier invocation
   /// Set when an environment fault stopped the sweep: what happened and what to do.
   std::string environment_fault;
+  SweepTime time;  ///< this invocation's wall time, phase by phase
   /// 0 every run of the plan ok (this invocation's and earlier ones'); 1 some run did not
   /// succeed, now or in an earlier invocation; 3 the sweep stopped before the end
   /// (deadline or signal): run the same command again to resume; 4 (kEnvironmentExitCode)
