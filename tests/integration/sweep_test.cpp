@@ -242,6 +242,36 @@ TEST_CASE("sweep: SIGHUP stops cleanly like SIGTERM: interrupted, exit 3, resume
   CHECK(count_with_status(db, "ok") == 4);
 }
 
+TEST_CASE("sweep: under nohup a hangup is ignored and the sweep runs to its end", "[sweep]") {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const auto file = slow_experiment(tmp, 3);
+  // nohup (coreutils) ignores SIGHUP and execs orch, which inherits the disposition. The
+  // child is started without a PATH search, so nohup is looked up here.
+  std::string nohup;
+  for (const char* dir : {"/usr/bin", "/bin", "/usr/local/bin"}) {
+    if (fs::exists(fs::path(dir) / "nohup")) {
+      nohup = (fs::path(dir) / "nohup").string();
+      break;
+    }
+  }
+  INFO("nohup (coreutils) in /usr/bin, /bin or /usr/local/bin");
+  REQUIRE_FALSE(nohup.empty());
+  sweep::ChildOptions o;
+  o.argv = {nohup,           ORCH_BINARY,           "--db",  db.string(),
+            "--plugin-path", ORCH_FAULT_PLUGIN_DIR, "sweep", file.string()};
+  o.stdout_path = (tmp.path() / "nohup.log").string();
+  o.stderr_path = (tmp.path() / "nohup.err").string();
+  sweep::ChildProcess sweep(o);
+  REQUIRE(wait_for([&] { return fs::exists(db) && count_with_status(db, "ok") >= 1; }, 120));
+  ::kill(sweep.pid(), SIGHUP);
+  const auto st = sweep.wait();
+  CHECK(st.signal == 0);
+  CHECK(st.exit_code == 0);
+  CHECK(count_with_status(db, "ok") == 3);
+  CHECK(count_with_status(db, "interrupted") == 0);
+}
+
 TEST_CASE("sweep: a closed output pipe stops the sweep cleanly, never kills it by SIGPIPE",
           "[sweep]") {
   TempDir tmp;

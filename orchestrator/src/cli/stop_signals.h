@@ -10,7 +10,9 @@
 namespace orch::cli {
 
 /// While alive, the three signals set a flag instead of ending the process; the previous
-/// handlers come back when it goes. One at a time: the flag is process-wide, as signals are.
+/// handlers come back when it goes. SIGHUP and SIGINT that were ignored when it was made
+/// (`nohup orch sweep ...`, a background job) stay ignored. One at a time: the flag is
+/// process-wide, as signals are.
 class StopSignals {
  public:
   StopSignals();  ///< clears the flag, then installs the handler
