@@ -282,3 +282,43 @@ TEST_CASE("standard output that cannot be written: exit 4 on a full device, 3 wi
     CHECK(test::slurp(err).find("standard output") == std::string::npos);
   }
 }
+
+TEST_CASE("export -o: devices written in place, links refused, - is standard output", "[cli]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  make_results(db);
+  const std::string orch = std::string("'") + ORCH_BINARY + "' --db " + q(db) + " ";
+  if (fs::exists("/dev/null") && fs::exists("/dev/full")) {
+    auto null = test::run_command(orch + "export --format csv -o /dev/null");
+    INFO(null.output);
+    CHECK(null.exit_code == 0);
+    CHECK(fs::is_character_file("/dev/null"));
+    auto full = test::run_command(orch + "export --format csv -o /dev/full");
+    INFO(full.output);
+    CHECK(full.exit_code == 4);
+    CHECK_THAT(full.output, Contains("/dev/full") && Contains("ENOSPC"));
+    CHECK(fs::is_character_file("/dev/full"));
+  } else {
+    WARN("no /dev/null or /dev/full here: the device cases were not checked");
+  }
+  // A link planted where the export goes: refused before anything is written, its target kept.
+  const fs::path target = tmp.path() / "precious.txt";
+  { std::ofstream(target) << "keep me"; }
+  const fs::path link = tmp.path() / "runs.csv";
+  fs::create_symlink(target, link);
+  auto linked = test::run_command(orch + "export --format csv -o " + q(link));
+  INFO(linked.output);
+  CHECK(linked.exit_code == 2);
+  CHECK_THAT(linked.output, Contains("symbolic link"));
+  std::ifstream in(target);
+  std::string kept;
+  std::getline(in, kept);
+  CHECK(kept == "keep me");
+  auto report = test::run_command(orch + "report -o " + q(link));
+  CHECK(report.exit_code == 2);
+  // `-o -` is standard output.
+  auto dash = test::run_command(orch + "export --format csv -o -");
+  CHECK(dash.exit_code == 0);
+  CHECK_THAT(dash.output, Contains("run_id,sweep,"));
+  CHECK_FALSE(fs::exists("-"));
+}

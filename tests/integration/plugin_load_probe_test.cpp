@@ -1,6 +1,7 @@
 // Libraries that are files but not what they seem: load-time code that crashes, exits or hangs
 // (vetted in a child process, the verdict remembered per file), and symbolic link loops in a
 // plugin folder; through the registry and through the orch binary.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "integration/test_support.h"
+#include "plugin_host/probe_cache.h"
 
 using namespace orch;
 using Catch::Matchers::Contains;
@@ -293,4 +295,42 @@ TEST_CASE("orch probes a library once, and again when the file changes", "[cli]"
   REQUIRE(test::run_command(f.orch("plugins", env)).exit_code == 0);
   CHECK(loads() == 5);  // a new file: probed again
   CHECK(cache_lines(f.cache, lib).size() == 1);
+}
+
+TEST_CASE("the probe cache reads and replaces only a regular file of a sane size", "[plugins]") {
+  test::TempDir tmp;
+  const auto lib = fs::path(ORCH_FAULT_PLUGIN_DIR) / "libfault.so";
+  const auto id = identify(lib);
+  REQUIRE(id.has_value());
+  LoadProbeVerdict safe;
+  // A FIFO at the cache's path: neither read (which would wait for a writer) nor replaced.
+  const auto fifo = tmp.path() / "fifo-cache";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  {
+    ProbeCache cache(fifo);  // returns at once
+    CHECK_FALSE(cache.find(*id).has_value());
+    cache.put(*id, safe);
+  }
+  CHECK(fs::is_fifo(fifo));
+  // A device: /dev/zero is not read for ever, /dev/null is not replaced by a text file.
+  if (fs::exists("/dev/zero") && fs::exists("/dev/null")) {
+    ProbeCache zero("/dev/zero");
+    CHECK_FALSE(zero.find(*id).has_value());
+    ProbeCache null("/dev/null");
+    null.put(*id, safe);
+    CHECK(fs::is_character_file("/dev/null"));
+  }
+  // A file far larger than any cache is not read either.
+  const auto big = tmp.path() / "big-cache";
+  {
+    std::ofstream out(big);
+    out << std::string(5 << 20, 'x');
+  }
+  CHECK_FALSE(ProbeCache(big).find(*id).has_value());
+  // The ordinary file: written and read back.
+  const auto file = tmp.path() / "cache";
+  ProbeCache(file).put(*id, safe);
+  const auto again = ProbeCache(file).find(*id);
+  REQUIRE(again.has_value());
+  CHECK(again->safe);
 }

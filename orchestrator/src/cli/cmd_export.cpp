@@ -23,10 +23,12 @@ void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       ->required()
       ->check(CLI::IsMember({"csv", "json"}));
   cmd->add_option("--sweep", o->sweep, "the sweep (default: the most recently updated)");
-  cmd->add_option("-o,--output", o->output, "write to this file instead of standard output");
+  cmd->add_option("-o,--output", o->output,
+                  "write to this file instead of standard output (- is standard output)");
   cmd->add_option("--revision", o->revision, "the sweep's plan revision (default: the latest)");
   cmd->callback([&g, &exit_code, o] {
     try {
+      if (o->output == "-") o->output.clear();
       if (!o->output.empty()) {
         check_output_target(o->output, g.db,
                             o->format == "csv" ? OutputKind::kCsv : OutputKind::kJson);

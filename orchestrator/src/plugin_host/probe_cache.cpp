@@ -4,10 +4,13 @@
 //   refused  SIZE MTIME_NS DEVICE INODE PATH REASON
 #include "plugin_host/probe_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -18,6 +21,9 @@ namespace orch {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A cache holds a line per plugin library: a few hundred bytes each. Anything larger is not one.
+constexpr off_t kMaxCacheBytes = 4 << 20;
 
 // Verdicts written by another orch build are not trusted: what its loader did in the child
 // (and so what counted as getting through) may differ.
@@ -54,6 +60,30 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// The cache file's text, or nullopt (counted as empty) when it is not a regular file of at most
+// kMaxCacheBytes: opened without waiting (a FIFO there would block every command) and without
+// reading a device (a /dev/zero would be read for ever).
+std::optional<std::string> read_cache_file(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxCacheBytes) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(done);
+  return text;
+}
+
 }  // namespace
 
 std::optional<FileIdentity> identify(const fs::path& path) {
@@ -72,7 +102,9 @@ std::optional<FileIdentity> identify(const fs::path& path) {
 }
 
 ProbeCache::ProbeCache(fs::path file) : file_(std::move(file)) {
-  std::ifstream in(file_);
+  const std::optional<std::string> text = read_cache_file(file_);
+  if (!text) return;
+  std::istringstream in(*text);
   std::string line;
   if (!std::getline(in, line) || line != header()) return;
   while (std::getline(in, line)) {
@@ -110,6 +142,18 @@ void ProbeCache::put(const FileIdentity& id, const LoadProbeVerdict& v) {
 }
 
 void ProbeCache::save() const {
+  // Only a regular file (or none) is replaced: a device, FIFO, folder or link standing at the
+  // cache's path (ORCH_PLUGIN_PROBE_CACHE=/dev/null, say) is left as it is, and said once.
+  struct stat st {};
+  if (::lstat(file_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    static bool said = false;
+    if (!said) {
+      said = true;
+      std::cerr << "orch: not writing the plugin probe cache " << file_.string()
+                << ": it is not a regular file (each command probes its plugins again)\n";
+    }
+    return;
+  }
   std::error_code ec;
   if (file_.has_parent_path()) fs::create_directories(file_.parent_path(), ec);
   std::random_device rd;

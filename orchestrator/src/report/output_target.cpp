@@ -54,12 +54,31 @@ bool looks_like(const std::string& head, OutputKind kind) {
 void check_output_target(const std::string& output, const std::string& db_path, OutputKind kind) {
   const std::string what = kind_name(kind);
   struct stat out {};
-  if (::stat(output.c_str(), &out) != 0) return;  // nothing there yet (or a dangling link)
+  if (::stat(output.c_str(), &out) != 0) {
+    // Nothing there yet, or a dangling link: not written through either.
+    struct stat dangling {};
+    if (::lstat(output.c_str(), &dangling) == 0) {
+      throw InputError("refusing to write the " + what + " to " + output +
+                       ": it is a symbolic link, and orch does not write through links");
+    }
+    return;
+  }
   struct stat db {};
   if (::stat(db_path.c_str(), &db) == 0 && db.st_dev == out.st_dev && db.st_ino == out.st_ino) {
     throw InputError("refusing to write the " + what + " to " + output +
                      ": it is the results database (--db " + db_path + ")");
   }
+  struct stat link {};
+  if (::lstat(output.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    // Written through, a link planted in a shared folder would aim orch at its target.
+    throw InputError("refusing to write the " + what + " to " + output +
+                     ": it is a symbolic link, and orch does not write through links (give the "
+                     "real path" +
+                     std::string(kind == OutputKind::kHtml
+                                     ? ")"
+                                     : "; for standard output, leave -o out or give -o -)"));
+  }
+
   if (S_ISDIR(out.st_mode)) {
     throw InputError("cannot write the " + what + " to " + output + ": it is a folder");
   }

@@ -46,10 +46,10 @@ int injected_write_fault(const std::string& path) {
   return path.find(needle) != std::string::npos ? ENOSPC : 0;
 }
 
-void write_file(const std::string& path, std::string_view content) {
-  if (const int err = injected_write_fault(path)) fail(path, err);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, errno);
+namespace {
+
+// Writes all of `content` to `fd` and closes it; an errno on failure (the descriptor closed).
+int write_and_close(int fd, std::string_view content) {
   std::size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -57,18 +57,93 @@ void write_file(const std::string& path, std::string_view content) {
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      fail(path, err);
+      return err;
     }
     done += static_cast<std::size_t>(n);
   }
   // A full disk can surface only at close (NFS, delayed allocation): checked too.
-  if (::close(fd) != 0 && errno != EINTR) fail(path, errno);
+  if (::close(fd) != 0 && errno != EINTR) return errno;
+  return 0;
+}
+
+[[noreturn]] void refuse(const std::string& path, const std::string& why) {
+  throw EnvironmentFault("refusing to write " + path + ": " + why);
+}
+
+// Refuses what orch must never write through or replace: a symbolic link (planted where a
+// file of orch's goes, it would aim the write at its target), a folder, and, where the file is
+// to be replaced, anything but a regular file.
+void refuse_unless_writable(const std::string& path, const struct stat& st) {
+  if (S_ISLNK(st.st_mode)) {
+    refuse(path,
+           "it is a symbolic link, and orch does not write through links (give the real "
+           "path; for standard output, leave -o out or give -o -)");
+  }
+  if (S_ISDIR(st.st_mode)) refuse(path, "it is a folder");
+}
+
+}  // namespace
+
+void write_file(const std::string& path, std::string_view content) {
+  if (const int err = injected_write_fault(path)) fail(path, err);
+  // New: created here and nowhere else (O_EXCL). There already: opened without following a
+  // final link, and truncated only once it is known to be a regular file, so a link, a FIFO or
+  // a device planted at the path is refused, never written through, truncated or waited on.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ELOOP) {
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0) refuse_unless_writable(path, st);
+    }
+    if (fd >= 0) {
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        refuse(path,
+               "it is not a regular file (a device, FIFO or socket), and orch replaces "
+               "only files");
+      }
+      if (::ftruncate(fd, 0) != 0) {
+        const int err = errno;
+        ::close(fd);
+        fail(path, err);
+      }
+    }
+  }
+  if (fd < 0) {
+    if (errno == EISDIR) refuse(path, "it is a folder");
+    if (errno == ENXIO) refuse(path, "it is a FIFO with no reader");
+    fail(path, errno);
+  }
+  if (const int err = write_and_close(fd, content)) fail(path, err);
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {
-  const std::string tmp = path + ".tmp";
   if (const int err = injected_write_fault(path)) fail(path, err);
-  write_file(tmp, content);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    refuse_unless_writable(path, st);
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      // A device or a FIFO (/dev/null, /dev/full, a named pipe) is written to, never replaced.
+      const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) fail(path, errno);
+      if (const int err = write_and_close(fd, content)) fail(path, err);
+      return;
+    }
+    if (!S_ISREG(st.st_mode)) refuse(path, "it is not a regular file, a device or a FIFO");
+  }
+  // A name of this process's own beside the target, created exclusively, so neither a link
+  // planted at a predictable X.tmp nor another writer's temporary file is written through;
+  // removed whenever the write fails, so no half file stays behind.
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  ::unlink(tmp.c_str());  // this process's own leftover only: the name holds its pid
+  try {
+    write_file(tmp, content);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());

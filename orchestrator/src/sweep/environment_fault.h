@@ -28,14 +28,19 @@ class EnvironmentFault : public std::runtime_error {
 /// device): free space and run the same command again".
 std::string write_fault_text(const std::string& path, int err);
 
-/// Writes `content` to `path` (created or truncated) and closes it, checking every step.
-/// Throws EnvironmentFault (write_fault_text) on any failure.
+/// Writes `content` to `path` and closes it, checking every step: a new file is created
+/// exclusively; an existing one is opened without following a final symbolic link and
+/// truncated only when it is a regular file. A link, folder, device or FIFO at `path` is
+/// refused (EnvironmentFault naming it), as is any failure (write_fault_text).
 void write_file(const std::string& path, std::string_view content);
 
-/// write_file to `path`.tmp, then renamed over `path`: a reader never sees half a file.
+/// For outputs a reader must never see half of: write_file to a temporary name of this
+/// process's beside `path` (removed if anything fails), then renamed over `path`, which must
+/// be absent or a regular file. A device or FIFO at `path` (/dev/null, /dev/full, a pipe) is
+/// written to in place, never replaced; a symbolic link or folder is refused.
 void write_file_atomically(const std::string& path, std::string_view content);
 
-/// Creates an empty file (truncating one that exists), checked like write_file.
+/// Creates an empty file (truncating a regular one that exists), checked like write_file.
 void create_empty_file(const std::string& path);
 
 /// Creates the folder and its parents, checked.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,9 +14,25 @@
 namespace orch::sweep {
 
 SweepLock::SweepLock(const std::string& path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Never through a link planted at the lock's name (it would aim the truncation below at the
+  // link's target), and only a regular file: a FIFO or device there is refused, not opened.
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd_ < 0) {
-    throw std::runtime_error("cannot open lock file " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    if (err == ELOOP) {
+      throw std::runtime_error("refusing the lock file " + path +
+                               ": it is a symbolic link, and orch does not write through links; "
+                               "remove it and run the same command again");
+    }
+    throw std::runtime_error("cannot open lock file " + path + ": " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw std::runtime_error("refusing the lock file " + path +
+                             ": it is not a regular file; remove it and run the same command "
+                             "again");
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     char holder[256] = {};
