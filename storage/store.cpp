@@ -314,9 +314,10 @@ void Store::record_invocation(std::int64_t sweep_id, const InvocationTime& t) {
                          batch_search_s, unmeasured_s)
                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))");
   st.bind(1, sweep_id).bind(2, t.started_at).bind(3, t.finished_at).bind(4, t.wall_s);
-  st.bind(5, std::int64_t{t.slots}).bind(6, std::int64_t{t.runs}).bind(7, t.measure_s);
-  st.bind(8, t.warmup_s).bind(9, t.startup_s).bind(10, t.setup_s).bind(11, t.after_s);
-  st.bind(12, t.teardown_s).bind(13, t.batch_search_s).bind(14, t.unmeasured_s);
+  const RunPhases& p = t.phases;
+  st.bind(5, std::int64_t{t.slots}).bind(6, std::int64_t{t.runs}).bind(7, p.measure_s);
+  st.bind(8, p.warmup_s).bind(9, p.startup_s).bind(10, p.setup_s).bind(11, p.after_s);
+  st.bind(12, p.teardown_s).bind(13, p.batch_search_s).bind(14, t.unmeasured_s);
   st.step();
 }
 

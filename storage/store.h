@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "result/run_phases.h"
 #include "storage/sqlite.h"
 
 namespace orch::storage {
@@ -96,8 +97,8 @@ struct InvocationTime {
   std::string started_at, finished_at;  ///< ISO 8601 UTC
   double wall_s = 0;
   int slots = 1, runs = 0;
-  double measure_s = 0, warmup_s = 0, startup_s = 0, setup_s = 0, after_s = 0, teardown_s = 0,
-         batch_search_s = 0, unmeasured_s = 0;
+  RunPhases phases;  ///< summed over the runs that measured (process_s is not stored)
+  double unmeasured_s = 0;
 };
 
 class Store {

@@ -27,13 +27,13 @@ InvocationTime invocation(double wall_s, int slots, double measure_s) {
   t.wall_s = wall_s;
   t.slots = slots;
   t.runs = 4;
-  t.measure_s = measure_s;
-  t.warmup_s = 10;
-  t.startup_s = 5;
-  t.setup_s = 4;
-  t.after_s = 1;
-  t.teardown_s = 2;
-  t.batch_search_s = 3;
+  t.phases.measure_s = measure_s;
+  t.phases.warmup_s = 10;
+  t.phases.startup_s = 5;
+  t.phases.setup_s = 4;
+  t.phases.after_s = 1;
+  t.phases.teardown_s = 2;
+  t.phases.batch_search_s = 3;
   t.unmeasured_s = 5;
   return t;
 }

@@ -165,11 +165,7 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       // step), or the strategy's own eager steps before a capture and the capture step, so the
       // timed steps replay a graph when the run would. The runner adds steps the fp16 loss
       // scaler skipped, so the optimizer's first real step is never timed.
-      std::int64_t warmup = 3;
-      const Params& sp = spec.stream.params;
-      if (sp.has("warmup_steps") && std::holds_alternative<std::int64_t>(sp.at("warmup_steps")))
-        warmup = std::max(warmup, sp.get_int("warmup_steps") + 2);
-      spec.warmup_steps = warmup;
+      spec.warmup_steps = std::max<std::int64_t>(3, stream_warmup_floor(spec.stream));
       spec.warmup_auto = false;
       spec.measure_steps =
           sweep::probe_measure_steps(spec.batch_size.value_or(0), spec.measure_steps);

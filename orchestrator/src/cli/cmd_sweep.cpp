@@ -60,13 +60,7 @@ void record_invocation(storage::Store& store, std::int64_t sweep_id, const std::
   row.wall_s = t.wall_s;
   row.slots = t.slots;
   row.runs = t.runs;
-  row.measure_s = t.phases.measure_s;
-  row.warmup_s = t.phases.warmup_s;
-  row.startup_s = t.phases.startup_s;
-  row.setup_s = t.phases.setup_s;
-  row.after_s = t.phases.after_s;
-  row.teardown_s = t.phases.teardown_s;
-  row.batch_search_s = t.phases.batch_search_s;
+  row.phases = t.phases;
   row.unmeasured_s = t.unmeasured_s;
   try {
     store.record_invocation(sweep_id, row);

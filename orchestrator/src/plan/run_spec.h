@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "orch/params.h"
@@ -59,6 +60,17 @@ struct WorkloadSpec {
 
 /// `steps.warmup: auto` warms up at least this many steps before it looks for steady ones.
 constexpr std::int64_t kAutoWarmupMinSteps = 3;
+
+/// The fewest warm-up steps after which a stream strategy's steps are the ones it will time:
+/// its own eager steps before a capture (its integer parameter `warmup_steps`), the capture
+/// step and one replay; 0 for a strategy that declares none. `warmup: auto` and
+/// `orch exec --probe-speed` both start from it.
+inline std::int64_t stream_warmup_floor(const PluginChoice& stream) {
+  const Params& p = stream.params;
+  if (!p.has("warmup_steps") || !std::holds_alternative<std::int64_t>(p.at("warmup_steps")))
+    return 0;
+  return p.get_int("warmup_steps") + 2;
+}
 
 struct RunSpec {
   std::string name;  ///< short, stable, built from the swept values: "amp-bf16/channels_last/b256"

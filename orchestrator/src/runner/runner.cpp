@@ -49,12 +49,8 @@ double seconds_since(Clock::time_point t0) {
 // The warm-up steps before any other rule: the experiment's; with `warmup: auto`, at least the
 // stream strategy's own eager steps and its capture step and one more (steady_steps.h).
 std::int64_t first_warmup_steps(const RunSpec& spec) {
-  std::int64_t n = spec.warmup_steps;
-  const Params& sp = spec.stream.params;
-  if (spec.warmup_auto && sp.has("warmup_steps") &&
-      std::holds_alternative<std::int64_t>(sp.at("warmup_steps")))
-    n = std::max(n, sp.get_int("warmup_steps") + 2);
-  return n;
+  if (!spec.warmup_auto) return spec.warmup_steps;
+  return std::max(spec.warmup_steps, stream_warmup_floor(spec.stream));
 }
 
 // When the previous run in this process ended: the next one's start-up starts there.
@@ -136,6 +132,52 @@ std::unique_ptr<NvmlSampler> start_sampler(const RunSpec& spec, const c10::Devic
   return sampler;
 }
 
+// The warm-up, timed apart from the measured steps: cuDNN autotuning, allocator growth and
+// lazy initialisation happen here. Fills m's warm-up fields.
+void warm_up(const RunSpec& spec, const c10::Device& device, StreamStrategy& strategy,
+             StepFunctions& fns, const Precision& precision, Measurement& m) {
+  const auto t0 = Clock::now();
+  m.warmup_began = t0;
+  const std::int64_t first_steps = first_warmup_steps(spec);
+  for (std::int64_t i = 0; i < first_steps; ++i) strategy.step(fns);
+  m.warmup_steps = first_steps;
+  // fp16 loss scaling starts high and skips each step whose gradients overflow, often the first
+  // few. A short warm-up (a batch-size probe's three steps) can then end before the optimizer
+  // ever stepped, and its first real step, which allocates the optimizer state, would be timed.
+  // So the warm-up goes on until the optimizer has stepped min(warm-up, 2) times, within a
+  // bound; reading the count synchronises, which is harmless here, outside the timed steps.
+  const std::int64_t want_stepped = std::min<std::int64_t>(spec.warmup_steps, 2);
+  auto stepped = [&] {
+    synchronize(device);  // every stream: a captured step may replay on the strategy's own
+    const auto c = precision.counters();
+    const auto it = c.find("skipped_steps");
+    return m.warmup_steps -
+           (it == c.end() ? std::int64_t{0} : static_cast<std::int64_t>(it->second));
+  };
+  while (want_stepped > 0 && m.warmup_steps < first_steps + kMaxExtraWarmupSteps &&
+         stepped() < want_stepped) {
+    strategy.step(fns);
+    ++m.warmup_steps;
+  }
+  if (spec.warmup_auto) {
+    // On until the step times settle (runner/steady_steps.h): each step timed alone, between
+    // two synchronisations, which the warm-up can afford and the measured steps never do.
+    SteadySteps steady;
+    while (!steady.steady() && m.warmup_steps < SteadySteps::kMaxSteps &&
+           seconds_since(t0) < SteadySteps::kMaxSeconds) {
+      synchronize(device);
+      const auto s0 = Clock::now();
+      strategy.step(fns);
+      synchronize(device);
+      steady.add(seconds_since(s0));
+      ++m.warmup_steps;
+    }
+    m.warmup_steady = steady.steady();
+  }
+  synchronize(device);
+  m.warmup_s = seconds_since(t0);
+}
+
 // `sampler` (may be null) is told when the measured steps begin and end, so the telemetry
 // summaries cover exactly the steps the throughput covers.
 Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device,
@@ -199,48 +241,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
     return loss.detach();
   };
 
-  // Warm-up: cuDNN autotuning, allocator growth and lazy initialisation happen here, timed
-  // apart from the measured steps.
-  auto t0 = Clock::now();
-  m.warmup_began = t0;
-  const std::int64_t first_steps = first_warmup_steps(spec);
-  for (std::int64_t i = 0; i < first_steps; ++i) strategy->step(fns);
-  m.warmup_steps = first_steps;
-  // fp16 loss scaling starts high and skips each step whose gradients overflow, often the first
-  // few. A short warm-up (a batch-size probe's three steps) can then end before the optimizer
-  // ever stepped, and its first real step, which allocates the optimizer state, would be timed.
-  // So the warm-up goes on until the optimizer has stepped min(warm-up, 2) times, within a
-  // bound; reading the count synchronises, which is harmless here, outside the timed steps.
-  const std::int64_t want_stepped = std::min<std::int64_t>(spec.warmup_steps, 2);
-  auto stepped = [&] {
-    synchronize(device);  // every stream: a captured step may replay on the strategy's own
-    const auto c = precision->counters();
-    const auto it = c.find("skipped_steps");
-    return m.warmup_steps -
-           (it == c.end() ? std::int64_t{0} : static_cast<std::int64_t>(it->second));
-  };
-  while (want_stepped > 0 && m.warmup_steps < first_steps + kMaxExtraWarmupSteps &&
-         stepped() < want_stepped) {
-    strategy->step(fns);
-    ++m.warmup_steps;
-  }
-  if (spec.warmup_auto) {
-    // On until the step times settle (runner/steady_steps.h): each step timed alone, between
-    // two synchronisations, which the warm-up can afford and the measured steps never do.
-    SteadySteps steady;
-    while (!steady.steady() && m.warmup_steps < SteadySteps::kMaxSteps &&
-           seconds_since(t0) < SteadySteps::kMaxSeconds) {
-      synchronize(device);
-      const auto s0 = Clock::now();
-      strategy->step(fns);
-      synchronize(device);
-      steady.add(seconds_since(s0));
-      ++m.warmup_steps;
-    }
-    m.warmup_steady = steady.steady();
-  }
-  synchronize(device);
-  m.warmup_s = seconds_since(t0);
+  warm_up(spec, device, *strategy, fns, *precision, m);
 
   const auto n = static_cast<std::size_t>(spec.measure_steps);
   StepTimer timer(device, n);
@@ -249,7 +250,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   m.data_wait_ms.reserve(n);
   if (sampler) sampler->mark_measure_begin();
   measured = &timer;
-  t0 = Clock::now();
+  const auto t0 = Clock::now();
   for (std::size_t i = 0; i < n; ++i) {
     NvtxRange range("step");
     timer.start_step();
@@ -296,6 +297,56 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
                               [&] { strategy->step(fns); });
   }
   return m;
+}
+
+// The document's metrics from the measurement (the telemetry's are added by the caller);
+// `t0` is when the run began, so set-up is the time until its warm-up.
+nlohmann::json document_metrics(const Measurement& m, std::int64_t batch_size,
+                                const std::optional<double>& startup_s, Clock::time_point t0) {
+  const auto batch = static_cast<double>(batch_size);
+  nlohmann::json metrics;
+  metrics["images_per_s"] = batch * static_cast<double>(m.step_ms.size()) / m.measure_s;
+  metrics["step_ms_mean"] = 1000.0 * m.measure_s / static_cast<double>(m.step_ms.size());
+  metrics["device_step_ms_mean"] = mean(m.step_ms);
+  metrics["step_ms_p50"] = percentile(m.step_ms, 0.50);
+  metrics["step_ms_p90"] = percentile(m.step_ms, 0.90);
+  metrics["step_ms_p99"] = percentile(m.step_ms, 0.99);
+  metrics["data_wait_ms_mean"] = mean(m.data_wait_ms);
+  if (!m.gpu_idle_ms.empty()) {
+    // Of the wall step, as the data wait is: the share of the throughput lost to input.
+    metrics["gpu_idle_ms_mean"] = mean(m.gpu_idle_ms);
+    metrics["gpu_idle_share"] = mean(m.gpu_idle_ms) / metrics["step_ms_mean"].get<double>();
+  }
+  if (startup_s) metrics[phase_key::kStartup] = *startup_s;
+  metrics[phase_key::kSetup] = std::chrono::duration<double>(m.warmup_began - t0).count();
+  metrics[phase_key::kWarmup] = m.warmup_s;
+  metrics["warmup_steps"] = m.warmup_steps;
+  if (m.warmup_steady) metrics["warmup_steady"] = *m.warmup_steady ? 1 : 0;
+  metrics[phase_key::kMeasure] = m.measure_s;
+  metrics["loss_first"] = m.loss.front();
+  metrics["loss_last"] = m.loss.back();
+  if (m.counters.contains("precision.skipped_steps")) {
+    metrics["skipped_steps"] = m.counters.at("precision.skipped_steps");
+  }
+  metrics["cudnn_benchmark"] = m.cudnn_benchmark ? 1 : 0;
+  metrics["param_checksum"] = m.param_checksum;
+  if (m.peak_allocated >= 0) metrics["peak_allocated_bytes"] = m.peak_allocated;
+  if (m.peak_reserved >= 0) metrics["peak_reserved_bytes"] = m.peak_reserved;
+  metrics["host_peak_rss_bytes"] = m.host_peak_rss;
+  return metrics;
+}
+
+// One entry per measured step: its time, input wait, loss and, where measured, GPU idle time.
+nlohmann::json document_steps(const Measurement& m) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (std::size_t i = 0; i < m.step_ms.size(); ++i) {
+    steps.push_back({{"step", i},
+                     {"step_ms", m.step_ms[i]},
+                     {"data_wait_ms", m.data_wait_ms[i]},
+                     {"loss", m.loss[i]}});
+    if (!m.gpu_idle_ms.empty()) steps.back()["gpu_idle_ms"] = m.gpu_idle_ms[i];
+  }
+  return steps;
 }
 
 }  // namespace
@@ -353,49 +404,12 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
     Measurement m = train(spec, registry, device, sampler.get(), outputs.trace_path);
     finish_telemetry();
 
-    const auto batch = static_cast<double>(*spec.batch_size);
-    nlohmann::json metrics;
-    metrics["images_per_s"] = batch * static_cast<double>(m.step_ms.size()) / m.measure_s;
-    metrics["step_ms_mean"] = 1000.0 * m.measure_s / static_cast<double>(m.step_ms.size());
-    metrics["device_step_ms_mean"] = mean(m.step_ms);
-    metrics["step_ms_p50"] = percentile(m.step_ms, 0.50);
-    metrics["step_ms_p90"] = percentile(m.step_ms, 0.90);
-    metrics["step_ms_p99"] = percentile(m.step_ms, 0.99);
-    metrics["data_wait_ms_mean"] = mean(m.data_wait_ms);
-    if (!m.gpu_idle_ms.empty()) {
-      // Of the wall step, as the data wait is: the share of the throughput lost to input.
-      metrics["gpu_idle_ms_mean"] = mean(m.gpu_idle_ms);
-      metrics["gpu_idle_share"] = mean(m.gpu_idle_ms) / metrics["step_ms_mean"].get<double>();
-    }
-    if (startup_s) metrics[phase_key::kStartup] = *startup_s;
-    metrics[phase_key::kSetup] = std::chrono::duration<double>(m.warmup_began - t0).count();
-    metrics[phase_key::kWarmup] = m.warmup_s;
-    metrics["warmup_steps"] = m.warmup_steps;
-    if (m.warmup_steady) metrics["warmup_steady"] = *m.warmup_steady ? 1 : 0;
-    metrics[phase_key::kMeasure] = m.measure_s;
+    nlohmann::json metrics = document_metrics(m, *spec.batch_size, startup_s, t0);
     measure_ended = m.measure_ended;
-    metrics["loss_first"] = m.loss.front();
-    metrics["loss_last"] = m.loss.back();
-    if (m.counters.contains("precision.skipped_steps")) {
-      metrics["skipped_steps"] = m.counters["precision.skipped_steps"];
-    }
-    metrics["cudnn_benchmark"] = m.cudnn_benchmark ? 1 : 0;
-    metrics["param_checksum"] = m.param_checksum;
-    if (m.peak_allocated >= 0) metrics["peak_allocated_bytes"] = m.peak_allocated;
-    if (m.peak_reserved >= 0) metrics["peak_reserved_bytes"] = m.peak_reserved;
-    metrics["host_peak_rss_bytes"] = m.host_peak_rss;
     metrics.update(telemetry_metrics(*telemetry));
     doc.metrics = metrics;
     doc.counters = m.counters;
-    nlohmann::json steps = nlohmann::json::array();
-    for (std::size_t i = 0; i < m.step_ms.size(); ++i) {
-      steps.push_back({{"step", i},
-                       {"step_ms", m.step_ms[i]},
-                       {"data_wait_ms", m.data_wait_ms[i]},
-                       {"loss", m.loss[i]}});
-      if (!m.gpu_idle_ms.empty()) steps.back()["gpu_idle_ms"] = m.gpu_idle_ms[i];
-    }
-    doc.steps = steps;
+    doc.steps = document_steps(m);
     doc.profile = m.profile;  // null (left out) when not profiled
     // Checked after the measurement, on the losses already copied to the host: its metrics and
     // steps are kept (they show where it went wrong), but the numbers were not trained on.
