@@ -10,6 +10,8 @@
 #include <iostream>
 #include <string_view>
 
+#include "private_lock_dir.h"
+
 int main(int argc, char* argv[]) {
   bool listing = false;
   for (int i = 1; i < argc; ++i)
@@ -18,5 +20,6 @@ int main(int argc, char* argv[]) {
     std::cout << "SKIPPED: no CUDA device visible; the GPU suite runs on the GPU machine\n";
     return 77;
   }
+  orch::test::use_private_lock_dir();
   return Catch::Session().run(argc, argv);
 }

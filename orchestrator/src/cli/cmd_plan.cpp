@@ -21,11 +21,15 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "at a time) and list every failure; records nothing");
   // A plan written here for a GPU machine or a cluster must not fail for what this machine
   // lacks (as `orch submit` plans): the checks of the machine's GPUs and files are left out.
+  auto no_wait = std::make_shared<bool>(false);
+  cmd->add_flag("--no-wait", *no_wait,
+                "with --check: when a device is in use by another orch, exit at once (code 2) "
+                "naming it, instead of waiting for it");
   auto elsewhere = std::make_shared<bool>(false);
   cmd->add_flag("--elsewhere", *elsewhere,
                 "plan for another machine: leave out the checks of this one (its GPUs, the "
                 "dataset and model files the configurations read)");
-  cmd->callback([&g, &exit_code, args, check, elsewhere] {
+  cmd->callback([&g, &exit_code, args, check, elsewhere, no_wait] {
     if (*elsewhere && *check) {
       std::cerr << "orch plan: --check rehearses on this machine; it cannot go with --elsewhere\n";
       exit_code = kExitBadInput;
@@ -36,7 +40,8 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     load_registry(registry, g);
     if (auto plan = plan_or_report(*args, registry)) {
       std::cout << format_plan_table(*plan);
-      if (*check) exit_code = rehearse_plan(*plan, g, visible_gpu_slots(), /*grace_s=*/10);
+      if (*check)
+        exit_code = rehearse_plan(*plan, g, visible_gpu_slots(), /*grace_s=*/10, !*no_wait);
     } else {
       exit_code = kExitBadInput;
     }

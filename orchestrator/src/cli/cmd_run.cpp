@@ -10,8 +10,10 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/device_locking.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
+#include "cli/stop_signals.h"
 #include "plan/terminal_text.h"
 #include "report/rank_table.h"
 #include "result/result_document.h"
@@ -45,7 +47,11 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       "run", "run every configuration of an experiment in this process and record the results");
   auto args = std::make_shared<PlanArguments>();
   add_plan_arguments(*cmd, *args);
-  cmd->callback([&g, &exit_code, args] {
+  auto no_wait = std::make_shared<bool>(false);
+  cmd->add_flag("--no-wait", *no_wait,
+                "when a device is in use by another orch (a sweep, run or check), exit at once "
+                "(code 2) naming it, instead of waiting for it");
+  cmd->callback([&g, &exit_code, args, no_wait] {
     PluginRegistry registry;
     auto planned = load_and_plan(registry, g, *args, exit_code);
     if (!planned) return;
@@ -95,7 +101,22 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       exit_code = kExitBadInput;
       return;
     }
+    // The devices its runs measure on, as `orch sweep` locks its GPUs.
+    std::optional<sweep::DeviceLocks> devices;
+    {
+      StopSignals stop;
+      devices = lock_devices(devices_of_runs(plan.runs), "run", plan.name, !*no_wait, stop.flag(),
+                             exit_code);
+      if (!devices) return;
+    }
     storage::Store store(g.db);
+    try {
+      lock->hold_database(g.db, plan.name, "run");
+    } catch (const std::runtime_error& e) {
+      std::cerr << "orch run: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     const std::int64_t sweep_id =
         store.open_sweep(plan.name, plan.name, plan.file, plan.description);
     std::cout << plan.name

@@ -91,6 +91,7 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
       lock.emplace(sweep::lock_path(g.db, name));
     }
     if (wait || fs::exists(g.db)) store.emplace(g.db);
+    if (wait) lock->hold_database(g.db, name, "submit --wait");
     if (wait) {
       sweep_id = store->open_sweep(name, plan.name, plan.file, plan.description);
     } else if (store) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/device_locking.h"
 #include "cli/doctor_facts.h"
 #include "cli/pipe_guard.h"
 #include "cli/plan_arguments.h"
@@ -46,7 +47,8 @@ struct SweepArgs {
   double batch_headroom = 0.9;
   std::string launcher = "local";
   bool wait = false;
-  bool check = false;  // --check: rehearse the plan, record nothing
+  bool check = false;    // --check: rehearse the plan, record nothing
+  bool no_wait = false;  // --no-wait: a device in use ends the command instead of a wait
   SlurmCliOptions slurm;
 };
 
@@ -132,6 +134,9 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--check", a->check,
                 "rehearse instead of running: one training step of each configuration in a "
                 "child process (one per GPU at a time), every failure listed; records nothing");
+  cmd->add_flag("--no-wait", a->no_wait,
+                "when a device is in use by another orch (a sweep, run or check), exit at once "
+                "(code 2) naming it, instead of waiting for it");
   cmd->add_option("--gpus", a->gpus,
                   "GPUs to use, by index among the visible ones, e.g. 0,1 "
                   "(default: all visible; none: the CPU)");
@@ -203,7 +208,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                                 options.gpus.size() == 1 && options.gpus[0].empty()
                                     ? std::vector<std::string>{}
                                     : options.gpus,
-                                a->grace_s);
+                                a->grace_s, !a->no_wait);
       return;
     }
     std::string name;
@@ -223,7 +228,23 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       exit_code = kExitBadInput;
       return;
     }
+    // One measurement per device: another sweep's runs on the same GPU would slow both
+    // without a word. Held until the sweep ends; before anything is written.
+    std::optional<sweep::DeviceLocks> devices;
+    {
+      StopSignals stop;
+      devices = lock_devices(devices_of_slots(options.gpus), "sweep", name, !a->no_wait,
+                             stop.flag(), exit_code);
+      if (!devices) return;
+    }
     storage::Store store(g.db);
+    try {
+      lock->hold_database(g.db, name);
+    } catch (const std::runtime_error& e) {
+      std::cerr << "orch sweep: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
     const sweep::PlanCheck check = sweep::check_plan(store, name, revision, a->replan, &plan);
     if (!check.ok) {

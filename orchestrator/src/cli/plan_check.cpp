@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include "cli/device_locking.h"
 #include "cli/stop_signals.h"
 #include "sweep/child_run.h"
 #include "sweep/rehearsal.h"
@@ -31,7 +33,16 @@ std::vector<std::string> visible_gpu_slots() {
 }
 
 int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<std::string>& gpus,
-                  double grace_s) {
+                  double grace_s, bool wait) {
+  // A rehearsal's step on a GPU another sweep measures on would slow that sweep's runs.
+  std::optional<sweep::DeviceLocks> devices;
+  {
+    int exit_code = kExitOk;
+    StopSignals stop;
+    devices = lock_devices(devices_of_slots(gpus.empty() ? std::vector<std::string>{""} : gpus),
+                           "plan --check", plan.name, wait, stop.flag(), exit_code);
+    if (!devices) return exit_code;
+  }
   // The children's specs, results and logs go to a folder of their own, never beside the
   // database: a rehearsal leaves nothing behind.
   std::string tmpl = (std::filesystem::temp_directory_path() / "orch-check-XXXXXX").string();

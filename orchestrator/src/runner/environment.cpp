@@ -9,6 +9,7 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -43,6 +44,18 @@ std::string pci_bus_id_of(const c10::Device& device) {
   if (!device.is_cuda()) return "";
   const cudaDeviceProp* p = at::cuda::getDeviceProperties(device.index());
   return pci_bus_id(p->pciDomainID, p->pciBusID, p->pciDeviceID);
+}
+
+std::string gpu_uuid_of(int cuda_index) {
+  const cudaDeviceProp* p = at::cuda::getDeviceProperties(cuda_index);
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(p->uuid.bytes[i]));
+    out += hex;
+  }
+  return out;
 }
 
 nlohmann::json host_environment() {

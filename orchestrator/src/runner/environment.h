@@ -34,4 +34,8 @@ std::map<std::string, std::string> relevant_variables();
 /// whatever CUDA_VISIBLE_DEVICES did to CUDA's numbering. Empty for the CPU.
 std::string pci_bus_id_of(const c10::Device& device);
 
+/// The CUDA device's UUID as nvidia-smi spells it ("GPU-8a1f0c2e-..."; a MIG instance's too,
+/// with its own bytes): one name for one GPU, whatever CUDA_VISIBLE_DEVICES calls it.
+std::string gpu_uuid_of(int cuda_index);
+
 }  // namespace orch

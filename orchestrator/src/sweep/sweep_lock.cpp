@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
+#include "sweep/device_lock.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::sweep {
@@ -54,6 +56,32 @@ SweepLock::SweepLock(const std::string& path) {
 
 SweepLock::~SweepLock() {
   if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+  if (inode_fd_ >= 0) ::close(inode_fd_);
+}
+
+void SweepLock::hold_database(const std::string& db_path, const std::string& sweep_name,
+                              const std::string& command) {
+  struct stat st {};
+  if (::stat(db_path.c_str(), &st) != 0) {
+    throw std::runtime_error("cannot lock the database " + db_path + ": " + std::strerror(errno));
+  }
+  // FNV-1a of the name: stable across builds, so every orch agrees on the file's name.
+  std::uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : sweep_name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  const std::string key = "db-" + std::to_string(static_cast<unsigned long long>(st.st_dev)) + "-" +
+                          std::to_string(static_cast<unsigned long long>(st.st_ino)) + "-" +
+                          std::to_string(h);
+  std::string holder;
+  inode_fd_ = try_lock_file(device_lock_dir(), key, lock_holder_text(command, sweep_name), holder);
+  if (inode_fd_ < 0) {
+    throw std::runtime_error(
+        "this sweep is already running on the same database file through "
+        "another path to it (a hard link or a mount of " +
+        db_path + "): held by " + holder + "; wait for it to finish or stop it first");
+  }
 }
 
 std::string lock_path(const std::string& db_path, const std::string& sweep_name) {

@@ -16,8 +16,17 @@ class SweepLock {
   SweepLock& operator=(const SweepLock&) = delete;
   ~SweepLock();
 
+  /// Also locks the database file itself, by its device and inode, in the device lock folder
+  /// (device_lock.h): a hard link or bind mount is another path to the same file, and meets
+  /// this lock where the lock beside the path does not. Call once the database exists (the
+  /// Store opened it). Throws std::runtime_error, as the constructor does, when another
+  /// process holds this sweep of the same file.
+  void hold_database(const std::string& db_path, const std::string& sweep_name,
+                     const std::string& command = "sweep");
+
  private:
   int fd_ = -1;
+  int inode_fd_ = -1;
 };
 
 /// The lock file for sweep `name` of database `db_path`: "<db>.<name>.lock" beside the real

@@ -1,0 +1,76 @@
+// Two sweeps started at once on one GPU (different names, different databases): the device
+// lock (sweep/device_lock.h) makes the second wait for the first, so no run of one overlaps a
+// run of the other and both measure the GPU alone. Without it both ran to the end, each
+// several times slower, exit 0.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "integration/test_support.h"
+#include "storage/store.h"
+#include "sweep/child_process.h"
+
+using namespace orch;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<storage::RunRecord> runs_of(const fs::path& db, const std::string& sweep) {
+  storage::Store store(db.string());
+  auto id = store.find_sweep(sweep);
+  REQUIRE(id.has_value());
+  return store.runs(*id);
+}
+
+}  // namespace
+
+TEST_CASE("two sweeps started at once on one GPU never overlap their runs", "[device_lock]") {
+  test::TempDir tmp;
+  std::vector<std::unique_ptr<sweep::ChildProcess>> sweeps;
+  for (const std::string name : {"left", "right"}) {
+    std::ofstream(tmp.path() / (name + ".yaml"))
+        << "name: " << name << "\nbase:\n"
+        << "  model: {plugin: resnet, depth: 18}\n"
+        << "  data: {plugin: synthetic, image_size: 64, classes: 10, batches: 2}\n"
+        << "  precision: {plugin: amp, dtype: bf16}\n"
+        << "  device: cuda\n  batch_size: 64\n  steps: {warmup: 5, measure: 40}\n"
+        << "matrix:\n  seed: [1, 2]\n";
+    sweep::ChildOptions o;
+    o.argv = {ORCH_BINARY,
+              "--db",
+              (tmp.path() / (name + ".db")).string(),
+              "sweep",
+              (tmp.path() / (name + ".yaml")).string(),
+              "--gpus",
+              "0"};
+    o.stdout_path = (tmp.path() / (name + ".out")).string();
+    o.stderr_path = (tmp.path() / (name + ".err")).string();
+    sweeps.push_back(std::make_unique<sweep::ChildProcess>(o));
+  }
+  std::string said;
+  for (std::size_t i = 0; i < sweeps.size(); ++i) {
+    const auto st = sweeps[i]->wait();
+    const std::string name = i == 0 ? "left" : "right";
+    const std::string out =
+        test::slurp(tmp.path() / (name + ".out")) + test::slurp(tmp.path() / (name + ".err"));
+    INFO(name << ":\n" << out);
+    CHECK(st.exit_code == 0);
+    said += out;
+  }
+  CHECK(said.find("waiting for GPU 0 (GPU-") != std::string::npos);
+  const auto left = runs_of(tmp.path() / "left.db", "left");
+  const auto right = runs_of(tmp.path() / "right.db", "right");
+  REQUIRE(left.size() == 2);
+  REQUIRE(right.size() == 2);
+  for (const auto& a : left) {
+    for (const auto& b : right) {
+      INFO("left " << a.started_at << ".." << a.finished_at << ", right " << b.started_at << ".."
+                   << b.finished_at);
+      CHECK((a.finished_at <= b.started_at || b.finished_at <= a.started_at));
+      std::cout << "left " << a.name << " " << a.metric("images_per_s").value_or(0)
+                << " img/s; right " << b.name << " " << b.metric("images_per_s").value_or(0)
+                << " img/s\n";
+    }
+  }
+}
