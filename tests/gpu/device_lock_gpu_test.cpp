@@ -63,6 +63,14 @@ TEST_CASE("two sweeps started at once on one GPU never overlap their runs", "[de
   const auto right = runs_of(tmp.path() / "right.db", "right");
   REQUIRE(left.size() == 2);
   REQUIRE(right.size() == 2);
+  // Each run measured the GPU alone, and says so: NVML listed no other process computing on it
+  // (the waiting sweep holds no CUDA context; the run's own sweep is not counted).
+  for (const auto* runs : {&left, &right}) {
+    for (const auto& r : *runs) {
+      INFO(r.name);
+      CHECK(r.metric("gpu_other_processes") == std::optional<double>(0.0));
+    }
+  }
   for (const auto& a : left) {
     for (const auto& b : right) {
       INFO("left " << a.started_at << ".." << a.finished_at << ", right " << b.started_at << ".."

@@ -206,7 +206,7 @@ std::string ranking_section(const ReportData& d) {
         profiled ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
                                esc(cells.kernels), esc(cells.trace_busy))
                  : std::string(),
-        esc(c.diagnosis.empty() ? "-" : c.diagnosis));
+        esc(diagnosis_column(c)));
   }
   out += "</tbody></table>\n";
   out += fmt::format("<p class=\"note\">{} configurations from {} successful runs.",

@@ -76,18 +76,6 @@ std::string diverged_lines(const Ranking& ranking) {
   return out;
 }
 
-// The diagnosis cell: a configuration ranked with diverged runs says so first.
-std::string diagnosis_cell(const RankedConfig& c) {
-  std::string cell = c.diagnosis.empty() ? "" : terminal_text(c.diagnosis);
-  if (c.diverged_runs > 0) {
-    const std::string mark = c.diverged_runs == c.stats.n ? std::string("DIVERGED")
-                                                          : fmt::format("DIVERGED ({} of {} runs)",
-                                                                        c.diverged_runs, c.stats.n);
-    cell = cell.empty() ? mark : mark + "; " + cell;
-  }
-  return cell.empty() ? "-" : cell;
-}
-
 }  // namespace
 
 std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& sweep) {
@@ -146,7 +134,7 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
          std::to_string(c.stats.n), std::isnan(c.speedup) ? "-" : fmt::format("{:.2f}x", c.speedup),
          split,
          c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
-         or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""), diagnosis_cell(c)});
+         or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""), terminal_text(diagnosis_column(c))});
     if (profiled) {
       auto& row = t.rows.back();
       row.insert(row.end() - 1, {or_dash(c.kernels_per_step, ""), or_dash(c.trace_busy_pct, "%")});
@@ -172,6 +160,12 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
     out +=
         "kernels/step, busy (trace): LibTorch's profiler over extra steps after the measured ones "
         "(profile.steps); 0 kernels: a CPU run; '-': not profiled\n";
+  }
+  if (std::any_of(ranking.rows.begin(), ranking.rows.end(),
+                  [](const RankedConfig& c) { return c.shared_gpu_runs > 0; })) {
+    out +=
+        "SHARED GPU: another process was computing on the GPU when the run started (its pid "
+        "and name: the run's environment, gpu_other_processes); its numbers are likely low\n";
   }
   if (ranking.unranked > 0) {
     out += fmt::format(

@@ -1,6 +1,8 @@
 // Aggregation and ordering for `orch rank`.
 #include "report/ranking.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -99,6 +101,10 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
     c.diagnosis = most_frequent_diagnosis(group);
     c.diverged_runs = static_cast<int>(std::count_if(
         group.begin(), group.end(), [](const auto* r) { return r->status == "diverged"; }));
+    c.shared_gpu_runs =
+        static_cast<int>(std::count_if(group.begin(), group.end(), [](const auto* r) {
+          return r->metric("gpu_other_processes").value_or(0) > 0;
+        }));
     profile_means(group, c);
     out.rows.push_back(std::move(c));
   }
@@ -123,6 +129,22 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
     c.speedup = den > 0 ? num / den : std::nan("");
   }
   if (top > 0 && out.rows.size() > top) out.rows.resize(top);
+  return out;
+}
+
+std::string diagnosis_column(const RankedConfig& c) {
+  std::vector<std::string> parts;
+  const auto mark = [&](int runs, const char* what) {
+    if (runs <= 0) return;
+    parts.push_back(runs == c.stats.n ? std::string(what)
+                                      : fmt::format("{} ({} of {} runs)", what, runs, c.stats.n));
+  };
+  mark(c.diverged_runs, "DIVERGED");
+  mark(c.shared_gpu_runs, "SHARED GPU");
+  if (!c.diagnosis.empty()) parts.push_back(c.diagnosis);
+  if (parts.empty()) return "-";
+  std::string out = parts.front();
+  for (std::size_t i = 1; i < parts.size(); ++i) out += "; " + parts[i];
   return out;
 }
 

@@ -28,7 +28,15 @@ struct RankedConfig {
   std::optional<double> kernels_per_step, trace_busy_pct;
   std::string diagnosis;  ///< the most frequent label of its runs; "" when none
   int diverged_runs = 0;  ///< of stats.n, runs whose loss became NaN or infinite (when included)
+  /// Of stats.n, runs that started with another process computing on their GPU (metric
+  /// gpu_other_processes > 0): their numbers measured a shared GPU.
+  int shared_gpu_runs = 0;
 };
+
+/// The diagnosis column: the marks that qualify the numbers (DIVERGED, SHARED GPU, with how
+/// many of the runs when not all) before the runs' most frequent diagnosis; "-" for none.
+/// Plain text: the terminal table and the report escape it their own way.
+std::string diagnosis_column(const RankedConfig& c);
 
 /// A run whose loss became NaN or infinite (status `diverged`): listed with its reason whether
 /// or not it is ranked.

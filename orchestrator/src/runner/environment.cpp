@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "telemetry/gpu_facts.h"
@@ -58,6 +59,18 @@ std::string gpu_uuid_of(int cuda_index) {
   return out;
 }
 
+namespace {
+
+// The executable a process runs, "" when it cannot be read (another user's process).
+std::string executable_of(pid_t pid) {
+  std::error_code ec;
+  const auto exe =
+      std::filesystem::read_symlink("/proc/" + std::to_string(static_cast<long>(pid)) + "/exe", ec);
+  return ec ? std::string() : exe.string();
+}
+
+}  // namespace
+
 nlohmann::json host_environment() {
   nlohmann::json env;
   env["orch_version"] = ORCH_VERSION;
@@ -77,7 +90,7 @@ void add_nvml_environment(nlohmann::json& env, const std::string& pci_bus_id) {
   // and UUID when the run is on a GPU. A failure only leaves these null.
   std::vector<std::string> bus_ids;
   if (!pci_bus_id.empty()) bus_ids.push_back(pci_bus_id);
-  const NvmlFacts nvml = gather_nvml_facts(bus_ids, /*list_processes=*/false);
+  const NvmlFacts nvml = gather_nvml_facts(bus_ids, /*list_processes=*/!bus_ids.empty());
   env["driver_version"] = string_or_null(nvml.driver_version);
   if (!nvml.available) env["nvml_error"] = nvml.reason;
   if (pci_bus_id.empty()) return;
@@ -91,6 +104,24 @@ void add_nvml_environment(nlohmann::json& env, const std::string& pci_bus_id) {
   env["pcie"] = pcie_json(known ? g->pcie : PcieLink{});
   env["persistence_mode"] =
       known && g->persistence_mode ? nlohmann::json(*g->persistence_mode) : nlohmann::json(nullptr);
+  // Who else computes on this GPU as the run starts: their kernels share its SMs and memory
+  // bandwidth, and the run's numbers with them. The sweep that started this run is orch,
+  // holding the device's lock, not a neighbour.
+  env["gpu_other_processes"] = nullptr;
+  if (known && g->other_processes) {
+    const std::string parent_exe = executable_of(::getppid()), own_exe = executable_of(::getpid());
+    nlohmann::json list = nlohmann::json::array();
+    for (const GpuProcess& p : *g->other_processes) {
+      if (static_cast<pid_t>(p.pid) == ::getppid() && !own_exe.empty() && parent_exe == own_exe)
+        continue;
+      list.push_back(
+          {{"pid", p.pid},
+           {"name", p.name},
+           {"used_memory_bytes", p.used_memory_bytes < 0 ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(p.used_memory_bytes)}});
+    }
+    env["gpu_other_processes"] = list;
+  }
 }
 
 nlohmann::json collect_environment(const c10::Device& device) {

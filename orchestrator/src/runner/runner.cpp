@@ -407,6 +407,10 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
     nlohmann::json metrics = document_metrics(m, *spec.batch_size, startup_s, t0);
     measure_ended = m.measure_ended;
     metrics.update(telemetry_metrics(*telemetry));
+    // A number, so rank and the report can flag a run that shared its GPU (environment.cpp).
+    if (doc.environment.contains("gpu_other_processes") &&
+        doc.environment["gpu_other_processes"].is_array())
+      metrics["gpu_other_processes"] = doc.environment["gpu_other_processes"].size();
     doc.metrics = metrics;
     doc.counters = m.counters;
     doc.steps = document_steps(m);
