@@ -4,6 +4,7 @@
 #include <orch/imagedata/image_cache.h>
 #include <orch/imagedata/image_folder.h>
 #include <orch/imagedata/image_generator.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -248,6 +249,60 @@ TEST_CASE("orch dataset make, cache and bench through the binary", "[loader][cli
   auto negative = test::run_orch("dataset bench --data synthetic --busy-gpu-ms -1");
   CHECK(negative.exit_code != 0);
   CHECK_THAT(negative.output, Contains("busy-gpu-ms"));
+}
+
+TEST_CASE(
+    "orch dataset cache replaces only a cache: a database, an experiment file, a link "
+    "and a FIFO as the destination are refused before the scan, untouched",
+    "[loader][cli]") {
+  test::TempDir tmp;
+  const auto dir = tmp.path() / "gen";
+  REQUIRE(test::run_orch("dataset make '" + dir.string() + "' --classes 1 --per-class 2 --seed 1")
+              .exit_code == 0);
+  const auto cache = [&](const std::filesystem::path& dst) {
+    return test::run_orch("dataset cache '" + dir.string() + "' '" + dst.string() + "' --size 16");
+  };
+  const auto db = tmp.path() / "results.db";
+  { storage::Store store(db.string()); }
+  const auto yaml = tmp.path() / "night.yaml";
+  std::ofstream(yaml) << "name: night\n";
+  const auto target = tmp.path() / "target.txt";
+  std::ofstream(target) << "keep me";
+  const auto link = tmp.path() / "link.bin";
+  std::filesystem::create_symlink(target, link);
+  const auto fifo = tmp.path() / "fifo.bin";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const auto& [dst, said] : std::vector<std::pair<std::filesystem::path, std::string>>{
+           {db, "exists and is not an orch image cache"},
+           {yaml, "exists and is not an orch image cache"},
+           {link, "is a symbolic link"},
+           {fifo, "is not a regular file"}}) {
+    const std::string before = std::filesystem::is_fifo(dst) ? "" : test::slurp(dst);
+    auto r = cache(dst);
+    INFO(dst << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains(said) && Contains("a cache replaces only an earlier orch "
+                                                    "image cache"));
+    CHECK_THAT(r.output, !Contains("images of"));  // refused before the scan
+    if (!std::filesystem::is_fifo(dst)) CHECK(test::slurp(dst) == before);
+  }
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(test::slurp(target) == "keep me");
+  CHECK(std::filesystem::is_fifo(fifo));
+  // An earlier cache is replaced; a link planted at the temporary name is not written through.
+  const auto c = tmp.path() / "c.bin";
+  REQUIRE(cache(c).exit_code == 0);
+  std::filesystem::create_symlink(target, c.string() + ".partial");
+  auto planted = cache(c);
+  INFO(planted.output);
+  CHECK(planted.exit_code == 2);
+  CHECK_THAT(planted.output, Contains(".partial: is in the way"));
+  CHECK(test::slurp(target) == "keep me");
+  std::filesystem::remove(c.string() + ".partial");
+  auto again = cache(c);
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(imagedata::ImageCache(c).size() == 2);
 }
 
 TEST_CASE("orch run trains ResNet18 from a generated JPEG folder", "[loader][cli]") {

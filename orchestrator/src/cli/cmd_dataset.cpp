@@ -121,6 +121,7 @@ void add_cache(CLI::App& dataset, int& exit_code) {
   cmd->callback([&exit_code, o] {
     std::optional<imagedata::ProgressMeter> meter;
     try {
+      imagedata::check_cache_destination(o->dst);  // before a scan and decoding of hours
       imagedata::ScanOptions scan;
       scan.split = o->split;
       scan.skip_errors = o->on_error == "skip";

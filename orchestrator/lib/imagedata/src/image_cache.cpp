@@ -102,8 +102,31 @@ std::uint64_t free_bytes(const fs::path& dir) {
   return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
+void check_cache_destination(const fs::path& dst) {
+  struct stat st {};
+  if (::lstat(dst.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;
+    throw DatasetError(dst.string() + ": cannot check the destination: " + std::strerror(errno));
+  }
+  const auto refuse = [&](const std::string& what) {
+    throw DatasetError(dst.string() + ": " + what +
+                       "; a cache replaces only an earlier orch image cache: choose another "
+                       "destination or remove it");
+  };
+  if (S_ISLNK(st.st_mode)) refuse("is a symbolic link, and orch does not write through links");
+  if (!S_ISREG(st.st_mode)) refuse("is not a regular file");
+  char magic[8] = {};
+  Fd in;
+  in.fd = ::open(dst.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (in.fd < 0 || ::pread(in.fd, magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic) ||
+      std::memcmp(magic, kCacheMagic, sizeof magic) != 0) {
+    refuse("exists and is not an orch image cache");
+  }
+}
+
 CacheWriteSummary write_image_cache(const CachePlan& plan, const fs::path& dst,
                                     const CacheWriteOptions& o) {
+  check_cache_destination(dst);
   const FolderIndex& index = plan.index;
   const int size = plan.size;
   const std::int64_t total = static_cast<std::int64_t>(index.samples.size());
@@ -115,7 +138,18 @@ CacheWriteSummary write_image_cache(const CachePlan& plan, const fs::path& dst,
   summary.skipped = index.skipped;
   const fs::path tmp = dst.string() + ".partial";
   Fd out;
-  out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // New, never through a link planted at the name; a regular file an interrupted cache left
+  // there is ours to replace.
+  const int create = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  out.fd = ::open(tmp.c_str(), create, 0644);
+  if (out.fd < 0 && errno == EEXIST) {
+    struct stat st {};
+    if (::lstat(tmp.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::unlink(tmp.c_str()) == 0) {
+      out.fd = ::open(tmp.c_str(), create, 0644);
+    } else {
+      throw DatasetError(tmp.string() + ": is in the way and not a file orch left; remove it");
+    }
+  }
   if (out.fd < 0) throw DatasetError(tmp.string() + ": cannot create: " + std::strerror(errno));
   try {
     std::vector<std::uint8_t> pixels(static_cast<std::size_t>(chunk * l.stride));

@@ -65,10 +65,17 @@ struct CacheWriteOptions {
   std::function<void(const CacheProgress&)> progress;
 };
 
-/// Decodes the plan's images into the cache file `dst`. Written as `dst.partial` and renamed at
-/// the end; the header goes in last, so a file left by an interrupted cache has no magic and is
-/// refused by ImageCache whatever its name. A file that cannot be decoded fails the cache with
-/// `path: what is wrong` (nothing left behind), or with skip_errors is left out.
+/// Throws DatasetError unless `dst` may receive a cache: absent, or a regular file that is an
+/// earlier orch image cache (its magic). A link, a FIFO, a device or any other file (a results
+/// database, an experiment file) is refused: a cache replaces only a cache. Cheap; call it
+/// before the scan and the decoding, which can take hours.
+void check_cache_destination(const std::filesystem::path& dst);
+
+/// Decodes the plan's images into the cache file `dst` (check_cache_destination first). Written as
+/// `dst.partial` and renamed at the end; the header goes in last, so a file left by an interrupted
+/// cache has no magic and is refused by ImageCache whatever its name; `dst.partial` is created new,
+/// never through a link (one left by a crash is removed first). A file that cannot be decoded fails
+/// the cache with `path: what is wrong` (nothing left behind), or with skip_errors is left out.
 CacheWriteSummary write_image_cache(const CachePlan& plan, const std::filesystem::path& dst,
                                     const CacheWriteOptions& options);
 
