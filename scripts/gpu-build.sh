@@ -8,12 +8,16 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 bundle=$PWD/third_party/gpu-bundle/prefix/usr
+# cudnn-frontend's headers, carried in the bundle (scripts/gpu-bundle.sh); without them the
+# fused backward graph builds as a refusal (plugins/model/resnet/ops/CMakeLists.txt).
+frontend=$PWD/third_party/gpu-bundle/cudnn-frontend/include
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 {
   echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
   echo "== configure"
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_PREFIX_PATH="$bundle;$torch_prefix" --log-level=WARNING 2>&1 | grep -v -i kineto || true
+    -DCMAKE_PREFIX_PATH="$bundle;$torch_prefix" -DORCH_CUDNN_FRONTEND_INCLUDE_DIR="$frontend" \
+    --log-level=WARNING 2>&1 | grep -v -i kineto || true
   echo "== build"
   time cmake --build build-gpu -j "$(nproc)"
 } 2>&1 | tee "$OUT/build.log"

@@ -91,6 +91,13 @@ fi
 # the CMake settings for them (CMAKE_CUDA_COMPILER=... and the toolkit root), or nothing.
 ORCH_CACHE=$ORCH_CACHE bash "$(dirname "$0")/cuda-toolkit.sh" "$VENV"
 
+# cudnn-frontend's C++ headers, for the resnet model's fused backward graph: only include/ of
+# the nvidia-cudnn-frontend wheel, in $ORCH_CACHE, where CMake looks for them
+# (scripts/cudnn-frontend.sh). It prints ORCH_CUDNN_FRONTEND_INCLUDE_DIR=... for the log.
+# Optional: without them the build still succeeds and the graph refuses, saying why.
+ORCH_CACHE=$ORCH_CACHE bash "$(dirname "$0")/cudnn-frontend.sh" "$VENV/bin/python" ||
+  say "cudnn-frontend's headers could not be fetched: the fused backward graph will refuse"
+
 # ccache keeps its cache in the per-user cache too; big enough for LibTorch objects.
 if command -v ccache >/dev/null; then ccache --max-size=5G >/dev/null; fi
 
