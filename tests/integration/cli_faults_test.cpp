@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "integration/test_support.h"
@@ -241,6 +242,100 @@ TEST_CASE("export -o and report -o: a write that fails names the path and errno,
     CHECK_FALSE(fs::exists(out));
     CHECK_FALSE(fs::exists(out.string() + ".tmp"));
   }
+}
+
+TEST_CASE("a new database on a full or read-only file system is exit 4, a bad path exit 2",
+          "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "new.db";
+  for (const std::string cmd : {"sweep", "run"}) {
+    // The sweep's lock is the first file a new database's sweep creates beside it.
+    auto r = test::run_command("ORCH_TEST_FAIL_WRITE=new.db '" + std::string(ORCH_BINARY) +
+                               "' --db " + q(db) + " " + cmd + " " + q(tmp.path() / "tiny.yaml"));
+    INFO(cmd << ": " << r.output);
+    CHECK(r.exit_code == 4);
+    CHECK_THAT(r.output, Contains("no space left on " + db.string() + ".tiny.lock"));
+    CHECK_FALSE(fs::exists(db));
+  }
+  // A file where the database's folder should be is the user's path, not the machine's fault.
+  write(tmp.path() / "taken", "x");
+  auto bad = test::run_orch("--db " + q(tmp.path() / "taken" / "r.db") + " sweep " +
+                            q(tmp.path() / "tiny.yaml"));
+  INFO(bad.output);
+  CHECK(bad.exit_code == 2);
+}
+
+TEST_CASE("run folders are never written through a planted link: DB.runs, the sweep's, a run's",
+          "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "r.db", elsewhere = tmp.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  write(elsewhere / "result.json", "keep me");
+  const std::string sweep = "--db " + q(db) + " sweep " + q(tmp.path() / "tiny.yaml");
+  // <db>.runs itself, then the sweep's folder, as links: refused before anything runs.
+  fs::create_directory_symlink(elsewhere, db.string() + ".runs");
+  auto r = test::run_orch(sweep);
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(db.string() + ".runs") && Contains("symbolic link"));
+  CHECK_THAT(r.output, !Contains("[1/1]"));
+  fs::remove(db.string() + ".runs");
+  fs::create_directories(db.string() + ".runs");
+  fs::create_directory_symlink(elsewhere, db.string() + ".runs/tiny");
+  auto s = test::run_orch(sweep);
+  INFO(s.output);
+  CHECK(s.exit_code == 2);
+  CHECK_THAT(s.output, Contains(db.string() + ".runs/tiny") && Contains("symbolic link"));
+  fs::remove(db.string() + ".runs/tiny");
+  // A run's own folder as a link: the run is not started through it, and the sweep stops.
+  auto plan = test::run_orch("plan " + q(tmp.path() / "tiny.yaml"));
+  std::smatch m;
+  REQUIRE(std::regex_search(plan.output, m, std::regex(R"(\n0\s+\S+\s+([0-9a-f]{12}))")));
+  fs::create_directories(db.string() + ".runs/tiny");
+  const fs::path run_dir = db.string() + ".runs/tiny/" + m[1].str() + "-r0";
+  fs::create_directory_symlink(elsewhere, run_dir);
+  auto t = test::run_orch(sweep);
+  INFO(t.output);
+  CHECK(t.exit_code == 4);  // an environment fault: the sweep stops, a resume continues
+  CHECK_THAT(t.output, Contains(run_dir.string()) && Contains("symbolic link"));
+  CHECK(test::slurp(elsewhere / "result.json") == "keep me");
+  CHECK_FALSE(fs::exists(elsewhere / "spec.json"));
+}
+
+TEST_CASE("plan --check with a TMPDIR that is not a folder says so plainly", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  write(tmp.path() / "file", "x");
+  for (const auto& [dir, said] : std::vector<std::pair<fs::path, std::string>>{
+           {tmp.path() / "missing", "No such file or directory"},
+           {tmp.path() / "file", "Not a directory"}}) {
+    auto r = test::run_command("TMPDIR=" + q(dir) + " '" + std::string(ORCH_BINARY) +
+                               "' plan --check " + q(tmp.path() / "tiny.yaml"));
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains("--check needs a temporary folder: TMPDIR=" + dir.string() +
+                                  ": " + said + "; set TMPDIR to a folder you can write"));
+    CHECK_THAT(r.output, !Contains("filesystem error"));
+  }
+}
+
+TEST_CASE("a --plugin-path that is not a folder is an error, before anything runs", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "file", "x");
+  fs::create_symlink("loop", tmp.path() / "loop");
+  for (const auto& [p, said] : std::vector<std::pair<fs::path, std::string>>{
+           {tmp.path() / "missing", "does not exist"},
+           {tmp.path() / "file", "is not a folder"},
+           {tmp.path() / "loop", "Too many levels of symbolic links"}}) {
+    auto r = test::run_orch("--plugin-path " + q(p) + " plugins");
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains("--plugin-path") && Contains(p.string() + " ") && Contains(said));
+  }
+  auto ok = test::run_orch("--plugin-path " + q(tmp.path()) + " plugins");
+  CHECK(ok.exit_code == 0);
 }
 
 TEST_CASE("standard output that cannot be written: exit 4 on a full device, 3 without a reader",

@@ -71,10 +71,12 @@ struct BadFolder {
     fs::create_symlink("looped", loop_dir);
   }
   // The environment and binary for one command, with this folder's cache and a short timeout.
+  // The looped folder comes through ORCH_PLUGIN_PATH, a search path whose bad entries are
+  // reported and skipped (a --plugin-path that is not a folder is an error of its own).
   std::string orch(const std::string& args, const std::string& env = {}) const {
-    return "ORCH_PLUGIN_PROBE_CACHE=" + q(cache) + " ORCH_PLUGIN_PROBE_TIMEOUT=1 " + env + " " +
-           q(ORCH_BINARY) + " --plugin-path " + q(dir) + " --plugin-path " + q(loop_dir) + " " +
-           args;
+    return "ORCH_PLUGIN_PROBE_CACHE=" + q(cache) + " ORCH_PLUGIN_PROBE_TIMEOUT=1 " +
+           "ORCH_PLUGIN_PATH=" + q(loop_dir) + " " + env + " " + q(ORCH_BINARY) +
+           " --plugin-path " + q(dir) + " " + args;
   }
 };
 

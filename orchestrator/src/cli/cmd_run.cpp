@@ -22,6 +22,7 @@
 #include "runner/script_workload.h"
 #include "storage/store.h"
 #include "sweep/child_run.h"
+#include "sweep/environment_fault.h"
 #include "sweep/sweep_lock.h"
 #include "sweep/sweep_paths.h"
 
@@ -97,8 +98,10 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       sweep::create_database_folder(g.db);
       lock.emplace(sweep::lock_path(g.db, plan.name));
     } catch (const std::runtime_error& e) {
+      // A full, read-only or failing file system is exit 4, as it is later in the sweep.
+      const auto* fault = dynamic_cast<const sweep::EnvironmentFault*>(&e);
       std::cerr << "orch run: " << e.what() << "\n";
-      exit_code = kExitBadInput;
+      exit_code = fault && fault->storage_fault() ? kExitEnvironment : kExitBadInput;
       return;
     }
     // The devices its runs measure on, as `orch sweep` locks its GPUs.
@@ -112,6 +115,8 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     storage::Store store(g.db);
     try {
       lock->hold_database(g.db, plan.name, "run");
+      sweep::check_own_folder(g.db + ".runs");
+      sweep::check_own_folder(sweep::sweep_work_dir(g.db, plan.name));
     } catch (const std::runtime_error& e) {
       std::cerr << "orch run: " << e.what() << "\n";
       exit_code = kExitBadInput;

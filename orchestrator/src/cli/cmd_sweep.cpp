@@ -26,6 +26,7 @@
 #include "sweep/child_run.h"
 #include "sweep/deadline.h"
 #include "sweep/device_check.h"
+#include "sweep/environment_fault.h"
 #include "sweep/plan_revision.h"
 #include "sweep/store_recorder.h"
 #include "sweep/sweep_lock.h"
@@ -224,8 +225,10 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       sweep::create_database_folder(g.db);
       lock.emplace(sweep::lock_path(g.db, name));
     } catch (const std::runtime_error& e) {
+      // A full, read-only or failing file system is exit 4, as it is later in the sweep.
+      const auto* fault = dynamic_cast<const sweep::EnvironmentFault*>(&e);
       std::cerr << "orch sweep: " << e.what() << "\n";
-      exit_code = kExitBadInput;
+      exit_code = fault && fault->storage_fault() ? kExitEnvironment : kExitBadInput;
       return;
     }
     // One measurement per device: another sweep's runs on the same GPU would slow both
@@ -240,6 +243,9 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     storage::Store store(g.db);
     try {
       lock->hold_database(g.db, name);
+      // Run folders go under these two: a link planted there is refused before anything runs.
+      sweep::check_own_folder(g.db + ".runs");
+      sweep::check_own_folder(sweep::sweep_work_dir(g.db, name));
     } catch (const std::runtime_error& e) {
       std::cerr << "orch sweep: " << e.what() << "\n";
       exit_code = kExitBadInput;

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -43,10 +44,24 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the command: `orch rank --db x.db`
   app.set_version_flag("--version", std::string("orch ") + ORCH_VERSION);
+  // A --plugin-path must be a folder: missing, a file or a symbolic-link loop is said as such
+  // (ORCH_PLUGIN_PATH is a search path, where such an entry is reported and skipped).
+  const CLI::Validator plugin_folder(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        const auto st = std::filesystem::status(path, ec);
+        if (ec && st.type() != std::filesystem::file_type::not_found)
+          return path + " cannot be read as a folder: " + ec.message();
+        if (st.type() == std::filesystem::file_type::not_found) return path + " does not exist";
+        if (st.type() != std::filesystem::file_type::directory) return path + " is not a folder";
+        return {};
+      },
+      "DIR");
   orch::cli::GlobalOptions global;
   global.argv.assign(argv, argv + argc);
   app.add_option("--plugin-path", global.plugin_paths,
-                 "extra folder to search for plugin libraries (repeatable; also ORCH_PLUGIN_PATH)");
+                 "extra folder to search for plugin libraries (repeatable; also ORCH_PLUGIN_PATH)")
+      ->check(plugin_folder);  // a mistyped folder would only lose its plugins
   app.add_option("--db", global.db, "SQLite results database")->capture_default_str();
 
   int exit_code = orch::cli::kExitOk;

@@ -3,7 +3,9 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <stdlib.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -34,6 +36,26 @@ std::vector<std::string> visible_gpu_slots() {
 
 int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<std::string>& gpus,
                   double grace_s, bool wait) {
+  // The children's specs, results and logs go to a folder of their own, never beside the
+  // database: a rehearsal leaves nothing behind.
+  std::error_code ec;
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) {
+    // std::filesystem's own words ("temp_directory_path: No such file or directory") do not say
+    // which folder or what to do.
+    const char* env = std::getenv("TMPDIR");
+    std::cerr << "orch: --check needs a temporary folder: "
+              << (env ? "TMPDIR=" + std::string(env) : std::string("/tmp")) << ": " << ec.message()
+              << "; set TMPDIR to a folder you can write\n";
+    return kExitBadInput;
+  }
+  std::string tmpl = (tmp / "orch-check-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) {
+    std::cerr << "orch: --check: cannot create a temporary folder in " << tmp.string() << ": "
+              << std::strerror(errno) << "; set TMPDIR to a folder you can write\n";
+    return kExitBadInput;
+  }
+  const std::filesystem::path work = tmpl;
   // A rehearsal's step on a GPU another sweep measures on would slow that sweep's runs.
   std::optional<sweep::DeviceLocks> devices;
   {
@@ -41,17 +63,11 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
     StopSignals stop;
     devices = lock_devices(devices_of_slots(gpus.empty() ? std::vector<std::string>{""} : gpus),
                            "plan --check", plan.name, wait, stop.flag(), exit_code);
-    if (!devices) return exit_code;
+    if (!devices) {
+      std::filesystem::remove_all(work, ec);
+      return exit_code;
+    }
   }
-  // The children's specs, results and logs go to a folder of their own, never beside the
-  // database: a rehearsal leaves nothing behind.
-  std::string tmpl = (std::filesystem::temp_directory_path() / "orch-check-XXXXXX").string();
-  if (!::mkdtemp(tmpl.data())) {
-    std::cerr << "orch: --check: cannot create a temporary folder in "
-              << std::filesystem::temp_directory_path().string() << "\n";
-    return kExitBadInput;
-  }
-  const std::filesystem::path work = tmpl;
   sweep::ChildLaunchOptions launch;
   launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
   launch.plugin_paths = g.plugin_paths;
@@ -66,7 +82,6 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
               << std::endl;
     return sweep::rehearse(plan.runs, gpus, launcher, std::cout, stop.flag(), launch.probe_start);
   }();
-  std::error_code ec;
   std::filesystem::remove_all(work, ec);
 
   std::cout << sweep::format_rehearsal(r);

@@ -73,6 +73,7 @@ class Attempt {
       : grace_(o.grace_s), timeout_(spec.timeout_s), dir_(dir) {
     // Every write is checked (an EnvironmentFault names the path and the error). The previous
     // attempt's result goes first: left behind, a resume would record it as this attempt's.
+    check_own_folder(dir_.string());
     remove_file((dir_ / "result.json").string());
     create_directories(dir_.string());
     const fs::path spec_path = dir_ / "spec.json";
@@ -222,6 +223,7 @@ class ChildRun final : public RunHandle {
            const RunSpec& spec, const std::string& gpu)
       : o_(o), chosen_(chosen), spec_(spec), gpu_(gpu) {
     dir_ = fs::path(o.work_dir) / run_dir_name(spec);
+    check_own_folder(dir_.string());
     // An earlier attempt's result must not outlive this attempt's probes (a resume would take
     // it for this attempt's).
     remove_file((dir_ / "result.json").string());

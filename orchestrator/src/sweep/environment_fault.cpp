@@ -13,7 +13,7 @@ namespace orch::sweep {
 namespace {
 
 [[noreturn]] void fail(const std::string& path, int err) {
-  throw EnvironmentFault(write_fault_text(path, err));
+  throw EnvironmentFault(write_fault_text(path, err), /*database=*/false, err);
 }
 
 }  // namespace
@@ -152,6 +152,14 @@ void write_file_atomically(const std::string& path, std::string_view content) {
 }
 
 void create_empty_file(const std::string& path) { write_file(path, {}); }
+
+void check_own_folder(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return;  // absent: created when needed
+  if (S_ISLNK(st.st_mode))
+    refuse(dir, "it is a symbolic link, and orch keeps its run folders out of links; remove it");
+  if (!S_ISDIR(st.st_mode)) refuse(dir, "it is not a folder; remove or rename it");
+}
 
 void create_directories(const std::string& dir) {
   if (const int err = injected_write_fault(dir)) fail(dir, err);

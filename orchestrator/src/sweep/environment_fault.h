@@ -6,6 +6,7 @@
 // here, so no such fault passes unnoticed.
 #pragma once
 
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,12 +16,22 @@ namespace orch::sweep {
 class EnvironmentFault : public std::runtime_error {
  public:
   /// `database`: the results database itself cannot be written, so nothing more is recorded.
-  explicit EnvironmentFault(const std::string& what, bool database = false)
-      : std::runtime_error(what), database_(database) {}
+  explicit EnvironmentFault(const std::string& what, bool database = false, int error = 0)
+      : std::runtime_error(what), database_(database), error_(error) {}
   bool database() const { return database_; }
+  /// The errno behind it, 0 when it was not one (a refusal, a database error).
+  int error() const { return error_; }
+  /// Whether the machine's storage is at fault (full, over quota, read-only, failing: exit 4)
+  /// rather than the path the user gave (a file where a folder should be, no permission:
+  /// exit 2, bad input).
+  bool storage_fault() const { return is_storage_errno(error_); }
+  static bool is_storage_errno(int err) {
+    return err == ENOSPC || err == EDQUOT || err == EROFS || err == EIO;
+  }
 
  private:
   bool database_;
+  int error_;
 };
 
 /// What to tell the user when writing `path` failed with `err` (an errno value): the path, the
@@ -45,6 +56,11 @@ void create_empty_file(const std::string& path);
 
 /// Creates the folder and its parents, checked.
 void create_directories(const std::string& dir);
+
+/// For a folder orch makes and owns (`<db>.runs`, a sweep's folder, a run's): absent or a real
+/// folder. A symbolic link (it would aim the runs' files, and their removal, elsewhere) or
+/// anything else there is refused with an EnvironmentFault naming it.
+void check_own_folder(const std::string& dir);
 
 /// Removes a file; one that does not exist is fine, any other failure throws EnvironmentFault.
 void remove_file(const std::string& path);

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "sweep/device_lock.h"
+#include "sweep/environment_fault.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::sweep {
@@ -18,9 +19,15 @@ namespace orch::sweep {
 SweepLock::SweepLock(const std::string& path) {
   // Never through a link planted at the lock's name (it would aim the truncation below at the
   // link's target), and only a regular file: a FIFO or device there is refused, not opened.
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  const int injected = injected_write_fault(path);  // tests: a full disk without filling one
+  fd_ = injected != 0
+            ? -1
+            : ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd_ < 0) {
-    const int err = errno;
+    const int err = injected != 0 ? injected : errno;
+    // A full, read-only or failing file system is the machine's fault, not the command's.
+    if (EnvironmentFault::is_storage_errno(err))
+      throw EnvironmentFault(write_fault_text(path, err), /*database=*/false, err);
     if (err == ELOOP) {
       throw std::runtime_error("refusing the lock file " + path +
                                ": it is a symbolic link, and orch does not write through links; "
