@@ -147,9 +147,9 @@ TEST_CASE("device locks: a planted link, a FIFO, an unsafe folder are refused", 
 }
 
 TEST_CASE("device lock file names hold only safe characters", "[device_lock]") {
-  CHECK(device_lock_file_name("gpu-GPU-8a1f") == "gpu-GPU-8a1f.lock");
-  CHECK(device_lock_file_name("../x/y") == "_.._x_y.lock");
-  CHECK(device_lock_file_name("") == "_.lock");
+  CHECK(device_lock_file_name("gpu-GPU-8a1f") == "orch-gpu-GPU-8a1f.lock");
+  CHECK(device_lock_file_name("../x/y") == "orch-.._x_y.lock");
+  CHECK(device_lock_file_name("") == "orch-.lock");
 }
 
 TEST_CASE("the sweep lock: a hard link to the database meets the same sweep's lock",

@@ -100,10 +100,13 @@ std::string device_lock_dir() {
   std::string dir;
   if (const char* v = std::getenv("ORCH_LOCK_DIR"); v && *v) {
     dir = v;
-  } else if (usable_parent("/run/lock")) {
-    dir = "/run/lock/orch";
   } else {
-    dir = "/tmp/orch-locks";
+    // The system's folders themselves (root's, sticky), not a folder of ours inside them: a
+    // folder's owner may remove anyone's files in it, so whoever made it first would hold every
+    // later user's locks, and a folder of another user is refused (check_lock_dir).
+    dir = usable_parent("/run/lock") ? "/run/lock" : "/tmp";
+    check_lock_dir(dir);
+    return dir;
   }
   if (::mkdir(dir.c_str(), 01777) == 0) {
     // mkdir's mode passes through the umask; every user of the machine locks here.
@@ -125,8 +128,7 @@ std::string device_lock_file_name(const std::string& key) {
                     c == '-' || c == '_' || c == '.';
     if (!ok) c = '_';
   }
-  if (out.empty() || out[0] == '.') out.insert(0, "_");
-  return out + ".lock";
+  return "orch-" + out + ".lock";
 }
 
 std::string lock_holder_text(const std::string& command, const std::string& name) {

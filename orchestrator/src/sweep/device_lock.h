@@ -4,11 +4,12 @@
 // machine, flock(2)ed by whoever measures on it for as long as it does. The kernel drops a
 // lock when its holder dies, even by kill -9, so a lock is never stale.
 //
-// The folder is shared by every user of the machine: ORCH_LOCK_DIR, else /run/lock/orch
-// (the system's place for lock files, world-writable and sticky on Debian and Ubuntu), else
-// /tmp/orch-locks. Since a neighbour can write there, orch refuses a folder that is a link or
-// that others may write without the sticky bit (they could swap a lock file under its
-// holder), and opens lock files without following links, regular files only.
+// The folder is shared by every user of the machine: ORCH_LOCK_DIR, else /run/lock (the
+// system's place for lock files, root's, world-writable and sticky on Debian and Ubuntu), else
+// /tmp; the files are named orch-<device>.lock. Since a neighbour can write there, orch
+// refuses a folder that is a link, another user's, or writable by others without the sticky
+// bit (they could swap a lock file under its holder), and opens lock files without following
+// links, regular files only.
 #pragma once
 
 #include <atomic>
@@ -33,7 +34,8 @@ class DeviceBusy : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The folder of the device locks (see above), created (mode 1777) when missing. Throws
+/// The folder of the device locks (see above); ORCH_LOCK_DIR's is created (mode 1777) when
+/// missing. Throws
 /// std::runtime_error naming the folder when it cannot be used safely.
 std::string device_lock_dir();
 
@@ -74,7 +76,8 @@ int try_lock_file(const std::string& dir, const std::string& key, const std::str
 /// "orch <command> '<name>' (pid N, user U, since 2026-12-02T23:10:00Z)": what a holder writes.
 std::string lock_holder_text(const std::string& command, const std::string& name);
 
-/// A file name component for a device key (letters, digits, '-', '_', '.'; the rest '_').
+/// The lock file's name for a device key: "orch-<key>.lock", the key's characters other than
+/// letters, digits, '-', '_' and '.' made '_'.
 std::string device_lock_file_name(const std::string& key);
 
 }  // namespace orch::sweep
