@@ -171,13 +171,15 @@ CacheWriteSummary write_image_cache(const CachePlan& plan, const fs::path& dst,
           resample_bilinear(r.image, r.crop, size, size, false,
                             pixels.data() + static_cast<std::size_t>(k) * l.stride);
         } catch (const DatasetError& e) {
-          if (!o.skip_errors) throw with_path(s.path.string(), e);
           failed[static_cast<std::size_t>(k)] = with_path(s.path.string(), e);
         }
       });
       for (std::int64_t k = 0; k < n; ++k) {
         const FolderSample& s = index.samples[static_cast<std::size_t>(first + k)];
         if (const auto& e = failed[static_cast<std::size_t>(k)]) {
+          // The first bad file in the plan's order, whichever thread met its own first: the
+          // same error on every run of the same command.
+          if (!o.skip_errors) throw *e;
           summary.skipped.push_back({s.path, e->reason(), e->what()});
           continue;
         }
