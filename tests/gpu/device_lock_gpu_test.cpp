@@ -14,16 +14,7 @@
 using namespace orch;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::vector<storage::RunRecord> runs_of(const fs::path& db, const std::string& sweep) {
-  storage::Store store(db.string());
-  auto id = store.find_sweep(sweep);
-  REQUIRE(id.has_value());
-  return store.runs(*id);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("two sweeps started at once on one GPU never overlap their runs", "[device_lock]") {
   test::TempDir tmp;
@@ -59,8 +50,8 @@ TEST_CASE("two sweeps started at once on one GPU never overlap their runs", "[de
     said += out;
   }
   CHECK(said.find("waiting for GPU 0 (GPU-") != std::string::npos);
-  const auto left = runs_of(tmp.path() / "left.db", "left");
-  const auto right = runs_of(tmp.path() / "right.db", "right");
+  const auto left = test::runs_of(tmp.path() / "left.db", "left");
+  const auto right = test::runs_of(tmp.path() / "right.db", "right");
   REQUIRE(left.size() == 2);
   REQUIRE(right.size() == 2);
   // Each run measured the GPU alone, and says so: NVML listed no other process computing on it

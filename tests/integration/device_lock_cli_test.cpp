@@ -33,13 +33,6 @@ std::string args(const fs::path& db) {
   return "--db '" + db.string() + "' --plugin-path '" + ORCH_FAULT_PLUGIN_DIR + "' ";
 }
 
-std::vector<storage::RunRecord> runs_of(const fs::path& db, const std::string& sweep) {
-  storage::Store store(db.string());
-  auto id = store.find_sweep(sweep);
-  REQUIRE(id.has_value());
-  return store.runs(*id);
-}
-
 TEST_CASE("two sweeps on one device: the second waits for the first, or exits under --no-wait",
           "[sweep][device_lock]") {
   test::TempDir tmp;
@@ -77,9 +70,9 @@ TEST_CASE("two sweeps on one device: the second waits for the first, or exits un
   const auto ended = a.wait();
   CHECK(ended.exit_code == 0);
   std::string last_finished, first_started = "9999";
-  for (const auto& r : runs_of(db_a, "first"))
+  for (const auto& r : test::runs_of(db_a, "first"))
     last_finished = std::max(last_finished, r.finished_at);
-  for (const auto& r : runs_of(db_b, "second"))
+  for (const auto& r : test::runs_of(db_b, "second"))
     first_started = std::min(first_started, r.started_at);
   INFO("first sweep's last run ended " << last_finished << ", second's first began "
                                        << first_started);

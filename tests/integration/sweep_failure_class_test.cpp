@@ -44,13 +44,6 @@ std::string orch_args(const fs::path& db) {
   return "--db '" + db.string() + "' --plugin-path '" + ORCH_FAULT_PLUGIN_DIR + "' ";
 }
 
-std::vector<storage::RunRecord> runs_of(const fs::path& db, const std::string& sweep) {
-  storage::Store store(db.string());
-  auto id = store.find_sweep(sweep);
-  REQUIRE(id.has_value());
-  return store.runs(*id);
-}
-
 std::string mode_of(const storage::RunRecord& r) {
   return r.config["model"]["params"]["mode"].get<std::string>();
 }
@@ -122,7 +115,7 @@ TEST_CASE("sweep: five configuration failures in a row retire nothing; every goo
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("no longer using") == std::string::npos);
   CHECK(r.output.find("checking its health") == std::string::npos);
-  const auto runs = runs_of(db, "config-errors");
+  const auto runs = test::runs_of(db, "config-errors");
   REQUIRE(runs.size() == 10);
   int failed = 0, ok = 0;
   for (const auto& run : runs) {
@@ -169,7 +162,7 @@ TEST_CASE(
     CHECK_FALSE(checks[0].healthy);
     CHECK(checks[0].detail.find("forced by ORCH_TEST_HEALTH_CHECK") != std::string::npos);
     int skipped = 0;
-    for (const auto& run : runs_of(db, "device-errors")) {
+    for (const auto& run : test::runs_of(db, "device-errors")) {
       INFO(run.name << ": " << run.status << " " << run.error);
       if (mode_of(run) == "segfault") {
         CHECK(run.status == "failed");
@@ -195,7 +188,7 @@ TEST_CASE(
       CHECK(c.healthy);
       CHECK(c.detail.find("cpu works") != std::string::npos);
     }
-    for (const auto& run : runs_of(db, "device-errors")) {
+    for (const auto& run : test::runs_of(db, "device-errors")) {
       INFO(run.name << ": " << run.status << " " << run.error);
       if (mode_of(run) == "none") {
         CHECK(run.status == "ok");
@@ -233,7 +226,7 @@ TEST_CASE(
   CHECK(output.find("free space and run the same command again") != std::string::npos);
   CHECK(output.find("warning") == std::string::npos);
   {
-    const auto runs = runs_of(db, "disk-full");
+    const auto runs = test::runs_of(db, "disk-full");
     REQUIRE(runs.size() == 2);  // the plan was not burnt through: runs 3 and 4 never started
     for (const auto& run : runs) {
       INFO(run.name << ": " << run.status << " " << run.error);
@@ -249,7 +242,7 @@ TEST_CASE(
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(again.output.find("1 already finished, 3 to run") != std::string::npos);
-  const auto runs = runs_of(db, "disk-full");
+  const auto runs = test::runs_of(db, "disk-full");
   REQUIRE(runs.size() == 4);
   for (const auto& run : runs) {
     CHECK(run.status == "ok");
@@ -314,7 +307,7 @@ TEST_CASE(
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(again.output.find("its result was complete on disk") != std::string::npos);
-  const auto runs = runs_of(db, "locked");
+  const auto runs = test::runs_of(db, "locked");
   REQUIRE(runs.size() == 3);
   for (const auto& run : runs) {
     CHECK(run.status == "ok");

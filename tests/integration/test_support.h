@@ -4,6 +4,7 @@
 
 #include <torch/nn/modules/linear.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "orch/model.h"
 #include "plan/run_spec.h"
 #include "plugin_host/registry.h"
+#include "storage/store.h"
 
 namespace orch::test {
 
@@ -145,6 +147,15 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+/// The runs recorded for sweep `sweep` in the database at `db`; the sweep must exist.
+inline std::vector<storage::RunRecord> runs_of(const std::filesystem::path& db,
+                                               const std::string& sweep) {
+  storage::Store store(db.string());
+  const auto id = store.find_sweep(sweep);
+  REQUIRE(id.has_value());
+  return store.runs(*id);
 }
 
 }  // namespace orch::test

@@ -1,12 +1,11 @@
 #include "cli/device_locking.h"
 
-#include <torch/cuda.h>
-
 #include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/plan_check.h"
+#include "runner/device.h"
 #include "runner/environment.h"
 
 namespace orch::cli {
@@ -39,24 +38,20 @@ std::vector<sweep::LockedDevice> devices_of_slots(const std::vector<std::string>
 }
 
 std::vector<sweep::LockedDevice> devices_of_runs(const std::vector<RunSpec>& runs) {
-  const bool cuda = torch::cuda::is_available();
   const std::vector<std::string> visible = visible_gpu_slots();
   std::vector<sweep::LockedDevice> out;
   for (const RunSpec& spec : runs) {
-    const std::string& d = spec.device;
-    if (d == "cpu" || (d == "auto" && !cuda)) {
+    c10::Device device(c10::kCPU);
+    try {
+      device = resolve_device(spec.device);  // as the runner will
+    } catch (const std::exception&) {
+      continue;  // the run fails with the runner's own message, on no device
+    }
+    const auto index = static_cast<std::size_t>(device.index());
+    if (!device.is_cuda()) {
       out.push_back(cpu_device());
-    } else if (cuda && (d == "auto" || d.rfind("cuda", 0) == 0)) {
-      int index = 0;
-      if (d.size() > 5 && d[4] == ':') {
-        try {
-          index = std::stoi(d.substr(5));
-        } catch (const std::exception&) {
-          continue;  // the runner refuses the setting itself, with its own message
-        }
-      }
-      if (index >= 0 && static_cast<std::size_t>(index) < visible.size())
-        out.push_back(gpu_device(index, visible[static_cast<std::size_t>(index)]));
+    } else if (index < visible.size()) {
+      out.push_back(gpu_device(device.index(), visible[index]));
     }
   }
   return out;

@@ -73,7 +73,7 @@ class DeviceLocks {
 int try_lock_file(const std::string& dir, const std::string& key, const std::string& me,
                   std::string& holder);
 
-/// "orch <command> '<name>' (pid N, user U, since 2026-12-02T23:10:00Z)": what a holder writes.
+/// "orch <command> '<name>' (pid N, user U, since <UTC time, ISO 8601>)": what a holder writes.
 std::string lock_holder_text(const std::string& command, const std::string& name);
 
 /// The lock file's name for a device key: "orch-<key>.lock", the key's characters other than

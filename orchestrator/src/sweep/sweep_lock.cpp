@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
+#include "plan/content_hash.h"
 #include "sweep/device_lock.h"
 #include "sweep/environment_fault.h"
 #include "sweep/sweep_paths.h"
@@ -72,15 +72,10 @@ void SweepLock::hold_database(const std::string& db_path, const std::string& swe
   if (::stat(db_path.c_str(), &st) != 0) {
     throw std::runtime_error("cannot lock the database " + db_path + ": " + std::strerror(errno));
   }
-  // FNV-1a of the name: stable across builds, so every orch agrees on the file's name.
-  std::uint64_t h = 1469598103934665603ull;
-  for (const unsigned char c : sweep_name) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  // The name's digest, not the name: any sweep name fits a file name of bounded length.
   const std::string key = "db-" + std::to_string(static_cast<unsigned long long>(st.st_dev)) + "-" +
                           std::to_string(static_cast<unsigned long long>(st.st_ino)) + "-" +
-                          std::to_string(h);
+                          content_hash_hex(sweep_name);
   std::string holder;
   inode_fd_ = try_lock_file(device_lock_dir(), key, lock_holder_text(command, sweep_name), holder);
   if (inode_fd_ < 0) {
