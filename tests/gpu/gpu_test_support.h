@@ -107,15 +107,16 @@ inline SmallBatches small_batches() {
   return b;
 }
 
-/// 100 SGD steps (lr 0.002, momentum 0.9) of a model holder (e.g. resnet::ResNet) under
+/// `steps` SGD steps (lr 0.002, momentum 0.9) of a model holder (e.g. resnet::ResNet) under
 /// autocast(dtype), cycling through the batches; returns the losses. (lr 0.002: at 0.02 an
 /// unfused ResNet50 alone diverged within 10 steps, its loss from 2.5 to 27.9.)
 template <class Net>
-std::vector<double> train_100_steps(Net& net, const SmallBatches& b, torch::ScalarType dtype) {
+std::vector<double> train_steps(Net& net, const SmallBatches& b, torch::ScalarType dtype,
+                                int steps) {
   torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.002).momentum(0.9));
   net->train();
   std::vector<double> losses;
-  for (int step = 0; step < 100; ++step) {
+  for (int step = 0; step < steps; ++step) {
     opt.zero_grad();
     torch::Tensor loss;
     {
@@ -130,6 +131,11 @@ std::vector<double> train_100_steps(Net& net, const SmallBatches& b, torch::Scal
   return losses;
 }
 
+template <class Net>
+std::vector<double> train_100_steps(Net& net, const SmallBatches& b, torch::ScalarType dtype) {
+  return train_steps(net, b, dtype, 100);
+}
+
 /// Scales every parameter by 1 + 1e-3 N(0, 1), below fp16's and bf16's rounding step: a second
 /// run from these weights is as valid as the first, so how far it drifts is the noise a
 /// "trains like" comparison allows (check_loss_curve_within_noise).
@@ -138,10 +144,10 @@ inline void nudge_parameters(torch::nn::Module& net) {
   for (auto& p : net.parameters()) p.mul_(1 + 1e-3 * torch::randn_like(p));
 }
 
-/// "Trains like": 100-step loss curves of a reference run (`ref`), of the same run from weights
-/// nudged below the dtype's rounding step (`nudged`: how far two equally valid runs drift
-/// apart) and of the run under test (`test`). In every 10-step window the test run must stay
-/// within three times the nudged run's distance from the reference (plus 5% and 0.02 of
+/// "Trains like": loss curves (100 steps, or any multiple of 10) of a reference run (`ref`), of the
+/// same run from weights nudged below the dtype's rounding step (`nudged`: how far two equally
+/// valid runs drift apart) and of the run under test (`test`). In every 10-step window the test run
+/// must stay within three times the nudged run's distance from the reference (plus 5% and 0.02 of
 /// slack), start where the reference starts, and halve its loss by the end.
 /// `other`, when given, is a second equally valid run (e.g. another correct implementation of
 /// the same model): each window's noise is the farther of the two runs from the reference.
@@ -149,12 +155,13 @@ inline void check_loss_curve_within_noise(const std::vector<double>& ref,
                                           const std::vector<double>& nudged,
                                           const std::vector<double>& test,
                                           const std::vector<double>& other = {}) {
-  REQUIRE(ref.size() == 100);
-  REQUIRE(nudged.size() == 100);
-  REQUIRE(test.size() == 100);
-  REQUIRE((other.empty() || other.size() == 100));
+  const int steps = static_cast<int>(ref.size());
+  REQUIRE((steps >= 10 && steps % 10 == 0));
+  REQUIRE(nudged.size() == ref.size());
+  REQUIRE(test.size() == ref.size());
+  REQUIRE((other.empty() || other.size() == ref.size()));
   std::ostringstream curve;
-  for (int i = 0; i < 100; i += 10) {
+  for (int i = 0; i < steps; i += steps / 10) {
     curve << i << ": " << ref[i] << " / " << nudged[i] << " / " << test[i];
     if (!other.empty()) curve << " / " << other[i];
     curve << "\n";
@@ -168,7 +175,7 @@ inline void check_loss_curve_within_noise(const std::vector<double>& ref,
     for (int i = w; i < w + 10; ++i) m += l[i] / 10;
     return m;
   };
-  for (int w = 0; w < 100; w += 10) {
+  for (int w = 0; w < steps; w += 10) {
     const double a = window(ref, w), n = window(nudged, w), b = window(test, w);
     double noise = std::abs(a - n);
     if (!other.empty()) noise = std::max(noise, std::abs(a - window(other, w)));
@@ -177,7 +184,7 @@ inline void check_loss_curve_within_noise(const std::vector<double>& ref,
     CHECK(std::isfinite(b));
     CHECK(std::abs(a - b) <= 3 * noise + 0.05 * a + 0.02);
   }
-  CHECK(window(test, 90) < 0.5 * window(test, 0));
+  CHECK(window(test, steps - 10) < 0.5 * window(test, 0));
 }
 
 }  // namespace orch::test

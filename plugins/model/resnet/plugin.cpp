@@ -5,6 +5,7 @@
 #include <string>
 
 #include "conv_bn_from_stats.h"
+#include "dgrad_link.h"
 #include "kernel_availability.h"
 #include "resnet.h"
 
@@ -20,6 +21,7 @@ std::map<std::string, double> path_counts() {
   const auto c = conv_bn_from_stats_counters();
   const auto p = max_pool_counters();
   const auto r = residual_grad_counters();
+  const auto d = dgrad_graph_counters();
   return {{"fused_bn.orch", static_cast<double>(f.orch)},
           {"fused_bn.cudnn", static_cast<double>(f.cudnn)},
           {"fused_bn.cudnn_fallback", static_cast<double>(f.cudnn_fallback)},
@@ -33,7 +35,13 @@ std::map<std::string, double> path_counts() {
           {"max_pool.orch", static_cast<double>(p.orch)},
           {"max_pool.aten", static_cast<double>(p.aten)},
           {"residual_grad.accumulated", static_cast<double>(r.accumulated)},
-          {"residual_grad.plain", static_cast<double>(r.plain)}};
+          {"residual_grad.plain", static_cast<double>(r.plain)},
+          {"dgrad_graph.offered", static_cast<double>(d.offered)},
+          {"dgrad_graph.claimed", static_cast<double>(d.claimed)},
+          {"dgrad_graph.graph", static_cast<double>(d.graph)},
+          {"dgrad_graph.slower", static_cast<double>(d.slower)},
+          {"dgrad_graph.refused", static_cast<double>(d.refused)},
+          {"dgrad_graph.capture", static_cast<double>(d.capture)}};
 }
 
 /// path_counts and the calls that wanted our kernels on a GPU that cannot run them, by reason.
@@ -178,6 +186,19 @@ class ResNetPlugin final : public ModelPlugin {
               "output (the same gradients, fewer bytes); false saves the output",
               // Added after fused_bn results were recorded, left out of the hash at its default:
               // the gradients are bit for bit those of the saved output's y > 0.
+              /*hashed_at_default=*/false},
+             {"dgrad_graph",
+              ParamType::kString,
+              std::string("off"),
+              {std::string("off"), std::string("auto"), std::string("always")},
+              {},
+              {},
+              "with conv_bn_stats (fp16): each fused batch-norm's backward computes the next "
+              "convolution's data gradient, the ReLU's backward and its weight gradient in one "
+              "cuDNN graph; auto: on the shapes where the first backward times it faster than "
+              "today's path, always: wherever cuDNN takes it, off: today's path (cuDNN's "
+              "refusals keep today's; the counters dgrad_graph.* say which ran)",
+              // Added after resnet results were recorded: off, it leaves their hashes alone.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -197,6 +218,8 @@ class ResNetPlugin final : public ModelPlugin {
         p.has("stem_conv") ? stem_conv_from_string(p.get_string("stem_conv")) : StemConv::kAuto;
     o.conv_bn_stats = p.has("conv_bn_stats") && p.get_bool("conv_bn_stats");
     o.relu_mask = !p.has("relu_mask") || p.get_bool("relu_mask");
+    if (p.has("dgrad_graph"))
+      o.dgrad_graph = dgrad_graph_mode_from_string(p.get_string("dgrad_graph"));
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "conv_bn_from_stats.h"
+#include "dgrad_link.h"
 #include "fused_bn.h"
 #include "max_pool.h"
 #include "residual_grad.h"
@@ -144,7 +145,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
       fused_residual_grad_(o.fused_residual_grad),
       downsample_bn_cudnn_(o.downsample_bn_cudnn),
       stem_conv_(o.stem_conv),
-      conv_bn_stats_(o.conv_bn_stats) {
+      conv_bn_stats_(o.conv_bn_stats),
+      dgrad_graph_(o.dgrad_graph) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1",
@@ -206,6 +208,8 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   const ReluMaskScope relu_mask(relu_mask_);
+  const DgradGraphScope dgrad_graph(fused_bn_ && conv_bn_stats_ ? dgrad_graph_
+                                                                : DgradGraphMode::kOff);
   x = stem_conv_forward(*conv1, x, stem_conv_);
   x = max_pool(*maxpool, fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_(),
                max_pool_impl_);

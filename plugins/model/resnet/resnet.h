@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "dgrad_link.h"
 #include "fused_bn.h"
 #include "max_pool.h"
 #include "stem_conv.h"
@@ -81,6 +82,10 @@ struct ResNetOptions {
   /// The option `relu_mask`. With fused_bn, our kernels: the backward reads ReLU's 1-bit mask
   /// instead of the output (ReluMaskScope, fused_bn.h).
   bool relu_mask = true;
+  /// The option `dgrad_graph`. With conv_bn_stats: each fused batch-norm's backward computes the
+  /// next convolution's data gradient in one cuDNN graph where that measures faster
+  /// (dgrad_link.h).
+  DgradGraphMode dgrad_graph = DgradGraphMode::kOff;
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -106,6 +111,7 @@ struct ResNetImpl : torch::nn::Module {
   bool downsample_bn_cudnn_ = false;
   StemConv stem_conv_ = StemConv::kDirect;
   bool conv_bn_stats_ = false;
+  DgradGraphMode dgrad_graph_ = DgradGraphMode::kOff;
 };
 TORCH_MODULE(ResNet);
 

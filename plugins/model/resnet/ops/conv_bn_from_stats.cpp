@@ -16,9 +16,11 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <variant>
 
 #include "conv_stats_graph.h"
+#include "dgrad_link.h"
 
 namespace orch::resnet {
 namespace {
@@ -47,7 +49,7 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
                                                 torch::Tensor x, torch::Tensor weight,
                                                 std::shared_ptr<ConvStatsGraph> graph,
                                                 std::int64_t stride, std::int64_t padding,
-                                                ResidualGradSinkPtr sink) {
+                                                ResidualGradSinkPtr sink, DgradLinkPtr link) {
     // autocast would cast the (fp32) weight to x's dtype for the convolution; the same cast,
     // explicitly (this function is not an autocast-aware op), in the layout the graph wants.
     const auto w = (weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()))
@@ -58,6 +60,7 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
     ctx->saved_data["stride"] = stride;
     ctx->saved_data["padding"] = padding;
     if (sink) ctx->saved_data["sink"] = c10::IValue::make_capsule(sink);
+    save_dgrad_link(*ctx, link);
     ctx->mark_non_differentiable({out.sum, out.sqsum});
     return {out.y, out.sum, out.sqsum};
   }
@@ -71,7 +74,20 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
     const std::int64_t stride = ctx->saved_data["stride"].toInt();
     const std::int64_t padding = ctx->saved_data["padding"].toInt();
     torch::Tensor dx, dw;
-    if (auto sink = residual_grad_sink(*ctx)) {
+    if (auto link = saved_dgrad_link(*ctx)) {
+      // dgrad_graph: the batch-norm before this convolution computes the data gradient
+      // (dgrad_link.h); here only the weight gradient. A shortcut gradient waiting in the sink
+      // is x's gradient so far: the linked backward adds the data gradient to it.
+      link->dy = grads[0].to(x.scalar_type()).contiguous(kCl);
+      link->w = w;
+      link->stride = stride;
+      link->padding = padding;
+      const std::array<bool, 3> mask = {false, true, false};
+      dw =
+          std::get<1>(at::convolution_backward(link->dy, x, w, std::nullopt, {stride, stride},
+                                               {padding, padding}, {1, 1}, false, {0, 0}, 1, mask));
+      if (auto sink = residual_grad_sink(*ctx)) dx = std::exchange(sink->grad, torch::Tensor());
+    } else if (auto sink = residual_grad_sink(*ctx)) {
       // Only made for 1x1, stride 1, unpadded convolutions (conv_bn_relu_from_stats checks).
       std::tie(dx, dw) = conv1x1_backward_with_sink(grads[0], x, w, sink);
     } else {
@@ -84,9 +100,10 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
       dx = gx;
       dw = gw;
     }
-    // One gradient per forward argument: x, weight, graph, stride, padding, sink.
+    // One gradient per forward argument: x, weight, graph, stride, padding, sink, link.
     return {dx,
             dw.to(weight_dtype),
+            torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
@@ -165,8 +182,11 @@ torch::Tensor conv_bn_relu_from_stats(torch::nn::Conv2dImpl& conv, torch::nn::Ba
          << conv.weight.sizes() << " (" << *refused << ")";
     return usual(what.str());
   }
-  auto outs = ConvStatsFunction::apply(
-      x, conv.weight, std::get<std::shared_ptr<ConvStatsGraph>>(graph), stride, padding, conv_sink);
+  // dgrad_graph: where x is a fused batch-norm's output on offer, that batch-norm's backward
+  // computes this convolution's data gradient (dgrad_link.h).
+  auto outs =
+      ConvStatsFunction::apply(x, conv.weight, std::get<std::shared_ptr<ConvStatsGraph>>(graph),
+                               stride, padding, conv_sink, claim_dgrad_link(x));
   auto y = fused_bn_relu_from_sums(bn, outs[0], outs[1], outs[2], residual, bn_sink);
   if (y.defined()) {
     ++g_taken;

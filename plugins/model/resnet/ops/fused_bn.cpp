@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "dgrad_link.h"
 #include "fused_bn_cudnn.h"
 #include "kernel_availability.h"
 
@@ -72,7 +73,7 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
                                torch::Tensor bias, torch::Tensor running_mean,
                                torch::Tensor running_var, double momentum, double eps,
                                ResidualGradSinkPtr sink, std::optional<torch::Tensor> sum,
-                               std::optional<torch::Tensor> sqsum) {
+                               std::optional<torch::Tensor> sqsum, DgradLinkPtr link) {
     const c10::cuda::CUDAGuard guard(x.device());
     const torch::Tensor residual = residual_arg.value_or(torch::Tensor());
     if (sink && residual.defined()) ctx->saved_data["sink"] = c10::IValue::make_capsule(sink);
@@ -119,7 +120,18 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     if (masked) ++g_masked;
     // Saving y costs no memory (the next convolution saves it as its input); the mask does,
     // 1/16 of y, and saves the backward reading y twice.
-    ctx->save_for_backward({x, masked ? mask : y, weight, save_mean, save_invstd});
+    if (link) {
+      // dgrad_graph: the linked backward recomputes the ReLU's input from x, bias and the
+      // residual (the caller links only where the residual is saved anyway: conv1 of an
+      // identity block keeps it as its input). Its output may get no gradient through autograd
+      // at all (the next convolution leaves its gradient in the link): no zeros made for it.
+      save_dgrad_link(*ctx, link);
+      ctx->set_materialize_grads(false);
+      ctx->save_for_backward(
+          {x, masked ? mask : y, weight, save_mean, save_invstd, bias, residual});
+    } else {
+      ctx->save_for_backward({x, masked ? mask : y, weight, save_mean, save_invstd});
+    }
     return y;
   }
 
@@ -133,34 +145,66 @@ class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction
     const auto& weight = saved[2];
     const c10::cuda::CUDAGuard guard(x.device());
     const bool has_residual = ctx->saved_data["has_residual"].toBool();
-    auto dy = grads[0].to(x.scalar_type()).contiguous(at::MemoryFormat::ChannelsLast);
-    const std::int64_t channels = x.size(1);
-    const std::int64_t rows = x.numel() / channels;
-    const auto f32 = x.options().dtype(torch::kFloat);
-    const auto cl = x.options().memory_format(at::MemoryFormat::ChannelsLast);
-    auto dx = at::empty(x.sizes(), cl);
-    torch::Tensor dres = has_residual ? at::empty(x.sizes(), cl) : torch::Tensor();
-    auto grad_weight = at::empty({channels}, f32);
-    auto grad_bias = at::empty({channels}, f32);
-    const auto t = tiling_for(rows, channels, {dy, y, x, dx, dres});
-    auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
-    check_cuda(kernels::backward(
-                   kernel_dtype(x), t, dy.data_ptr(), masked ? nullptr : y.data_ptr(),
-                   masked ? mask.data_ptr<std::uint8_t>() : nullptr, x.data_ptr(),
-                   weight.data_ptr<float>(), saved[3].data_ptr<float>(), saved[4].data_ptr<float>(),
-                   dx.data_ptr(), has_residual ? dres.data_ptr() : nullptr,
-                   grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
-                   workspace.data_ptr<float>(), rows, channels, at::cuda::getCurrentCUDAStream()),
-               "backward kernel launch");
+    const auto cl_like = [&](const torch::Tensor& g) {
+      return g.to(x.scalar_type()).contiguous(at::MemoryFormat::ChannelsLast);
+    };
+    // Our kernels' backward, given the output's whole gradient.
+    const auto kernels_backward = [&](const torch::Tensor& grad_y) {
+      const auto dy = cl_like(grad_y);
+      const std::int64_t channels = x.size(1);
+      const std::int64_t rows = x.numel() / channels;
+      const auto f32 = x.options().dtype(torch::kFloat);
+      const auto cl = x.options().memory_format(at::MemoryFormat::ChannelsLast);
+      BnGrads g;
+      g.dx = at::empty(x.sizes(), cl);
+      if (has_residual) g.dres = at::empty(x.sizes(), cl);
+      g.grad_weight = at::empty({channels}, f32);
+      g.grad_bias = at::empty({channels}, f32);
+      const auto t = tiling_for(rows, channels, {dy, y, x, g.dx, g.dres});
+      auto workspace = at::empty({kernels::workspace_floats(t, channels)}, f32);
+      check_cuda(
+          kernels::backward(
+              kernel_dtype(x), t, dy.data_ptr(), masked ? nullptr : y.data_ptr(),
+              masked ? mask.data_ptr<std::uint8_t>() : nullptr, x.data_ptr(),
+              weight.data_ptr<float>(), saved[3].data_ptr<float>(), saved[4].data_ptr<float>(),
+              g.dx.data_ptr(), has_residual ? g.dres.data_ptr() : nullptr,
+              g.grad_weight.data_ptr<float>(), g.grad_bias.data_ptr<float>(),
+              workspace.data_ptr<float>(), rows, channels, at::cuda::getCurrentCUDAStream()),
+          "backward kernel launch");
+      return g;
+    };
+    BnGrads g;
+    const DgradLinkPtr link = saved_dgrad_link(*ctx);
+    if (link && link->dy.defined()) {
+      // dgrad_graph: the next convolution's data gradient is computed here (dgrad_link.h).
+      LinkedBnInputs in;
+      in.x = x;
+      in.save_mean = saved[3];
+      in.save_invstd = saved[4];
+      in.weight = weight;
+      in.bias = saved[5];
+      in.residual = saved[6];
+      in.grad_out = grads[0];
+      g = linked_bn_backward(*link, in, kernels_backward);
+      link->dy = torch::Tensor();  // its memory goes back now, not with the autograd graph
+      link->w = torch::Tensor();
+    } else {
+      // Unlinked, or linked to a convolution that did not run our backward: autograd's gradient
+      // (zeros where none came, as materialised gradients would have been).
+      g = kernels_backward(grads[0].defined() ? grads[0] : at::zeros_like(x));
+    }
+    torch::Tensor dx = std::move(g.dx), dres = std::move(g.dres);
+    torch::Tensor grad_weight = std::move(g.grad_weight), grad_bias = std::move(g.grad_bias);
     // fused_residual_grad: conv1's backward adds onto the residual's gradient (residual_grad.h).
     if (auto sink = residual_grad_sink(*ctx)) sink->grad = std::exchange(dres, torch::Tensor());
     // One gradient per forward argument: x, residual, weight, bias, running_mean,
-    // running_var, momentum, eps, sink, sum, sqsum. None for the sums: they are statistics of
-    // x that the batch-norm's backward formula already differentiates through (dx above).
+    // running_var, momentum, eps, sink, sum, sqsum, link. None for the sums: they are statistics
+    // of x that the batch-norm's backward formula already differentiates through (dx above).
     return {dx,
             dres,
             grad_weight,
             grad_bias,
+            torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
@@ -286,7 +330,7 @@ torch::Tensor fused_bn_relu_training(const torch::Tensor& x, const torch::Tensor
   return FusedBnReluFunction::apply(
       x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, weight, bias,
       running_mean, running_var, momentum, eps, sink, std::optional<torch::Tensor>(),
-      std::optional<torch::Tensor>());
+      std::optional<torch::Tensor>(), DgradLinkPtr());
 #else
   (void)momentum;
   (void)eps;
@@ -355,10 +399,22 @@ torch::Tensor fused_bn_relu_from_sums(torch::nn::BatchNorm2dImpl& bn, const torc
   bn.num_batches_tracked += 1;  // what BatchNormImplBase::forward does in training
   ++g_orch;
   ++g_from_sums;
-  return FusedBnReluFunction::apply(
+  // dgrad_graph: offered for the next convolution (dgrad_link.h), where the linked backward
+  // needs nothing saved that is not saved anyway: no residual, or an identity block's (the
+  // sink's), which conv1 keeps as its input. A downsample branch's output would be kept alive
+  // for the backward only for this.
+  DgradLinkPtr link;
+  if (dgrad_graph_mode() != DgradGraphMode::kOff && torch::GradMode::is_enabled() &&
+      (!residual.defined() || sink)) {
+    link = c10::make_intrusive<DgradLink>();
+    link->always = dgrad_graph_mode() == DgradGraphMode::kAlways;
+  }
+  auto y = FusedBnReluFunction::apply(
       x, residual.defined() ? std::optional<torch::Tensor>(residual) : std::nullopt, bn.weight,
       bn.bias, bn.running_mean, bn.running_var, *o.momentum(), o.eps(), sink,
-      std::optional<torch::Tensor>(sum), std::optional<torch::Tensor>(sqsum));
+      std::optional<torch::Tensor>(sum), std::optional<torch::Tensor>(sqsum), link);
+  if (link) offer_dgrad_link(y, link);
+  return y;
 #else
   (void)sink;
   return {};
