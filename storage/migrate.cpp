@@ -1,4 +1,4 @@
-// Schema creation and the migrations from versions 1, 2, 3, 4 and 5.
+// Schema creation and the migrations from versions 1 to 6.
 #include "storage/migrate.h"
 
 #include <stdexcept>
@@ -173,6 +173,11 @@ void migrate_v4_to_v5(Database& db) {
 void migrate_v5_to_v6(Database& db) {
   for (const char* head : {"CREATE TABLE sweep_invocations", "CREATE VIEW sweep_efficiency"})
     db.exec(schema_statement(head));
+}
+
+void migrate_v6_to_v7(Database& db) {
+  db.exec("DROP VIEW run_environment");
+  db.exec(schema_statement("CREATE VIEW run_environment"));
 }
 
 void fill_t_quantiles(Database& db) {

@@ -45,6 +45,12 @@ void migrate_v4_to_v5(Database& db);
 /// before have no invocations; the view lists them once a later invocation records one.
 void migrate_v5_to_v6(Database& db);
 
+/// Version 6 -> 7: the run_environment view gains a column for every environment fact
+/// `orch compare` reads (device, GPU UUID, memory cap, torch threads, CPU model, persistence
+/// mode, each watched variable, and `variables` whole); recreated from the current schema's
+/// statement. Views hold no rows, so nothing else changes.
+void migrate_v6_to_v7(Database& db);
+
 /// Fills student_t_975 (dof 1..1000) if it is empty.
 void fill_t_quantiles(Database& db);
 

@@ -1,4 +1,4 @@
--- orch results database, schema version 6 (PRAGMA user_version = 6).
+-- orch results database, schema version 7 (PRAGMA user_version = 7).
 --
 -- A sweep is one named execution of an experiment file; it has one row in `runs` per run
 -- (configuration hash + repeat index). A retry updates that row (`attempts` counts them), so a
@@ -338,22 +338,41 @@ SELECT s.id AS sweep_id, s.name AS sweep, s.experiment, s.created_at, s.updated_
 FROM sweeps s LEFT JOIN runs r ON r.sweep_id = s.id
 GROUP BY s.id;
 
--- The environment of each run, one column per fact (from environment_json).
+-- The environment of each run, one column per fact (from environment_json): what `orch compare`
+-- judges two nights by. `variables` holds every watched variable that was set, as a JSON object;
+-- the ones that change what is measured have a column of their own (NULL: unset).
 CREATE VIEW run_environment AS
 SELECT r.id AS run_id, s.name AS sweep, r.name, r.hostname, r.gpu, r.gpu_name,
+       json_extract(r.environment_json, '$.device')                 AS device,
+       json_extract(r.environment_json, '$.gpu_uuid')               AS gpu_uuid,
        json_extract(r.environment_json, '$.compute_capability')     AS compute_capability,
        json_extract(r.environment_json, '$.sm_count')               AS sm_count,
        json_extract(r.environment_json, '$.gpu_memory_bytes')       AS gpu_memory_bytes,
+       json_extract(r.environment_json, '$.gpu_memory_cap_bytes')   AS gpu_memory_cap_bytes,
        r.driver_version, r.cuda_version, r.cudnn_version, r.torch_version,
+       json_extract(r.environment_json, '$.torch_threads')          AS torch_threads,
        json_extract(r.environment_json, '$.orch_version')           AS orch_version,
        json_extract(r.environment_json, '$.git_revision')           AS git_revision,
+       json_extract(r.environment_json, '$.cpu_model')              AS cpu_model,
        json_extract(r.environment_json, '$.cpu_count')              AS cpu_count,
+       json_extract(r.environment_json, '$.persistence_mode')       AS persistence_mode,
        json_extract(r.environment_json, '$.pcie.gen_current')       AS pcie_gen_current,
        json_extract(r.environment_json, '$.pcie.width_current')     AS pcie_width_current,
        json_extract(r.environment_json, '$.pcie.gen_max')           AS pcie_gen_max,
        json_extract(r.environment_json, '$.pcie.width_max')         AS pcie_width_max,
        json_extract(r.environment_json, '$.variables.CUDA_LAUNCH_BLOCKING') AS cuda_launch_blocking,
-       json_extract(r.environment_json, '$.variables.CUDA_VISIBLE_DEVICES') AS cuda_visible_devices
+       json_extract(r.environment_json, '$.variables.CUDA_VISIBLE_DEVICES') AS cuda_visible_devices,
+       json_extract(r.environment_json, '$.variables.OMP_NUM_THREADS')      AS omp_num_threads,
+       json_extract(r.environment_json, '$.variables.CUDA_DEVICE_MAX_CONNECTIONS')
+         AS cuda_device_max_connections,
+       json_extract(r.environment_json, '$.variables.CUBLAS_WORKSPACE_CONFIG')
+         AS cublas_workspace_config,
+       json_extract(r.environment_json, '$.variables.PYTORCH_CUDA_ALLOC_CONF')
+         AS pytorch_cuda_alloc_conf,
+       json_extract(r.environment_json, '$.variables.NVIDIA_TF32_OVERRIDE') AS nvidia_tf32_override,
+       json_extract(r.environment_json, '$.variables.CUDA_MODULE_LOADING')  AS cuda_module_loading,
+       json_extract(r.environment_json, '$.variables.ORCH_GPU_MEMORY_CAP')  AS orch_gpu_memory_cap,
+       json_extract(r.environment_json, '$.variables')              AS variables
 FROM runs r JOIN sweeps s ON s.id = r.sweep_id;
 
 -- Per sweep, over all its invocations: the time there was (wall x slots) and the share of it

@@ -66,6 +66,7 @@ Store::Store(const std::string& path) : db_(path) {
     if (version == 2 || version == 3) migrate_v3_to_v4(db_);
     if (version >= 2 && version <= 4) migrate_v4_to_v5(db_);
     if (version >= 2 && version <= 5) migrate_v5_to_v6(db_);
+    if (version >= 2 && version <= 6) migrate_v6_to_v7(db_);
     // Steps N -> N+1 for later versions go here, each inside this one transaction.
     if (version < kSchemaVersion) db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();

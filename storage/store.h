@@ -18,7 +18,7 @@ namespace orch::storage {
 
 /// The schema version this build writes. Older databases are migrated on open; newer ones
 /// are refused (a newer orch wrote them, and this one would misread them).
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 
 /// How long a write waits for another connection's lock before it fails with SQLITE_BUSY:
 /// 10 s, or ORCH_BUSY_TIMEOUT_MS (for tests that hold a lock on purpose).
@@ -82,7 +82,10 @@ struct RunRecord {
   std::optional<double> duration_s;
   std::string started_at, finished_at, diagnosis, diagnosis_detail, stderr_tail;
   std::string gpu_name, driver_version, cuda_version, cudnn_version, torch_version, hostname;
-  nlohmann::json config;                  ///< the resolved configuration
+  nlohmann::json config;  ///< the resolved configuration
+  /// Everything the run recorded about where it ran (environment_json): versions, host, CPU,
+  /// torch threads, the watched variables, the GPU memory cap; an empty object when none.
+  nlohmann::json environment = nlohmann::json::object();
   std::map<std::string, double> metrics;  ///< every numeric metric (run_metrics)
   std::optional<RunProfile> profile;      ///< only for a run recorded with `profile.steps` > 0
 

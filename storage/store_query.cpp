@@ -54,7 +54,7 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
       r.status, r.error, r.device, r.gpu, r.repeat, r.attempts, r.batch_size, r.exit_code,
       r.term_signal, r.batch_auto, r.duration_s, r.started_at, r.finished_at, r.diagnosis,
       r.diagnosis_detail, r.stderr_tail, r.gpu_name, r.driver_version, r.cuda_version,
-      r.cudnn_version, r.torch_version, r.hostname, r.config_json, )" +
+      r.cudnn_version, r.torch_version, r.hostname, r.config_json, r.environment_json, )" +
                         // A read-only open leaves an older schema as it is: no failure_class.
                         std::string(schema_version() >= 5 ? "r.failure_class" : "NULL") + R"(
       FROM runs r JOIN sweeps s ON s.id = r.sweep_id
@@ -98,7 +98,9 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
     r.hostname = st.column_text(27);
     r.config = nlohmann::json::parse(st.column_text(28), nullptr, /*allow_exceptions=*/false);
     if (r.config.is_discarded()) r.config = nlohmann::json::object();
-    r.failure_class = st.column_text(29);
+    r.environment = nlohmann::json::parse(st.column_text(29), nullptr, /*allow_exceptions=*/false);
+    if (!r.environment.is_object()) r.environment = nlohmann::json::object();
+    r.failure_class = st.column_text(30);
     index[r.id] = out.size();
     out.push_back(std::move(r));
   }

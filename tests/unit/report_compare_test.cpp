@@ -71,7 +71,7 @@ TEST_CASE("compare selectors: run id, hash prefix, forced readings", "[report][c
   const auto runs = f.runs();
   const auto by_id = select_runs(f.store, runs, std::to_string(f.amp_run));
   CHECK(by_id.runs.size() == 1);
-  CHECK(by_id.label == "run " + std::to_string(f.amp_run) + " (amp-bf16/channels_last)");
+  CHECK(by_id.label == "run " + std::to_string(f.amp_run) + " (amp-bf16/channels_last, sweep s)");
   const auto by_hash = select_runs(f.store, runs, "bbbb");
   CHECK(by_hash.config_hash == "bbbb2222");
   CHECK(select_runs(f.store, runs, "hash:aaaa1").runs.size() == 2);
@@ -100,4 +100,54 @@ TEST_CASE("compare refuses unknown, ambiguous and unsuccessful selections with t
                     Contains("ambiguous") && Contains("run:" + id));
   CHECK_THROWS_WITH(select_runs(f.store, runs, "broken"),
                     Contains("no successful run") && Contains("oom"));
+}
+
+TEST_CASE("compare says which settings and environment fields differ", "[report][compare]") {
+  test::TempDb db;
+  storage::Store store{db.path};
+  const auto night1 = store.open_sweep("night-1", "exp", "");
+  const auto night2 = store.open_sweep("night-2", "exp", "");
+  auto doc = [](const std::string& name, const std::string& hash, int batch,
+                const std::string& impl, int threads) {
+    auto d = test::result_doc(name, hash, 0, "ok", 100.0 * batch);
+    d["config"]["batch_size"] = batch;
+    d["config"]["optimizer"] = {{"impl", impl}, {"lr", 0.1}};
+    d["environment"]["torch_threads"] = threads;
+    d["environment"]["variables"] = nlohmann::json::object();
+    if (threads == 1) d["environment"]["variables"]["OMP_NUM_THREADS"] = "1";
+    return d;
+  };
+  const auto small = store.record(night1, doc("b8/loop", "aaaa1111", 8, "loop", 2));
+  store.record(night1, doc("b16/foreach", "bbbb2222", 16, "foreach", 2));
+  const auto small_again = store.record(night2, doc("b8/loop", "aaaa1111", 8, "loop", 1));
+
+  // Two configurations of one sweep: the settings that differ, and the same environment.
+  const auto runs = store.runs(night1);
+  const auto a = select_runs(store, runs, "b8/loop");
+  const auto b = select_runs(store, runs, "b16/foreach");
+  const auto settings = setting_differences(a, b);
+  REQUIRE(settings.size() == 2);
+  CHECK(settings[0].key == "batch_size");
+  CHECK(settings[0].a == "8");
+  CHECK(settings[0].b == "16");
+  CHECK(settings[1].key == "optimizer.impl");
+  const std::string t = format_comparison(a, b);
+  INFO(t);
+  CHECK_THAT(t, Matches("(.|\n)*\n  batch_size +8 -> 16\n(.|\n)*"));
+  CHECK_THAT(t, Matches("(.|\n)*\n  optimizer.impl +loop -> foreach\n(.|\n)*"));
+  CHECK_THAT(t, Contains("environment: the same in all") && !Contains("optimizer.lr"));
+
+  // Two runs of one configuration on two nights: each named with its sweep, the environment's
+  // differences flagged.
+  const auto r1 = select_runs(store, runs, "run:" + std::to_string(small));
+  const auto r2 = select_runs(store, runs, "run:" + std::to_string(small_again));
+  const std::string nights = format_comparison(r1, r2);
+  INFO(nights);
+  CHECK_THAT(nights, Contains("A: run " + std::to_string(small) + " (b8/loop, sweep night-1)"));
+  CHECK_THAT(nights,
+             Contains("B: run " + std::to_string(small_again) + " (b8/loop, sweep night-2)"));
+  CHECK_THAT(nights, Contains("settings: the same configuration"));
+  CHECK_THAT(nights, Contains("DIFFERENT ENVIRONMENTS: 2 of") && Contains("between the runs"));
+  CHECK_THAT(nights, Matches("(.|\n)*\n  torch threads +2 -> 1\n(.|\n)*"));
+  CHECK_THAT(nights, Matches("(.|\n)*\n  OMP_NUM_THREADS +unset -> 1\n(.|\n)*"));
 }

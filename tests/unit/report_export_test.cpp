@@ -106,6 +106,30 @@ TEST_CASE("JSON export parses back as an array of flat objects", "[report][expor
   CHECK(j[0].size() == table.columns.size());
 }
 
+TEST_CASE("export carries every recorded environment field", "[report][export]") {
+  test::TempDb db;
+  storage::Store store{db.path};
+  const auto sweep = store.open_sweep("s", "exp", "");
+  auto doc = test::result_doc("fp32", "h1", 0);
+  doc["environment"]["torch_threads"] = 1;
+  doc["environment"]["cpu_model"] = "AMD Ryzen 9 7950X";
+  doc["environment"]["variables"] = {{"OMP_NUM_THREADS", "1"}};
+  doc["environment"]["gpu_memory_cap_bytes"] = 8LL << 30;
+  store.record(sweep, doc);
+  store.record(sweep, test::result_doc("other", "h2", 0));  // without those fields
+  const auto j = nlohmann::json::parse(to_json(export_table(store.runs(sweep))));
+  REQUIRE(j.size() == 2);
+  CHECK(j[0]["name"] == "fp32");
+  CHECK(j[0]["environment.torch_threads"] == 1);
+  CHECK(j[0]["environment.cpu_model"] == "AMD Ryzen 9 7950X");
+  CHECK(j[0]["environment.variables.OMP_NUM_THREADS"] == "1");
+  CHECK(j[0]["environment.gpu_memory_cap_bytes"] == 8LL << 30);
+  CHECK(j[0]["environment.pcie.gen_max"] == 5);
+  CHECK(j[1]["environment.hostname"] == "node1");
+  CHECK(j[1]["environment.torch_threads"].is_null());
+  CHECK(j[1]["environment.variables.OMP_NUM_THREADS"].is_null());
+}
+
 TEST_CASE("flattening nests with dots and keeps arrays as JSON text", "[report][export]") {
   std::map<std::string, nlohmann::json> out;
   flatten_json({{"a", {{"b", 1}, {"c", {{"d", "x"}}}}},

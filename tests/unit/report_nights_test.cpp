@@ -1,6 +1,8 @@
 // Night against night: Welch's t-test, pairing by hash across sweeps, environment differences
 // first; and the runs read commands show for a sweep with plan revisions.
 #include <catch2/catch.hpp>
+#include <map>
+#include <regex>
 #include <set>
 
 #include "report/input_error.h"
@@ -65,10 +67,10 @@ TEST_CASE("sweep diff: paired by hash, judged by Welch at 95%", "[report][nights
       run("same", "h2", 515, "590.10"),  run("same", "h2", 495, "590.10"),
       run("one", "h3", 690, "590.10"),   run("new", "h5", 10, "590.10")};
   const SweepDiff d = diff_sweeps(a, b);
-  REQUIRE(d.environment.size() == 1);
-  CHECK(d.environment[0].fact == "driver");
-  CHECK(d.environment[0].a == "580.65");
-  CHECK(d.environment[0].b == "590.10");
+  REQUIRE(d.environment.changes.size() == 1);
+  CHECK(d.environment.changes[0].fact == "driver");
+  CHECK(d.environment.changes[0].a == "580.65");
+  CHECK(d.environment.changes[0].b == "590.10");
   REQUIRE(d.configs.size() == 3);
   CHECK(d.configs[0].name == "fast");
   CHECK(d.configs[0].verdict == "faster");
@@ -83,7 +85,7 @@ TEST_CASE("sweep diff: paired by hash, judged by Welch at 95%", "[report][nights
   const std::string t = format_sweep_diff(d, "nightly-2026-03-06", "nightly-2026-03-07");
   // Environment first, then the table, then the rule used.
   const auto env = t.find("driver  580.65 -> 590.10");
-  const auto table = t.find("configuration");
+  const auto table = t.find("\nconfiguration ");
   REQUIRE(env != std::string::npos);
   REQUIRE(table != std::string::npos);
   CHECK(env < table);
@@ -91,8 +93,71 @@ TEST_CASE("sweep diff: paired by hash, judged by Welch at 95%", "[report][nights
                     Contains("Welch's t-test") && Contains("95%") &&
                     Contains("only in A (not compared): gone") &&
                     Contains("only in B (not compared): new"));
+  CHECK_THAT(t, Contains("DIFFERENT ENVIRONMENTS: 1 of 3 recorded fields differ"));
   CHECK_THAT(format_sweep_diff(diff_sweeps(a, a), "x", "y"),
-             Contains("environment: the same driver"));
+             Contains("environment: the same in all 3 recorded fields (GPU, driver, LibTorch)"));
+}
+
+// The night that ran with OMP_NUM_THREADS=1: the variable and torch's threads are what differ,
+// whatever else the runs recorded; fields a run's own environment has are compared too.
+storage::RunRecord run_in(const std::string& name, double ips, const nlohmann::json& env) {
+  storage::RunRecord r = run(name, "h" + name, ips);
+  r.environment = env;
+  return r;
+}
+
+TEST_CASE("sweep diff: every recorded environment field, variables unset or set",
+          "[report][nights]") {
+  const nlohmann::json night1 = {{"hostname", "box"},
+                                 {"cpu_model", "Ryzen"},
+                                 {"torch_threads", 2},
+                                 {"git_revision", "5c844b2"},
+                                 {"cudnn_version", 91900},
+                                 {"cuda_runtime_version", 13000},
+                                 {"variables", nlohmann::json::object()},
+                                 {"pcie", {{"gen_current", 5}, {"gen_max", 5}}},
+                                 {"gpu_other_processes", nlohmann::json::array()},
+                                 {"code", {{"git_commit", "abc"}, {"dirty", false}}}};
+  nlohmann::json night2 = night1;
+  night2["torch_threads"] = 1;
+  night2["variables"]["OMP_NUM_THREADS"] = "1";
+  // An idle GPU lowers its link, and another night's neighbour has another pid: not differences.
+  night2["pcie"]["gen_current"] = 3;
+  nlohmann::json night3 = night2;
+  night3["code"]["dirty"] = true;
+  night3["gpu_other_processes"] =
+      nlohmann::json::array({nlohmann::json{{"pid", 4242}, {"name", "python"}}});
+  night3["gpu_memory_cap_bytes"] = 8LL << 30;
+
+  const std::vector<storage::RunRecord> a = {run_in("x", 100, night1), run_in("x", 101, night1)};
+  const std::vector<storage::RunRecord> b = {run_in("x", 70, night2), run_in("x", 71, night2)};
+  const SweepDiff d = diff_sweeps(a, b);
+  std::map<std::string, std::pair<std::string, std::string>> changes;
+  for (const auto& c : d.environment.changes) changes[c.fact] = {c.a, c.b};
+  CHECK(changes.size() == 2);
+  CHECK(changes["torch threads"] == std::make_pair(std::string("2"), std::string("1")));
+  CHECK(changes["OMP_NUM_THREADS"] == std::make_pair(std::string("unset"), std::string("1")));
+  const std::string t = format_sweep_diff(d, "night-1", "night-2");
+  CHECK_THAT(t, Contains("DIFFERENT ENVIRONMENTS: 2 of") && Contains("between the sweeps"));
+  CHECK(std::regex_search(t, std::regex(R"(\n  OMP_NUM_THREADS +unset -> 1\n)")));
+  CHECK(std::regex_search(t, std::regex(R"(\n  torch threads +2 -> 1\n)")));
+  CHECK_THAT(t, !Contains("environment: the same"));
+
+  const auto c = compare_environments(b, {run_in("x", 70, night3)});
+  std::map<std::string, std::pair<std::string, std::string>> more;
+  for (const auto& e : c.changes) more[e.fact] = {e.a, e.b};
+  CHECK(more.size() == 3);
+  CHECK(more["code.dirty"] == std::make_pair(std::string("false"), std::string("true")));
+  CHECK(more["other processes on the GPU"] == std::make_pair(std::string("0"), std::string("1")));
+  CHECK(more["GPU memory cap"] ==
+        std::make_pair(std::string("not recorded"), std::string("8.0 GiB")));
+  // Versions read as the report reads them.
+  bool cudnn = false;
+  for (const auto& f : c.compared) cudnn = cudnn || f == "cuDNN";
+  CHECK(cudnn);
+  const auto same = compare_environments(a, a);
+  CHECK(same.changes.empty());
+  CHECK_THAT(format_environment_comparison(same, "sweeps"), Contains("CPU") && Contains("host"));
 }
 
 TEST_CASE("shown runs: the latest plan revision by default", "[report][nights]") {

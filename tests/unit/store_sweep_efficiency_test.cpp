@@ -81,7 +81,7 @@ TEST_CASE("a version 5 database is migrated to version 6", "[store][migration]")
     CHECK_THROWS(v5.exec("SELECT * FROM sweep_efficiency"));
   }
   Store store(db.path);
-  CHECK(store.schema_version() == 6);
+  CHECK(store.schema_version() == orch::storage::kSchemaVersion);
   CHECK(real(store, "SELECT COUNT(*) FROM runs") == 1);
   store.record_invocation(1, invocation(100, 1, 50));
   CHECK(real(store, "SELECT measured_share FROM sweep_efficiency WHERE sweep_id = 1") ==

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "plan/config_flatten.h"
 #include "plan/terminal_text.h"
 #include "report/input_error.h"
 
@@ -58,7 +59,9 @@ Selection of_run(const storage::RunRecord& r, const std::string& selector) {
                                  r.id, r.name, r.status));
   }
   (void)selector;
-  return Selection{fmt::format("run {} ({})", r.id, r.name), r.config_hash, {r}};
+  // A run id is read whatever its sweep, so the label says which night it belongs to.
+  return Selection{
+      fmt::format("run {} ({}, sweep {})", r.id, r.name, r.sweep), r.config_hash, {r}, r.id};
 }
 
 std::optional<double> mean(const Selection& s, const std::string& metric) {
@@ -130,6 +133,26 @@ Selection select_runs(const storage::Store& store,
   return of_config(sweep_runs, *by_hash.begin(), selector);
 }
 
+std::vector<SettingChange> setting_differences(const Selection& a, const Selection& b) {
+  std::map<std::string, nlohmann::json> fa, fb;
+  if (!a.runs.empty()) flatten_json(a.runs.front().config, "", fa);
+  if (!b.runs.empty()) flatten_json(b.runs.front().config, "", fb);
+  auto text = [](const std::map<std::string, nlohmann::json>& flat, const std::string& key) {
+    auto it = flat.find(key);
+    if (it == flat.end()) return std::string("not set");
+    return it->second.is_string() ? it->second.get<std::string>() : it->second.dump();
+  };
+  std::set<std::string> keys;
+  for (const auto& [k, v] : fa) keys.insert(k);
+  for (const auto& [k, v] : fb) keys.insert(k);
+  std::vector<SettingChange> out;
+  for (const auto& k : keys) {
+    const std::string va = text(fa, k), vb = text(fb, k);
+    if (va != vb) out.push_back({k, va, vb});
+  }
+  return out;
+}
+
 std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection& b) {
   auto split = [](const Selection& s) -> std::optional<double> {
     auto step = mean(s, "step_ms_mean");
@@ -176,6 +199,21 @@ std::string format_comparison(const Selection& a, const Selection& b) {
                   terminal_text(a.label), a.config_hash.substr(0, 8), a.runs.size(),
                   a.runs.size() == 1 ? "" : "s", terminal_text(b.label), b.config_hash.substr(0, 8),
                   b.runs.size(), b.runs.size() == 1 ? "" : "s");
+  if (a.config_hash == b.config_hash) {
+    out += "settings: the same configuration\n";
+  } else if (const auto settings = setting_differences(a, b); !settings.empty()) {
+    out += "settings that differ:\n";
+    std::size_t w = 0;
+    for (const auto& c : settings) w = std::max(w, c.key.size());
+    for (const auto& c : settings) {
+      out += fmt::format("  {:<{}}  {} -> {}\n", terminal_text(c.key), w, terminal_text(c.a),
+                         terminal_text(c.b));
+    }
+  }
+  const bool runs = a.run_id != 0 && b.run_id != 0;
+  out += format_environment_comparison(compare_environments(a.runs, b.runs),
+                                       runs ? "runs" : "configurations");
+  out += "\n";
   std::size_t w_a = 1, w_b = 1;
   for (const auto& l : lines) {
     w_a = std::max(w_a, cell(l.a, l.decimals).size());

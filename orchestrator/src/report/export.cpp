@@ -53,16 +53,22 @@ ExportTable export_table(const std::vector<storage::RunRecord>& runs) {
                "duration_s", "exit_code",      "term_signal",  "diagnosis",     "diagnosis_detail",
                "gpu_name",   "driver_version", "cuda_version", "cudnn_version", "torch_version",
                "hostname"};
-  std::vector<std::map<std::string, nlohmann::json>> configs;
-  std::set<std::string> config_keys, metric_keys;
+  std::vector<std::map<std::string, nlohmann::json>> configs, environments;
+  std::set<std::string> config_keys, environment_keys, metric_keys;
   for (const auto& r : runs) {
-    std::map<std::string, nlohmann::json> flat;
+    std::map<std::string, nlohmann::json> flat, env;
     flatten_json(r.config, "config", flat);
     for (const auto& [k, v] : flat) config_keys.insert(k);
+    // Every recorded environment field (torch threads, the watched variables, the CPU, the
+    // memory cap, ...): what `compare` judges two nights by, for whoever reads the export.
+    flatten_json(r.environment, "environment", env);
+    for (const auto& [k, v] : env) environment_keys.insert(k);
     for (const auto& [k, v] : r.metrics) metric_keys.insert(k);
     configs.push_back(std::move(flat));
+    environments.push_back(std::move(env));
   }
   for (const auto& k : config_keys) t.columns.push_back(k);
+  for (const auto& k : environment_keys) t.columns.push_back(k);
   for (const auto& k : metric_keys) t.columns.push_back("metrics." + k);
 
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -96,6 +102,10 @@ ExportTable export_table(const std::vector<storage::RunRecord>& runs) {
     for (const auto& k : config_keys) {
       auto it = configs[i].find(k);
       row.push_back(it == configs[i].end() ? nlohmann::json() : it->second);
+    }
+    for (const auto& k : environment_keys) {
+      auto it = environments[i].find(k);
+      row.push_back(it == environments[i].end() ? nlohmann::json() : it->second);
     }
     for (const auto& k : metric_keys) row.push_back(opt(r.metric(k)));
     t.rows.push_back(std::move(row));

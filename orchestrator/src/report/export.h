@@ -20,7 +20,9 @@ struct ExportTable {
 };
 
 /// The run fields first (run_id, sweep, name, status, ...), then the sorted union of the
-/// flattened configuration keys, then the sorted union of the metric names.
+/// flattened configuration keys (config.*), of the flattened environment fields
+/// (environment.*: environment.torch_threads, environment.variables.OMP_NUM_THREADS, ...), then
+/// of the metric names (metrics.*).
 ExportTable export_table(const std::vector<storage::RunRecord>& runs);
 
 /// RFC 4180: a header line, CRLF line ends, fields with a comma, quote, CR or LF quoted and

@@ -12,16 +12,6 @@ namespace {
 
 using storage::RunRecord;
 
-std::string values_of(const std::vector<RunRecord>& runs, std::string RunRecord::*field) {
-  std::set<std::string> seen;
-  for (const auto& r : runs) {
-    if (!(r.*field).empty()) seen.insert(r.*field);
-  }
-  std::string out;
-  for (const auto& v : seen) out += (out.empty() ? "" : ", ") + v;
-  return out.empty() ? "unknown" : out;
-}
-
 struct Side {
   std::string name;
   std::vector<double> ips;
@@ -49,16 +39,7 @@ std::string fmt_side(const storage::Summary& s) {
 
 SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunRecord>& b) {
   SweepDiff d;
-  const std::pair<const char*, std::string RunRecord::*> facts[] = {
-      {"driver", &RunRecord::driver_version},
-      {"CUDA", &RunRecord::cuda_version},
-      {"cuDNN", &RunRecord::cudnn_version},
-      {"LibTorch", &RunRecord::torch_version},
-      {"GPU", &RunRecord::gpu_name}};
-  for (const auto& [fact, field] : facts) {
-    const std::string va = values_of(a, field), vb = values_of(b, field);
-    if (va != vb) d.environment.push_back({fact, va, vb});
-  }
+  d.environment = compare_environments(a, b);
   const auto sa = by_hash(a), sb = by_hash(b);
   for (const auto& [hash, side_b] : sb) {
     auto it = sa.find(hash);
@@ -99,17 +80,7 @@ std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
                               const std::string& b_name) {
   std::string out =
       fmt::format("sweep {} (A) against sweep {} (B): throughput (img/s)\n\n", a_name, b_name);
-  if (d.environment.empty()) {
-    out += "environment: the same driver, CUDA, cuDNN, LibTorch and GPU\n\n";
-  } else {
-    out += "environment differences:\n";
-    std::size_t w = 0;
-    for (const auto& e : d.environment) w = std::max(w, e.fact.size());
-    for (const auto& e : d.environment) {
-      out += fmt::format("  {:<{}}  {} -> {}\n", e.fact, w, e.a, e.b);
-    }
-    out += "\n";
-  }
+  out += format_environment_comparison(d.environment, "sweeps") + "\n";
   if (d.configs.empty()) {
     out += "no configuration ran in both sweeps (configurations are paired by hash)\n";
   } else {

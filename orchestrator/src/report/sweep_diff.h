@@ -1,23 +1,19 @@
 // `orch compare --sweeps A B`: night against night. Configurations are paired by hash across
 // the two sweeps, and each is judged faster, slower or no change by Welch's t-test on its
-// repeats' throughput at 95%; what changed in the environment (driver, CUDA, cuDNN, LibTorch,
-// GPU) is listed first, since it is usually why.
+// repeats' throughput at 95%; what changed in the environment (every field the runs recorded:
+// versions, host, CPU, torch threads, variables, ...) is listed first, since it is usually why.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/environment_diff.h"
 #include "storage/statistics.h"
 #include "storage/store.h"
 #include "storage/welch.h"
 
 namespace orch {
-
-struct EnvironmentChange {
-  std::string fact;  ///< "driver", "CUDA", "cuDNN", "LibTorch", "GPU"
-  std::string a, b;  ///< the values seen in each sweep, joined by ", " when several
-};
 
 struct ConfigChange {
   std::string name, config_hash;     ///< the name in B
@@ -28,9 +24,9 @@ struct ConfigChange {
 };
 
 struct SweepDiff {
-  std::vector<EnvironmentChange> environment;  ///< only the facts that differ
-  std::vector<ConfigChange> configs;           ///< in B's order by name
-  std::vector<std::string> only_a, only_b;     ///< configuration names in one sweep only
+  EnvironmentComparison environment;
+  std::vector<ConfigChange> configs;        ///< in B's order by name
+  std::vector<std::string> only_a, only_b;  ///< configuration names in one sweep only
 };
 
 /// Pairs the runs of two sweeps (any statuses; only 'ok' runs with a throughput count).
