@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/plugin_loading.h"
+#include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
 #include "result/result_document.h"
 #include "runner/cuda_connections.h"
@@ -124,8 +125,12 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     RunSpec spec;
     try {
-      std::ifstream in(o->spec);
-      spec = run_spec_from_json(nlohmann::json::parse(in));
+      spec = run_spec_from_json(nlohmann::json::parse(
+          read_bounded_file(o->spec, kMaxRunSpecBytes, "a run specification")));
+    } catch (const BoundedReadError& e) {
+      std::cerr << "orch exec: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
     } catch (const std::exception& e) {
       std::cerr << "orch exec: " << o->spec << ": " << e.what() << "\n";
       exit_code = kExitBadInput;

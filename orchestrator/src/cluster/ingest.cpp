@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cluster/submission.h"
+#include "plan/bounded_file.h"
 #include "result/result_document.h"
 
 namespace orch::cluster {
@@ -62,8 +63,11 @@ void Ingester::ingest_file(const fs::path& file, IngestReport& report) {
 
   json doc;
   try {
-    std::ifstream in(file);
-    doc = json::parse(in);
+    doc =
+        json::parse(read_bounded_file(file.string(), kMaxResultDocumentBytes, "a result document"));
+  } catch (const BoundedReadError& e) {
+    report.malformed.push_back(e.what());
+    return;
   } catch (const json::exception& e) {
     report.malformed.push_back(file.string() + ": not valid JSON: " + e.what());
     return;

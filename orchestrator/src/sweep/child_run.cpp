@@ -12,6 +12,7 @@
 #include <fstream>
 #include <optional>
 
+#include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
 #include "result/result_document.h"
 #include "result/run_phases.h"
@@ -29,10 +30,16 @@ using Steady = std::chrono::steady_clock;
 using json = nlohmann::json;
 
 std::optional<ResultDocument> read_document(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+  // Bounded and never blocking: something else planted at the path (a FIFO, a device, a file
+  // that never ends) is no document.
+  std::string text;
   try {
-    const json j = json::parse(in);
+    text = read_bounded_file(path.string(), kMaxResultDocumentBytes, "a result document");
+  } catch (const BoundedReadError&) {
+    return std::nullopt;
+  }
+  try {
+    const json j = json::parse(text);
     if (j.is_object() && j.contains("status")) {
       ResultDocument doc = result_from_json(j);
       if (doc.format == kResultFormat) return doc;
