@@ -243,6 +243,55 @@ time.sleep(600)
   CHECK(process_gone(child));
 }
 
+TEST_CASE("script workload: processes the script started in another session end with its run",
+          "[script][sweep]") {
+  // One child in a session of its own (start_new_session: setsid), one daemon made the classic
+  // way (fork, setsid, fork, the middle one exits: an orphan outside every group of the run).
+  // The script ends normally; neither may outlive the run, and the run stays ok.
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const fs::path pids = tmp.path() / "pids";
+  write_script(tmp.path(), "escape.py", R"PY(
+import subprocess
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                         start_new_session=True)
+r, w = os.pipe()
+middle = os.fork()
+if middle == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.write(w, str(os.getpid()).encode())
+        time.sleep(300)
+        os._exit(0)
+    os._exit(0)
+os.waitpid(middle, 0)
+daemon = int(os.read(r, 32))
+with open(ARGS["pids"], "w") as f:
+    f.write("%d %d" % (child.pid, daemon))
+times, s = timed_steps(0.001)
+report(times, s)
+)PY");
+  const auto file = write_experiment(
+      tmp.path(), "escape",
+      "  steps: {warmup: 1, measure: 3}\n  args: {pids: '" + pids.string() + "'}\n");
+  const auto r = sweep(db, file);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  const auto runs = runs_of(db, "escape");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == "ok");
+  pid_t child = 0, daemon = 0;
+  std::istringstream(test::slurp(pids)) >> child >> daemon;
+  REQUIRE(child > 0);
+  REQUIRE(daemon > 0);
+  CHECK(process_gone(child));
+  CHECK(process_gone(daemon));
+  // The run's log says what was ended.
+  const std::string log = runs[0].stderr_tail;
+  INFO(log);
+  CHECK(log.find("left 2 processes") != std::string::npos);
+}
+
 TEST_CASE("script workload: editing the script changes the hash, and a resume runs it again",
           "[script][sweep]") {
   TempDir tmp;

@@ -21,10 +21,12 @@
 #include <fstream>
 #include <thread>
 
+#include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
 #include "plan/workload_config.h"
 #include "runner/divergence.h"
 #include "runner/environment.h"
+#include "runner/leftover_processes.h"
 #include "runner/out_of_memory.h"
 #include "storage/row_values.h"  // utc_now
 #include "telemetry/gpu_facts.h"
@@ -200,12 +202,14 @@ struct Finished {
   int signal = 0;
   std::string stderr_tail;
   std::string spawn_error;
+  int leftovers = 0;  ///< processes the program left running, ended by exec
 };
 
 // Starts the program, copies its stderr to exec's (the run's log) while keeping a tail, and
 // waits for it. The program stays in exec's process group, so a sweep that kills the group
 // kills it and its own children (DataLoader workers) too; PR_SET_PDEATHSIG kills it if exec
-// alone dies.
+// alone dies. What it leaves running outside the group (setsid) is ended once it has ended,
+// before the run is reported (leftover_processes.h).
 Finished run_program(const std::vector<std::string>& argv,
                      const std::map<std::string, std::string>& added_env) {
   Finished f;
@@ -235,6 +239,8 @@ Finished run_program(const std::vector<std::string>& argv,
   }, old_int{};
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGINT, &sa, &old_int);
+  // Where the kernel refuses, orphans go to init as before: nothing else changes.
+  (void)become_child_subreaper();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -294,6 +300,12 @@ Finished run_program(const std::vector<std::string>& argv,
   }
   ::close(pipe_fds[0]);
   g_child = 0;
+  if (const auto left = end_own_children(std::chrono::seconds(2)); !left.empty()) {
+    const std::string msg = "orch exec: the script's program left " + describe_leftovers(left) +
+                            " running when it ended; ended them\n";
+    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+    f.leftovers = static_cast<int>(left.size());
+  }
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGINT, &old_int, nullptr);
   if (WIFEXITED(status)) {
@@ -513,8 +525,10 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
     std::string report_error;
     if (fs::exists(report_path, ec)) {
       try {
-        std::ifstream in(report_path);
-        report = json::parse(in);
+        report = json::parse(
+            read_bounded_file(report_path, kMaxResultDocumentBytes, "a script's report"));
+      } catch (const BoundedReadError& e) {
+        report_error = std::string("the script's report cannot be read: ") + e.what();
       } catch (const std::exception& e) {
         report_error = "the script's report " + report_path + " is not JSON: " + e.what();
       }
