@@ -1,8 +1,10 @@
 // Libraries that are files but not what they seem: load-time code that crashes, exits or hangs
 // (vetted in a child process, the verdict remembered per file), and symbolic link loops in a
 // plugin folder; through the registry and through the orch binary.
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <sstream>
 
 #include "integration/test_support.h"
+#include "plugin_host/load_probe.h"
 #include "plugin_host/probe_cache.h"
 
 using namespace orch;
@@ -128,11 +131,53 @@ TEST_CASE("a library whose load-time code hangs is refused after the probe's tim
   CHECK_THAT(reg.refused()[0].reason,
              Contains(path.string() +
                       " refused: its load-time code did not finish within 0.5 s and was killed"));
-  // A timeout may be a slow disk rather than a hang: it is not remembered.
-  CHECK(cache_lines(cache, path).empty());
+  // Remembered, as a crash is: every later command (each run's child in a sweep) would
+  // otherwise wait the whole timeout again. The reason says how to have it probed again.
+  CHECK(cache_lines(cache, path).size() == 1);
+  CHECK_THAT(reg.refused()[0].reason, Contains("remembered until the library changes"));
+  const auto again_start = std::chrono::steady_clock::now();
   auto again = probing_registry(cache, 500ms);
   CHECK_FALSE(again.load_file(path));
-  CHECK(again.probes_run() == 1);
+  CHECK(again.probes_run() == 0);
+  CHECK(std::chrono::steady_clock::now() - again_start < 400ms);
+  REQUIRE(again.refused().size() == 1);
+  CHECK_THAT(again.refused()[0].reason, Contains("did not finish within 0.5 s"));
+}
+
+TEST_CASE("a library that cannot be vetted because fork fails is not loaded, and not remembered",
+          "[plugins]") {
+  // In a child of the test: as root, first become nobody (root is exempt from RLIMIT_NPROC);
+  // then a process limit of 0 makes the probe's fork fail with EAGAIN, as a full pids cgroup or
+  // `ulimit -u` would. The verdict comes back through a pipe.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    const rlimit none{0, 0};
+    if (::setrlimit(RLIMIT_NPROC, &none) != 0) ::_exit(4);
+    const auto v = probe_load_in_child(kFaults / "libload_exit.so", 2s);
+    const std::string out = std::string(v.safe ? "1" : "0") + (v.cacheable ? "1" : "0") + v.reason;
+    (void)!::write(fds[1], out.data(), out.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, n);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  INFO(got);
+  REQUIRE(got.size() > 2);
+  CHECK(got.substr(0, 2) == "00");  // not safe, not cacheable
+  CHECK_THAT(got, Contains("could not be vetted in a child process (fork: "));
+  CHECK_THAT(got, Contains("a process limit such as ulimit -u"));
+  CHECK_THAT(got, Contains("so it is not loaded"));
 }
 
 TEST_CASE("good plugins load after a refused one, and the built ones pass the probe", "[plugins]") {

@@ -153,10 +153,14 @@ LoadProbeVerdict probe_load_in_child(const std::filesystem::path& path,
   try {
     status.emplace();
     err.emplace();
-  } catch (const PluginError&) {
-    // Out of file descriptors: the library cannot be vetted, so it is loaded as before,
-    // without a verdict to remember.
+  } catch (const PluginError& e) {
+    // Out of file descriptors: the library cannot be vetted, so it is not loaded (a library
+    // that crashes the command is what the probe exists to stop); not remembered, the next
+    // command may have descriptors to spare.
+    v.safe = false;
     v.cacheable = false;
+    v.reason = std::string("it could not be vetted in a child process (") + e.what() +
+               "), so it is not loaded";
     return v;
   }
   // Whatever sits in the stdio buffers would be written a second time by a child whose
@@ -166,7 +170,15 @@ LoadProbeVerdict probe_load_in_child(const std::filesystem::path& path,
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) {
+    // Fails closed, as above: a process limit (ulimit -u, a cgroup's pids.max) must not let an
+    // unvetted library into the process.
+    const int why = errno;
+    v.safe = false;
     v.cacheable = false;
+    v.reason = std::string("it could not be vetted in a child process (fork: ") +
+               std::strerror(why) +
+               (why == EAGAIN ? "; a process limit such as ulimit -u or a cgroup's pids.max" : "") +
+               "), so it is not loaded";
     return v;
   }
   if (pid == 0) child(path, status->write_end(), err->write_end());
@@ -208,10 +220,15 @@ LoadProbeVerdict probe_load_in_child(const std::filesystem::path& path,
   const std::string words = last_line(stderr_text);
   const std::string quoted = words.empty() ? "" : "; its last line on stderr: \"" + words + "\"";
   if (timed_out && said.find(kLoaded) == std::string::npos) {
+    // Remembered for this file, like a crash: otherwise every later command, and every run's
+    // child of a sweep, would wait the whole timeout again for the same library. The reason says
+    // how to have it probed again.
     v.safe = false;
-    v.cacheable = false;
     v.reason = "its load-time code did not finish within " + seconds(timeout) +
-               " and was killed (ORCH_PLUGIN_PROBE_TIMEOUT sets the limit, in seconds)" + quoted;
+               " and was killed (ORCH_PLUGIN_PROBE_TIMEOUT sets the limit, in seconds; the "
+               "verdict is remembered until the library changes or the probe cache, "
+               "ORCH_PLUGIN_PROBE_CACHE, is removed)" +
+               quoted;
     return v;
   }
   if (said.find(kLoaded) != std::string::npos) return v;  // loaded; how the child ended is moot

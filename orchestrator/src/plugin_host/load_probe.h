@@ -16,15 +16,18 @@ struct LoadProbeVerdict {
   /// When not safe, why, as the end of a sentence "plugin library PATH refused: <reason>"
   /// (without the path, so that a remembered verdict reads right for any spelling of it).
   std::string reason;
-  /// Whether the verdict depends on the file alone and may be remembered for it: a timeout or
-  /// a signal from outside (SIGINT from the terminal, SIGKILL from the OOM killer) may not
-  /// happen again, so those are probed again by the next command.
+  /// Whether the verdict may be remembered for the file: a signal from outside (SIGINT from
+  /// the terminal, SIGKILL from the OOM killer) or a child that could not be started (no
+  /// process or descriptor to spare) may not happen again, so those are probed again by the
+  /// next command. A timeout is remembered: probing it again would cost every later command the
+  /// whole timeout.
   bool cacheable = true;
 };
 
 /// Forks, loads `path` in the child exactly as the host would (load_plugin_library) and waits
 /// at most `timeout` for it to say that it got through. The child's stdout goes to /dev/null;
-/// the last line of its stderr is quoted in the reason.
+/// the last line of its stderr is quoted in the reason. Where no child can be started (fork or
+/// pipe fails), the verdict is not safe: an unvetted library is never loaded.
 LoadProbeVerdict probe_load_in_child(const std::filesystem::path& path,
                                      std::chrono::milliseconds timeout);
 
