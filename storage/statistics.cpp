@@ -28,4 +28,14 @@ Summary summarize(const std::vector<double>& values) {
   return s;
 }
 
+std::optional<double> relative_ci95(const Summary& s) {
+  if (!s.ci95_half || s.mean == 0) return std::nullopt;
+  return *s.ci95_half / std::fabs(s.mean);
+}
+
+bool is_noisy(const Summary& s) {
+  const auto share = relative_ci95(s);
+  return share && *share > kNoisyShare;
+}
+
 }  // namespace orch::storage

@@ -26,4 +26,16 @@ struct Summary {
 /// Summarises the values (n = 0 gives a zero Summary).
 Summary summarize(const std::vector<double>& values);
 
+/// A measurement whose 95% interval reaches further than this share of its mean either side is
+/// noisy: its repeats disagree too much for a difference of that size to be told from chance.
+/// torch.utils.benchmark warns at the same 10% (of the median, by the interquartile range).
+constexpr double kNoisyShare = 0.10;
+
+/// The interval's half-width as a share of the mean (0.14 for ±14%); none when n < 2 or the
+/// mean is 0.
+std::optional<double> relative_ci95(const Summary& s);
+
+/// relative_ci95(s) > kNoisyShare.
+bool is_noisy(const Summary& s);
+
 }  // namespace orch::storage

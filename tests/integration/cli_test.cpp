@@ -122,7 +122,7 @@ TEST_CASE("orch plan prints the runs and validates without running", "[cli]") {
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("amp/channels_last"));
-  CHECK_THAT(r.output, Contains("4 runs (4 configurations x 1 repeat)"));
+  CHECK_THAT(r.output, Contains("12 runs (4 configurations x 3 repeats)"));
 }
 
 TEST_CASE("every shipped experiment and benchmark file plans with the built plugins", "[cli]") {

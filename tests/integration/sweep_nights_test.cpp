@@ -119,7 +119,7 @@ TEST_CASE("sweep: {date} names one sweep per night; compare --sweeps judges two 
   CHECK(std::regex_search(
       cmp.output,
       std::regex(
-          R"(b2 +[0-9.]+ ± [0-9.]+ +2 +[0-9.]+ ± [0-9.]+ +2 +[-+][0-9.]+% +(faster|slower|no change))")));
+          R"(b2 +[0-9.]+ ± [0-9.]+ +2 +[0-9.]+ ± [0-9.]+ +2 +[-+][0-9.]+% +(faster|slower|inconclusive \(n=2\)))")));
   auto missing = test::run_orch(orch_at(db) + "compare --sweeps other");
   CHECK(missing.exit_code != 0);
 }

@@ -78,7 +78,7 @@ TEST_CASE("sweep diff: paired by hash, judged by Welch at 95%", "[report][nights
   CHECK(d.configs[1].name == "one");
   CHECK(d.configs[1].verdict == "not enough repeats");
   CHECK(d.configs[2].name == "same");
-  CHECK(d.configs[2].verdict == "no change");
+  CHECK(d.configs[2].verdict == "inconclusive (n=3)");
   CHECK(d.only_a == std::vector<std::string>{"gone"});
   CHECK(d.only_b == std::vector<std::string>{"new"});
 
@@ -89,7 +89,7 @@ TEST_CASE("sweep diff: paired by hash, judged by Welch at 95%", "[report][nights
   REQUIRE(env != std::string::npos);
   REQUIRE(table != std::string::npos);
   CHECK(env < table);
-  CHECK_THAT(t, Contains("+10.0%") && Contains("faster") && Contains("no change") &&
+  CHECK_THAT(t, Contains("+10.0%") && Contains("faster") && Contains("inconclusive (n=3)") &&
                     Contains("Welch's t-test") && Contains("95%") &&
                     Contains("only in A (not compared): gone") &&
                     Contains("only in B (not compared): new"));

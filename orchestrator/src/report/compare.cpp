@@ -12,6 +12,7 @@
 #include "plan/config_flatten.h"
 #include "plan/terminal_text.h"
 #include "report/input_error.h"
+#include "report/sweep_diff.h"
 
 namespace orch {
 namespace {
@@ -189,6 +190,42 @@ std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection
   return lines;
 }
 
+std::string throughput_verdict(const Selection& a, const Selection& b) {
+  auto summary = [](const Selection& s) {
+    std::vector<double> v;
+    for (const auto& r : s.runs) {
+      if (auto x = r.metric("images_per_s")) v.push_back(*x);
+    }
+    return storage::summarize(v);
+  };
+  const storage::Summary sa = summary(a), sb = summary(b);
+  const std::string verdict = judge_change(sa, sb);
+  const std::string n = fmt::format("n={} vs {}", sa.n, sb.n);
+  std::string out;
+  if (verdict == "faster" || verdict == "slower") {
+    out =
+        fmt::format("throughput: B is {:.1f}% {} than A, significant at 95% (Welch's t-test, {})\n",
+                    std::fabs(100.0 * (sb.mean - sa.mean) / sa.mean), verdict, n);
+  } else if (verdict == "not enough repeats") {
+    out = fmt::format(
+        "throughput: inconclusive ({}): a side with one run has no spread to judge the "
+        "difference by; set `repeat: 3`\n",
+        n);
+  } else if (verdict.rfind("inconclusive", 0) == 0) {
+    out = fmt::format(
+        "throughput: inconclusive ({}): the difference is not significant at 95% (Welch's "
+        "t-test), which is not the same as no change\n",
+        n);
+  }
+  for (const auto& [side, s] : {std::pair{"A", &sa}, std::pair{"B", &sb}}) {
+    if (!storage::is_noisy(*s)) continue;
+    out +=
+        fmt::format("{} is NOISY: its 95% interval is ±{:.0f}% of its mean (more than ±{:.0f}%)\n",
+                    side, 100 * storage::relative_ci95(*s).value_or(0), 100 * storage::kNoisyShare);
+  }
+  return out;
+}
+
 std::string format_comparison(const Selection& a, const Selection& b) {
   const std::vector<ComparisonLine> lines = comparison_lines(a, b);
   auto cell = [](const std::optional<double>& v, int decimals) {
@@ -226,7 +263,7 @@ std::string format_comparison(const Selection& a, const Selection& b) {
                        cell(l.b, l.decimals), w_b, change);
   }
   out += "(means over each side's successful runs; change = (B - A) / A)\n";
-  return out;
+  return out + throughput_verdict(a, b);
 }
 
 }  // namespace orch

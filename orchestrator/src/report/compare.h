@@ -50,6 +50,11 @@ std::vector<SettingChange> setting_differences(const Selection& a, const Selecti
 /// The lines of the comparison, B against A, in the table's order.
 std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection& b);
 
+/// The throughput's verdict under the table, B against A: "throughput: B is 12.3% faster than
+/// A, significant at 95% (Welch's t-test, n=3 vs 3)", or "inconclusive (n=...)" with why, and
+/// a line for each NOISY side (sweep_diff.h's judge_change and storage::is_noisy).
+std::string throughput_verdict(const Selection& a, const Selection& b);
+
 /// The comparison: which is A and which B, the settings and environment fields that differ,
 /// then the table, B against A.
 std::string format_comparison(const Selection& a, const Selection& b);

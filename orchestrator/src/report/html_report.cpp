@@ -217,6 +217,8 @@ std::string ranking_section(const ReportData& d) {
     out +=
         " n=1: a single run has no confidence interval (and cannot tie); set <code>repeat: "
         "3</code> for one.";
+  if (std::any_of(rk.rows.begin(), rk.rows.end(), [](const RankedConfig& c) { return c.noisy; }))
+    out += " " + esc(noisy_note()) + ".";
   if (rk.unranked > 0) {
     out += fmt::format(
         " {} configuration(s) with no successful run are not ranked: see <a "

@@ -144,7 +144,13 @@ ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& s
   d.ranking = rank_runs(d.runs, require_metric("images_per_s"));
   if (d.ranking.rows.size() >= 2) {
     d.best = select_runs(store, d.runs, "hash:" + d.ranking.rows.front().config_hash);
-    d.baseline = select_runs(store, d.runs, "hash:" + d.ranking.rows.back().config_hash);
+    // The slowest by its mean: a noisy configuration may rank below it (ranking.h).
+    const auto slowest = std::min_element(
+        d.ranking.rows.begin(), d.ranking.rows.end(), [&](const auto& x, const auto& y) {
+          return d.ranking.metric.better == Better::kHigher ? x.stats.mean < y.stats.mean
+                                                            : x.stats.mean > y.stats.mean;
+        });
+    d.baseline = select_runs(store, d.runs, "hash:" + slowest->config_hash);
   }
 
   const storage::Database& db = store.database();  // read only: samples, windows, the views

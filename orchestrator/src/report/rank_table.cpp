@@ -156,6 +156,10 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
   if (single)
     out +=
         "n=1: a single run has no confidence interval (and cannot tie); set `repeat: 3` for one\n";
+  if (std::any_of(ranking.rows.begin(), ranking.rows.end(),
+                  [](const RankedConfig& c) { return c.noisy; })) {
+    out += noisy_note() + "\n";
+  }
   if (profiled) {
     out +=
         "kernels/step, busy (trace): LibTorch's profiler over extra steps after the measured ones "

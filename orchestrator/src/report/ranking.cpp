@@ -116,9 +116,28 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
   });
   out.configurations = out.rows.size();
   if (out.rows.empty()) return out;
+  for (auto& c : out.rows) c.noisy = storage::is_noisy(c.stats);
+  // A noisy configuration's wide interval overlaps its neighbours' more easily; it sinks below
+  // every steady configuration it overlaps, so that the leader of a tie is one whose repeats
+  // agree. Each swap moves a steady row up past a noisy one, so this ends.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (std::size_t i = 0; i + 1 < out.rows.size(); ++i) {
+      auto& x = out.rows[i];
+      auto& y = out.rows[i + 1];
+      if (x.noisy && !y.noisy && intervals_overlap(x.stats, y.stats)) {
+        std::swap(x, y);
+        moved = true;
+      }
+    }
+  }
 
-  // Speed-up over the worst: for a lower-is-better metric, worst/this (2x = half the time).
-  const double worst = out.rows.back().stats.mean;
+  // Speed-up over the worst: for a lower-is-better metric, worst/this (2x = half the time). The
+  // worst by its mean, which a noisy row moved down need not be.
+  double worst = out.rows.front().stats.mean;
+  for (const auto& c : out.rows) {
+    worst = higher ? std::min(worst, c.stats.mean) : std::max(worst, c.stats.mean);
+  }
   const auto& leader = out.rows.front().stats;
   for (std::size_t i = 0; i < out.rows.size(); ++i) {
     auto& c = out.rows[i];
@@ -132,6 +151,14 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
   return out;
 }
 
+std::string noisy_note() {
+  return fmt::format(
+      "NOISY: the 95% interval reaches further than ±{:.0f}% of the mean, so the repeats disagree "
+      "too much to rank it on; it never ranks above a steady configuration whose interval it "
+      "overlaps (more repeats, or a quieter machine, narrow it)",
+      100 * storage::kNoisyShare);
+}
+
 std::string diagnosis_column(const RankedConfig& c) {
   std::vector<std::string> parts;
   const auto mark = [&](int runs, const char* what) {
@@ -141,6 +168,11 @@ std::string diagnosis_column(const RankedConfig& c) {
   };
   mark(c.diverged_runs, "DIVERGED");
   mark(c.shared_gpu_runs, "SHARED GPU");
+  // After the marks that may explain it: a shared GPU is often why the repeats disagree.
+  if (c.noisy) {
+    const auto share = storage::relative_ci95(c.stats);
+    parts.push_back(fmt::format("NOISY (±{:.0f}%)", 100 * share.value_or(0)));
+  }
   if (!c.diagnosis.empty()) parts.push_back(c.diagnosis);
   if (parts.empty()) return "-";
   std::string out = parts.front();

@@ -1,6 +1,9 @@
 // The ranking behind `orch rank`: a sweep's successful runs grouped by configuration, each
 // aggregated to the mean of one metric with its 95% confidence interval (Student t, n-1
-// degrees of freedom), ordered best first, with ties against the leader marked.
+// degrees of freedom), ordered best first, with ties against the leader marked. A noisy
+// configuration (its interval wider than ±10% of its mean, storage::is_noisy) is marked, and
+// never ranks above a steady one whose interval overlaps its own: it cannot win a tie by being
+// noisy.
 #pragma once
 
 #include <optional>
@@ -20,6 +23,8 @@ struct RankedConfig {
   /// The interval overlaps the leader's: the difference is not significant at this n. A
   /// configuration without an interval (n = 1) counts as its mean alone.
   bool tie = false;
+  /// Its interval reaches further than storage::kNoisyShare of its mean either side.
+  bool noisy = false;
   double speedup = 0;  ///< over the worst configuration (by the ranked metric)
   std::optional<double> data_wait_ms, compute_ms, peak_bytes, gpu_util_pct, power_w;
   /// From the runs' profiles (`profile.steps`), when profiled: GPU kernels per step (0 for a CPU
@@ -34,9 +39,13 @@ struct RankedConfig {
 };
 
 /// The diagnosis column: the marks that qualify the numbers (DIVERGED, SHARED GPU, with how
-/// many of the runs when not all) before the runs' most frequent diagnosis; "-" for none.
+/// many of the runs when not all; NOISY with its interval's share of the mean) before the runs'
+/// most frequent diagnosis; "-" for none.
 /// Plain text: the terminal table and the report escape it their own way.
 std::string diagnosis_column(const RankedConfig& c);
+
+/// What NOISY means, one sentence for the rank table's and the report's footnotes.
+std::string noisy_note();
 
 /// A run whose loss became NaN or infinite (status `diverged`): listed with its reason whether
 /// or not it is ranked.

@@ -37,6 +37,25 @@ std::string fmt_side(const storage::Summary& s) {
 
 }  // namespace
 
+std::string judge_change(const storage::Summary& a, const storage::Summary& b) {
+  if (a.n == 0 || b.n == 0) return "no successful run";
+  const auto test = storage::welch_test_95(a, b);
+  if (!test) return "not enough repeats";
+  if (test->significant) return b.mean > a.mean ? "faster" : "slower";
+  return a.n == b.n ? fmt::format("inconclusive (n={})", a.n)
+                    : fmt::format("inconclusive (n={} vs {})", a.n, b.n);
+}
+
+std::string noisy_sides(const storage::Summary& a, const storage::Summary& b) {
+  std::string out;
+  for (const auto& [side, s] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    if (!storage::is_noisy(*s)) continue;
+    out += fmt::format("{}{} NOISY (±{:.0f}%)", out.empty() ? "" : ", ", side,
+                       100 * storage::relative_ci95(*s).value_or(0));
+  }
+  return out;
+}
+
 SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunRecord>& b) {
   SweepDiff d;
   d.environment = compare_environments(a, b);
@@ -56,14 +75,9 @@ SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunReco
       c.change_pct = 100.0 * (c.b.mean - c.a.mean) / c.a.mean;
     }
     c.test = storage::welch_test_95(c.a, c.b);
-    if (c.a.n == 0 || c.b.n == 0)
-      c.verdict = "no successful run";
-    else if (!c.test)
-      c.verdict = "not enough repeats";
-    else if (!c.test->significant)
-      c.verdict = "no change";
-    else
-      c.verdict = c.b.mean > c.a.mean ? "faster" : "slower";
+    c.verdict = judge_change(c.a, c.b);
+    c.noisy_a = storage::is_noisy(c.a);
+    c.noisy_b = storage::is_noisy(c.b);
     d.configs.push_back(std::move(c));
   }
   for (const auto& [hash, side_a] : sa) {
@@ -84,12 +98,16 @@ std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
   if (d.configs.empty()) {
     out += "no configuration ran in both sweeps (configurations are paired by hash)\n";
   } else {
+    bool any_noisy = false;
     std::vector<std::vector<std::string>> rows = {
         {"configuration", "A img/s", "n", "B img/s", "n", "change", "verdict"}};
     for (const auto& c : d.configs) {
+      const std::string noisy = noisy_sides(c.a, c.b);
       rows.push_back({c.name, fmt_side(c.a), std::to_string(c.a.n), fmt_side(c.b),
                       std::to_string(c.b.n),
-                      c.change_pct ? fmt::format("{:+.1f}%", *c.change_pct) : "-", c.verdict});
+                      c.change_pct ? fmt::format("{:+.1f}%", *c.change_pct) : "-",
+                      noisy.empty() ? c.verdict : c.verdict + "; " + noisy});
+      any_noisy = any_noisy || !noisy.empty();
     }
     std::vector<std::size_t> width(rows[0].size(), 0);
     for (const auto& r : rows) {
@@ -107,8 +125,15 @@ std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
     }
     out +=
         "\nverdict: Welch's t-test on the repeats' throughput, two-sided at 95% "
-        "(faster/slower: the difference is significant; no change: it is not); "
+        "(faster/slower: the difference is significant; inconclusive: it is not at this n, "
+        "which is not the same as no change: more repeats may show one); "
         "not enough repeats: a side has fewer than 2 successful runs (set `repeat: 3`)\n";
+    if (any_noisy) {
+      out += fmt::format(
+          "NOISY: that side's 95% interval reaches further than ±{:.0f}% of its mean; its "
+          "repeats disagree too much for a smaller change to show\n",
+          100 * storage::kNoisyShare);
+    }
   }
   if (!d.only_a.empty() || !d.only_b.empty()) {
     auto list = [](const std::vector<std::string>& v) {

@@ -1,5 +1,5 @@
 // `orch compare --sweeps A B`: night against night. Configurations are paired by hash across
-// the two sweeps, and each is judged faster, slower or no change by Welch's t-test on its
+// the two sweeps, and each is judged faster, slower or inconclusive by Welch's t-test on its
 // repeats' throughput at 95%; what changed in the environment (every field the runs recorded:
 // versions, host, CPU, torch threads, variables, ...) is listed first, since it is usually why.
 #pragma once
@@ -20,7 +20,9 @@ struct ConfigChange {
   storage::Summary a, b;             ///< throughput (img/s) over the successful runs
   std::optional<double> change_pct;  ///< (b - a) / a in percent
   std::optional<storage::WelchResult> test;
-  std::string verdict;  ///< faster, slower, no change, not enough repeats, no successful run
+  /// faster, slower, inconclusive (n=3), not enough repeats, no successful run (judge_change)
+  std::string verdict;
+  bool noisy_a = false, noisy_b = false;  ///< storage::is_noisy of each side
 };
 
 struct SweepDiff {
@@ -28,6 +30,15 @@ struct SweepDiff {
   std::vector<ConfigChange> configs;        ///< in B's order by name
   std::vector<std::string> only_a, only_b;  ///< configuration names in one sweep only
 };
+
+/// B against A by Welch's t-test at 95%: "faster" or "slower" when the difference is
+/// significant; "inconclusive (n=3)" ("(n=3 vs 2)" when the sides' counts differ) when it is
+/// not, which is not "no change": more repeats might show one; "not enough repeats" when a side
+/// has one run, "no successful run" when a side has none.
+std::string judge_change(const storage::Summary& a, const storage::Summary& b);
+
+/// "A NOISY (±14%)", "A NOISY (±14%), B NOISY (±12%)", or "" when neither side is noisy.
+std::string noisy_sides(const storage::Summary& a, const storage::Summary& b);
 
 /// Pairs the runs of two sweeps (any statuses; only 'ok' runs with a throughput count).
 SweepDiff diff_sweeps(const std::vector<storage::RunRecord>& a,
