@@ -19,6 +19,7 @@ void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     std::string a, b, sweep;
     std::vector<std::string> sweeps;
     int revision = 0;
+    std::string fail_on;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("A", o->a,
@@ -29,12 +30,22 @@ void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--revision", o->revision, "the sweep's plan revision (default: the latest)");
   cmd->add_option("--sweeps", o->sweeps,
                   "compare two sweeps instead (e.g. two nights): each "
-                  "configuration faster, slower or no change, by a "
+                  "configuration faster, slower or inconclusive, by a "
                   "Welch t-test at 95%")
       ->expected(2);
+  cmd->add_option("--fail-on", o->fail_on,
+                  "with --sweeps, for cron and CI: exit 1 when any configuration is "
+                  "significantly slower in B (slower), or slower by more than PCT percent "
+                  "(slower=PCT), listing them")
+      ->type_name("slower[=PCT]");
   cmd->callback([&g, &exit_code, o] {
     try {
+      if (!o->fail_on.empty() && o->sweeps.empty()) {
+        throw InputError("--fail-on judges two sweeps: use it with --sweeps A B");
+      }
       if (!o->sweeps.empty()) {
+        // Before the database is opened: a mistyped condition fails the same way every time.
+        const double fail_pct = o->fail_on.empty() ? 0 : parse_fail_on(o->fail_on);
         if (!o->a.empty() || !o->sweep.empty() || o->revision != 0) {
           throw InputError(
               "--sweeps A B compares two whole sweeps; leave out the "
@@ -44,9 +55,16 @@ void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
         const auto a = choose_sweep(*store, o->sweeps[0]);
         const auto b = choose_sweep(*store, o->sweeps[1]);
         const ShownRuns ra = shown_runs(*store, a), rb = shown_runs(*store, b);
-        std::cout << format_sweep_diff(diff_sweeps(ra.runs, rb.runs), a.name, b.name);
+        const SweepDiff diff = diff_sweeps(ra.runs, rb.runs);
+        std::cout << format_sweep_diff(diff, a.name, b.name);
         if (!ra.note.empty()) std::cout << "A: " << ra.note << "\n";
         if (!rb.note.empty()) std::cout << "B: " << rb.note << "\n";
+        if (!o->fail_on.empty()) {
+          const auto slower = slower_than(diff, fail_pct);
+          std::cout << "\n" << format_gate(diff, slower, fail_pct);
+          // 1, as for a run that failed: what cron mails about and CI marks red.
+          if (!slower.empty()) exit_code = kExitRunFailed;
+        }
         return;
       }
       if (o->a.empty() || o->b.empty()) {

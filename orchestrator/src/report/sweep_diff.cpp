@@ -4,8 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
+
+#include "plan/terminal_text.h"
+#include "report/input_error.h"
 
 namespace orch {
 namespace {
@@ -88,6 +94,62 @@ SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunReco
   std::sort(d.only_a.begin(), d.only_a.end());
   std::sort(d.only_b.begin(), d.only_b.end());
   return d;
+}
+
+double parse_fail_on(const std::string& text) {
+  const std::string allowed =
+      "allowed: slower, or slower=PCT with PCT from 0 to 100, e.g. slower=5";
+  const std::string head = "slower";
+  if (text == head) return 0;
+  if (text.rfind(head + "=", 0) != 0) {
+    throw InputError("--fail-on '" + text + "' is not a condition orch knows (" + allowed + ")");
+  }
+  std::string number = text.substr(head.size() + 1);
+  if (!number.empty() && number.back() == '%') number.pop_back();
+  char* end = nullptr;
+  errno = 0;
+  const double pct = number.empty() ? NAN : std::strtod(number.c_str(), &end);
+  if (number.empty() || errno != 0 || *end != '\0' || !std::isfinite(pct) || pct < 0 || pct > 100) {
+    throw InputError("--fail-on '" + text + "': '" + number + "' is not a percentage (" + allowed +
+                     ")");
+  }
+  return pct;
+}
+
+std::vector<ConfigChange> slower_than(const SweepDiff& diff, double pct) {
+  std::vector<ConfigChange> out;
+  for (const auto& c : diff.configs) {
+    if (c.verdict == "slower" && c.change_pct && -*c.change_pct > pct) out.push_back(c);
+  }
+  return out;
+}
+
+std::string format_gate(const SweepDiff& diff, const std::vector<ConfigChange>& slower,
+                        double pct) {
+  const std::string by = pct > 0 ? fmt::format(" by more than {:g}%", pct) : std::string();
+  std::size_t unjudged = 0;
+  for (const auto& c : diff.configs) {
+    if (c.verdict != "faster" && c.verdict != "slower") ++unjudged;
+  }
+  if (slower.empty()) {
+    std::string out =
+        fmt::format("gate passed: no configuration significantly slower in B{} ({} compared", by,
+                    diff.configs.size());
+    if (unjudged > 0) {
+      out += fmt::format(
+          "; {} could not be judged (inconclusive, not enough repeats or no successful run) and "
+          "pass unjudged",
+          unjudged);
+    }
+    return out + ")\n";
+  }
+  std::string out =
+      fmt::format("FAIL: {} configuration(s) significantly slower in B{}:\n", slower.size(), by);
+  for (const auto& c : slower) {
+    out += fmt::format("  {}  {:+.1f}% ({:.1f} -> {:.1f} img/s)\n", terminal_text(c.name),
+                       *c.change_pct, c.a.mean, c.b.mean);
+  }
+  return out;
 }
 
 std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,

@@ -40,6 +40,20 @@ std::string judge_change(const storage::Summary& a, const storage::Summary& b);
 /// "A NOISY (±14%)", "A NOISY (±14%), B NOISY (±12%)", or "" when neither side is noisy.
 std::string noisy_sides(const storage::Summary& a, const storage::Summary& b);
 
+/// `--fail-on slower[=PCT]`: the least slow-down in percent that fails the gate; `slower`
+/// alone is 0 (any significant slow-down). PCT is a number from 0 to 100, a trailing `%`
+/// allowed. Anything else throws InputError saying what is allowed.
+double parse_fail_on(const std::string& text);
+
+/// The configurations judged significantly slower in B (verdict "slower") by more than `pct`
+/// percent of A's throughput, in the table's order.
+std::vector<ConfigChange> slower_than(const SweepDiff& diff, double pct);
+
+/// The gate's verdict, for cron and CI: "FAIL: ..." with one line per configuration in
+/// `slower`, or "gate passed: ..." saying how many configurations it could not judge
+/// (inconclusive, not enough repeats, no successful run), which it lets through.
+std::string format_gate(const SweepDiff& diff, const std::vector<ConfigChange>& slower, double pct);
+
 /// Pairs the runs of two sweeps (any statuses; only 'ok' runs with a throughput count).
 SweepDiff diff_sweeps(const std::vector<storage::RunRecord>& a,
                       const std::vector<storage::RunRecord>& b);
