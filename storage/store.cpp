@@ -176,26 +176,72 @@ std::optional<std::int64_t> Store::find_sweep(const std::string& name) const {
 }
 
 namespace {
+// last_run_at is the latest start of any of the sweep's runs (runs are unique per sweep_id, so
+// the lookup is indexed).
 constexpr const char* kSweepColumns =
-    "SELECT id, name, experiment, experiment_file, description, created_at, updated_at FROM sweeps";
+    "SELECT s.id, s.name, s.experiment, s.experiment_file, s.description, s.created_at, "
+    "s.updated_at, (SELECT MAX(r.started_at) FROM runs r WHERE r.sweep_id = s.id) AS last_run "
+    "FROM sweeps s";
+// The latest sweep first: the one whose run started last. Not updated_at, which open_sweep
+// moves on every resume, even one that finds nothing left to run.
+constexpr const char* kLatestFirst = " ORDER BY COALESCE(last_run, s.created_at) DESC, s.id DESC";
 
 SweepInfo read_sweep(const Statement& st) {
-  return SweepInfo{st.column_int(0),  st.column_text(1), st.column_text(2), st.column_text(3),
-                   st.column_text(4), st.column_text(5), st.column_text(6)};
+  SweepInfo s{st.column_int(0),  st.column_text(1), st.column_text(2), st.column_text(3),
+              st.column_text(4), st.column_text(5), st.column_text(6)};
+  if (!st.is_null(7)) s.last_run_at = st.column_text(7);
+  return s;
 }
 }  // namespace
 
 std::optional<SweepInfo> Store::sweep(std::int64_t id) const {
-  Statement st(db_, std::string(kSweepColumns) + " WHERE id = ?1");
+  Statement st(db_, std::string(kSweepColumns) + " WHERE s.id = ?1");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   return read_sweep(st);
 }
 
 std::vector<SweepInfo> Store::sweeps() const {
-  Statement st(db_, std::string(kSweepColumns) + " ORDER BY updated_at DESC, id DESC");
+  Statement st(db_, std::string(kSweepColumns) + kLatestFirst);
   std::vector<SweepInfo> out;
   while (st.step()) out.push_back(read_sweep(st));
+  return out;
+}
+
+std::vector<SweepListing> Store::sweep_listing() const {
+  // The runs a revision owns are its configurations' with repeat < their repeats, as
+  // runs_of_plan (sweep_plans.h) picks them for rank and compare; a plan that is not valid JSON
+  // owns none, as there.
+  Statement st(db_, R"(
+    WITH latest AS (SELECT sweep_id, MAX(revision) AS revision FROM sweep_plans GROUP BY sweep_id),
+    planned AS (
+      SELECT p.sweep_id, json_extract(c.value, '$.hash') AS hash,
+             COALESCE(json_extract(c.value, '$.repeats'), 1) AS repeats
+      FROM sweep_plans p JOIN latest l ON l.sweep_id = p.sweep_id AND l.revision = p.revision,
+           json_each(CASE WHEN json_valid(p.plan_json) THEN p.plan_json ELSE '{}' END,
+                     '$.configurations') c)
+    SELECT s.id, COALESCE(l.revision, 0),
+           COUNT(r.id), COALESCE(SUM(r.status = 'ok'), 0), COALESCE(SUM(r.status = 'running'), 0)
+    FROM sweeps s LEFT JOIN latest l ON l.sweep_id = s.id
+    LEFT JOIN runs r ON r.sweep_id = s.id AND (l.revision IS NULL OR EXISTS (
+      SELECT 1 FROM planned pl
+      WHERE pl.sweep_id = r.sweep_id AND pl.hash = r.config_hash AND r.repeat < pl.repeats))
+    GROUP BY s.id)");
+  std::map<std::int64_t, SweepListing> counts;
+  while (st.step()) {
+    SweepListing l;
+    l.revision = static_cast<int>(st.column_int(1));
+    l.runs = st.column_int(2);
+    l.ok = st.column_int(3);
+    l.running = st.column_int(4);
+    counts.emplace(st.column_int(0), l);
+  }
+  std::vector<SweepListing> out;
+  for (SweepInfo& s : sweeps()) {
+    SweepListing l = counts[s.id];
+    l.sweep = std::move(s);
+    out.push_back(std::move(l));
+  }
   return out;
 }
 

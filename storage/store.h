@@ -40,6 +40,17 @@ struct RankRow {
 struct SweepInfo {
   std::int64_t id = 0;
   std::string name, experiment, experiment_file, description, created_at, updated_at;
+  /// When the sweep's last run started (its runs' latest started_at); empty before any run.
+  std::string last_run_at;
+};
+
+/// One sweep as `orch sweeps` lists it. The counts are of the runs its latest plan revision
+/// owns (what rank and compare show), or of all its runs when it has no recorded revision.
+struct SweepListing {
+  SweepInfo sweep;
+  int revision = 0;  ///< its latest plan revision; 0 when none was recorded
+  std::int64_t runs = 0, ok = 0, running = 0;
+  std::int64_t not_ok() const { return runs - ok - running; }  ///< failed, oom, skipped, ...
 };
 
 /// What the scheduler needs to know about a run of a sweep to resume it.
@@ -127,8 +138,12 @@ class Store {
                           const std::string& experiment_file, const std::string& description = {});
   std::optional<std::int64_t> find_sweep(const std::string& name) const;
   std::optional<SweepInfo> sweep(std::int64_t id) const;
-  /// All sweeps, the most recently updated first.
+  /// All sweeps, the latest first: the one whose run started last. A sweep without a run
+  /// counts from its creation; opening a sweep again (a resume that runs nothing) does not make
+  /// it the latest.
   std::vector<SweepInfo> sweeps() const;
+  /// sweeps(), each with its latest plan revision and how many of its runs succeeded.
+  std::vector<SweepListing> sweep_listing() const;
 
   // --- the life of a run (for the scheduler) -------------------------------------------------
   /// Every run of the sweep, keyed by (config_hash, repeat).

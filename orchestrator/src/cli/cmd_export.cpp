@@ -22,7 +22,7 @@ void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--format", o->format, "csv (RFC 4180) or json (an array of flat objects)")
       ->required()
       ->check(CLI::IsMember({"csv", "json"}));
-  cmd->add_option("--sweep", o->sweep, "the sweep (default: the most recently updated)");
+  cmd->add_option("--sweep", o->sweep, "the sweep (default: the latest, whose run started last)");
   cmd->add_option("-o,--output", o->output,
                   "write to this file instead of standard output (- is standard output)");
   cmd->add_option("--revision", o->revision, "the sweep's plan revision (default: the latest)");

@@ -18,7 +18,7 @@ void add_report_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     std::string sweep, experiment, output;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("--sweep", o->sweep, "the sweep (default: the most recently updated)");
+  cmd->add_option("--sweep", o->sweep, "the sweep (default: the latest, whose run started last)");
   cmd->add_option("--experiment", o->experiment,
                   "the latest sweep of this experiment (its `name`)");
   cmd->add_option("-o,--output", o->output, "the HTML file to write")->required();

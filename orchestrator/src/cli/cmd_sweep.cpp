@@ -89,6 +89,7 @@ std::vector<std::string> gpu_slots(const std::string& requested) {
   const std::vector<std::string> visible = visible_gpu_slots();
   const int count = static_cast<int>(visible.size());
   std::vector<std::string> slots;
+  if (requested == "none") return {""};  // the CPU, one run at a time (see the callback)
   if (requested.empty()) {
     if (visible.empty()) return {""};  // no GPU: one run at a time on the CPU
     return visible;
@@ -140,7 +141,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "(code 2) naming it, instead of waiting for it");
   cmd->add_option("--gpus", a->gpus,
                   "GPUs to use, by index among the visible ones, e.g. 0,1 "
-                  "(default: all visible; none: the CPU)");
+                  "(default: all visible; none: no GPU, one run at a time on the CPU)");
   cmd->add_option("--until", a->until, "HH:MM: start no run that would not finish by then");
   cmd->add_option("--order", a->order, "as-written, or fast-first (cheap configurations first)")
       ->check(CLI::IsMember({"as-written", "fast-first"}));
@@ -172,6 +173,11 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "they arrive, print the ranking");
   add_slurm_options(*cmd, a->slurm);
   cmd->callback([&g, &exit_code, a] {
+    // --gpus none hides every GPU as CUDA_VISIBLE_DEVICES= would, before anything asks CUDA how
+    // many there are: the plan's checks see none (a configuration that needs one is refused by
+    // name), and so do the device locks, the health checks and every child, whose `device:
+    // auto` then means the CPU.
+    if (a->gpus == "none" && a->launcher != "slurm") ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
     PluginRegistry registry;
     a->plan.on_this_machine = a->launcher != "slurm";  // Slurm runs it on other machines
     auto planned = load_and_plan(registry, g, a->plan, exit_code);

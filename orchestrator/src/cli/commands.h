@@ -32,6 +32,7 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_sweeps_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_doctor_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code);

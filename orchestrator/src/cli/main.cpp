@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   orch::cli::add_run_command(app, global, exit_code);
   orch::cli::add_rank_command(app, global, exit_code);
   orch::cli::add_sweep_command(app, global, exit_code);
+  orch::cli::add_sweeps_command(app, global, exit_code);
   orch::cli::add_exec_command(app, global, exit_code);
   orch::cli::add_doctor_command(app, global, exit_code);
   orch::cli::add_compare_command(app, global, exit_code);

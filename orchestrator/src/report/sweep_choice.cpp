@@ -34,7 +34,7 @@ std::unique_ptr<storage::Store> open_existing_store(const std::string& path) {
 
 storage::SweepInfo choose_sweep(const storage::Store& store, const std::string& sweep_name,
                                 const std::string& experiment) {
-  const auto all = store.sweeps();  // most recently updated first
+  const auto all = store.sweeps();  // the latest first
   if (all.empty()) throw InputError("the database has no sweeps yet (run an experiment first)");
   if (!sweep_name.empty()) {
     for (const auto& s : all) {
@@ -63,7 +63,8 @@ std::string describe_sweep(const storage::SweepInfo& s) {
   std::string out =
       fmt::format("sweep {} (experiment {}", terminal_text(s.name), terminal_text(s.experiment));
   if (!s.experiment_file.empty()) out += ", " + terminal_text(s.experiment_file);
-  return out + "), updated " + s.updated_at;
+  if (s.last_run_at.empty()) return out + "), created " + s.created_at + ", no run yet";
+  return out + "), last run started " + s.last_run_at;
 }
 
 }  // namespace orch

@@ -1,5 +1,7 @@
 // Which sweep a read-only command shows: the one named, else the latest of an experiment,
-// else the most recently updated one. Each unknown name is an InputError listing the choices.
+// else the latest of all. The latest is the one whose run started last (Store::sweeps), so a
+// resume that finds nothing to run leaves it where it was. Each unknown name is an InputError
+// listing the choices.
 #pragma once
 
 #include <memory>
@@ -18,7 +20,8 @@ std::unique_ptr<storage::Store> open_existing_store(const std::string& path);
 storage::SweepInfo choose_sweep(const storage::Store& store, const std::string& sweep_name,
                                 const std::string& experiment = {});
 
-/// "sweep NAME (experiment E, FILE), updated T" for the first line of a command's output.
+/// "sweep NAME (experiment E, FILE), last run started T" (or "created T, no run yet") for the
+/// first line of a command's output.
 std::string describe_sweep(const storage::SweepInfo& sweep);
 
 }  // namespace orch

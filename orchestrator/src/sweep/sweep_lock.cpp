@@ -16,7 +16,30 @@
 
 namespace orch::sweep {
 
-SweepLock::SweepLock(const std::string& path) {
+namespace {
+
+// Whether the file open at `fd` is the one now at `path` (same device and inode).
+bool same_file(int fd, const std::string& path) {
+  struct stat open_st {};
+  struct stat path_st {};
+  return ::fstat(fd, &open_st) == 0 && ::lstat(path.c_str(), &path_st) == 0 &&
+         open_st.st_dev == path_st.st_dev && open_st.st_ino == path_st.st_ino;
+}
+
+}  // namespace
+
+SweepLock::SweepLock(const std::string& path) : path_(path) {
+  // A holder removes the file as it ends: a lock taken on the removed file is retried on the
+  // new one. The bound only guards against a path that keeps changing under us.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (try_take()) return;
+  }
+  throw std::runtime_error("cannot take the lock file " + path +
+                           ": it was replaced 100 times while orch tried to lock it");
+}
+
+bool SweepLock::try_take() {
+  const std::string& path = path_;
   // Never through a link planted at the lock's name (it would aim the truncation below at the
   // link's target), and only a regular file: a FIFO or device there is refused, not opened.
   const int injected = injected_write_fault(path);  // tests: a full disk without filling one
@@ -53,16 +76,27 @@ SweepLock::SweepLock(const std::string& path) {
     throw std::runtime_error("this sweep is already running (lock " + path + " held by " + who +
                              "); wait for it to finish or stop it first");
   }
+  if (!same_file(fd_, path)) {  // its holder removed it as it ended: lock the path's new file
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
   char host[128] = {};
   gethostname(host, sizeof host - 1);
   const std::string me = "pid " + std::to_string(::getpid()) + " on " + host + "\n";
   if (::ftruncate(fd_, 0) == 0) {
     [[maybe_unused]] const ssize_t w = ::pwrite(fd_, me.data(), me.size(), 0);
   }
+  return true;
 }
 
 SweepLock::~SweepLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+  if (fd_ >= 0) {
+    // Removed while still held, so nobody can take the lock on a file about to disappear
+    // without seeing (same_file) that it did. Only our own file: never one put in its place.
+    if (same_file(fd_, path_)) ::unlink(path_.c_str());
+    ::close(fd_);  // closing the descriptor releases the flock
+  }
   if (inode_fd_ >= 0) ::close(inode_fd_);
 }
 

@@ -1,7 +1,10 @@
 // One sweep, one writer: an exclusive flock(2) on a lock file beside the database, held for the
 // sweep's lifetime. The kernel drops it when the holder dies (even by kill -9), so a stale lock
 // never blocks a resume, and while we hold it any run still marked `running` in that sweep
-// belongs to a dead process.
+// belongs to a dead process. The holder removes the file when the sweep ends, so a finished
+// sweep leaves no file beside the database (one killed leaves it, unlocked, for the next to
+// take). Whoever takes a lock checks that the file it locked is still the one at the path: a
+// file removed by its last holder between our open and our flock is no lock at all.
 #pragma once
 
 #include <string>
@@ -14,6 +17,7 @@ class SweepLock {
   explicit SweepLock(const std::string& path);
   SweepLock(const SweepLock&) = delete;
   SweepLock& operator=(const SweepLock&) = delete;
+  /// Removes the lock file (when it is still ours) and releases the lock.
   ~SweepLock();
 
   /// Also locks the database file itself, by its device and inode, in the device lock folder
@@ -25,6 +29,11 @@ class SweepLock {
                      const std::string& command = "sweep");
 
  private:
+  /// Opens and flocks the file at path_; false when the file was replaced or removed before
+  /// the flock took (try again). Throws as the constructor does.
+  bool try_take();
+
+  std::string path_;
   int fd_ = -1;
   int inode_fd_ = -1;
 };
