@@ -67,6 +67,7 @@ const KnownField kKnown[] = {
     {"persistence_mode", "persistence mode",
      [](const json& v) { return v.is_boolean() ? std::string(v.get<bool>() ? "on" : "off") : ""; }},
     {"gpu_other_processes", "other processes on the GPU", nullptr},
+    {"nvml_error", "NVML error", nullptr},
 };
 
 const KnownField* known(const std::string& key) {
