@@ -1,5 +1,6 @@
 // The orch binary end to end: a run lands in SQLite and in the ranking; bad input is refused
 // before anything runs or any database file is created; refused plugins are reported.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -139,12 +140,24 @@ TEST_CASE("every shipped experiment and benchmark file plans with the built plug
                               "' plan --elsewhere '" + entry.path().string() + "'");
       INFO(entry.path() << "\n" << r.output);
       CHECK(r.exit_code == 0);
-      // The plan table's last line counts the runs (only that line is matched: std::regex
-      // recurses per character and overflows the stack on a 144-run table).
+      // The plan table's last line counts the runs, and the estimate follows it (only those
+      // lines are matched: std::regex recurses per character and overflows the stack on a
+      // 144-run table).
       std::string out = r.output;
       while (!out.empty() && out.back() == '\n') out.pop_back();
-      const std::string last = out.substr(out.rfind('\n') + 1);
-      CHECK_THAT(last, Matches("[0-9]+ runs? \\([0-9]+ configurations? x [0-9]+ repeats?\\)"));
+      std::vector<std::string> tail;  // the lines after the table's rows, last first
+      while (!out.empty() && tail.size() < 8) {
+        const std::size_t nl = out.rfind('\n');
+        tail.push_back(nl == std::string::npos ? out : out.substr(nl + 1));
+        out.resize(nl == std::string::npos ? 0 : nl);
+        if (tail.back().find(" runs (") != std::string::npos) break;
+      }
+      CHECK_THAT(tail.back(),
+                 Matches("[0-9]+ runs? \\([0-9]+ configurations? x [0-9]+ repeats?\\)"));
+      const bool estimated = std::any_of(tail.begin(), tail.end(), [](const std::string& line) {
+        return line.rfind("estimate: ", 0) == 0;
+      });
+      CHECK(estimated);
     }
   }
   CHECK(files >= 5);

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "plan/readable_name.h"
+#include "plan/scalars.h"
 #include "unit/plan_test_catalog.h"
 
 namespace orch {
@@ -118,6 +119,53 @@ matrix:
   }
   CHECK(unique_hashes.size() == 24);
   CHECK(unique_names.size() == 24);
+}
+
+}  // namespace
+}  // namespace orch
+
+namespace orch {
+namespace {
+
+TEST_CASE("names: an include's keys name the configurations it joined, not every other one",
+          "[plan][names]") {
+  Plan p = test::plan_text(R"(
+name: inc
+base:
+  batch_size: 8
+matrix:
+  precision: [fp32, amp]
+  include:
+    - {precision: fp32, memory_format: channels_last, batch_size: 16}
+)");
+  CHECK(names(p) == std::vector<std::string>{"fp32/channels_last/b16", "amp"});
+  // The table still shows every configuration's value of the include's keys.
+  CHECK(p.runs[1].swept.at("memory_format") == "contiguous");
+  CHECK(p.runs[1].swept.at("batch_size") == "8");
+}
+
+TEST_CASE("names: numbers in their shortest form", "[plan][names]") {
+  Plan p = test::plan_text("name: n\nmatrix:\n  optimizer.lr: [0.1, 1e30, 1e-7, 2]\n");
+  CHECK(names(p) == std::vector<std::string>{"lr=0.1", "lr=1e+30", "lr=1e-07", "lr=2.0"});
+  CHECK(p.runs[1].swept.at("optimizer.lr") == "1e+30");
+  CHECK(number_text(1e30) == "1e+30");
+  CHECK(number_text(0.1) == "0.1");
+  CHECK(number_text(2) == "2.0");
+  CHECK(number_text(-3e-5) == "-3e-05");
+  CHECK(number_text(65536) == "65536.0");
+}
+
+TEST_CASE("names: the plugin column shows the parameter any configuration sets, resolved",
+          "[plan][names]") {
+  Plan p =
+      test::plan_text("name: p\nmatrix:\n  precision: [fp32, amp, {plugin: amp, dtype: fp16}]\n");
+  std::vector<std::string> column;
+  for (const RunSpec& r : p.runs) column.push_back(r.swept.at("precision"));
+  // Plain `amp` is amp at its default dtype, bf16: the column says so beside amp-fp16.
+  CHECK(column == std::vector<std::string>{"fp32", "amp-bf16", "amp-fp16"});
+  // With nothing set anywhere, the plugin's name alone.
+  Plan q = test::plan_text("name: q\nmatrix:\n  precision: [fp32, amp]\n");
+  CHECK(q.runs[1].swept.at("precision") == "amp");
 }
 
 }  // namespace

@@ -254,8 +254,9 @@ namespace orch {
 
 TEST_CASE("steps.warmup auto: orch's own loop only; a script's warm-up is its program's",
           "[plan][workload][warmup]") {
-  const PlanError e =
-      test::plan_failure(std::string(kScriptBase) + "  steps: {warmup: auto, measure: 5}\n");
+  Folder f;
+  f.write("train.py", "x\n");  // the script exists: the warm-up is the only problem
+  const PlanError e = f.failure(std::string(kScriptBase) + "  steps: {warmup: auto, measure: 5}\n");
   CHECK(e.key_path == "base.steps.warmup");
   CHECK_THAT(e.message, Catch::Contains("a script run's loop is its program's"));
   CHECK(e.allowed == "an int >= 0 for a script workload");

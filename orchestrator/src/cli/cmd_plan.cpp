@@ -1,6 +1,7 @@
 // `orch plan FILE [key=value ...]`: expand and validate an experiment, print its runs, run
 // nothing. With --check, rehearse it: one training step of each configuration in a child
 // process, every failure listed (cli/plan_check.h).
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -8,8 +9,29 @@
 #include "cli/plan_check.h"
 #include "cli/plugin_loading.h"
 #include "plan/plan_table.h"
+#include "plan/terminal_text.h"
+#include "report/plan_estimate.h"
+#include "storage/store.h"
 
 namespace orch::cli {
+namespace {
+
+// The plan's estimate from the results database's history, read only, never created: a plan is
+// often made before the first sweep, and a database orch cannot read only loses the history.
+std::string estimate_text(const Plan& plan, const std::string& db) {
+  std::string note;
+  if (std::filesystem::exists(db)) {
+    try {
+      const storage::Store store(db, storage::Store::ReadOnly{});
+      return format_plan_estimate(estimate_plan(plan, &store), db);
+    } catch (const std::runtime_error& e) {
+      note = "(its history not used: " + terminal_text(e.what()) + ")\n";
+    }
+  }
+  return format_plan_estimate(estimate_plan(plan, nullptr), db) + note;
+}
+
+}  // namespace
 
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("plan", "expand and validate an experiment; runs nothing");
@@ -39,7 +61,7 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     PluginRegistry registry;
     load_registry(registry, g);
     if (auto plan = plan_or_report(*args, registry)) {
-      std::cout << format_plan_table(*plan);
+      std::cout << format_plan_table(*plan) << estimate_text(*plan, g.db);
       if (*check)
         exit_code = rehearse_plan(*plan, g, visible_gpu_slots(), /*grace_s=*/10, !*no_wait);
     } else {

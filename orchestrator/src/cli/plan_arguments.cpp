@@ -7,6 +7,7 @@
 #include "cli/plugin_loading.h"
 #include "plan/plan_error.h"
 #include "plan/planner.h"
+#include "plan/terminal_text.h"
 
 namespace orch::cli {
 
@@ -39,6 +40,11 @@ std::optional<Plan> load_and_plan(PluginRegistry& registry, const GlobalOptions&
   load_registry(registry, g);
   auto plan = plan_or_report(args, registry);
   if (!plan) exit_code = kExitBadInput;  // nothing runs and no database is created
+  // What `orch plan` says under its table (combinations merged), said before anything runs.
+  if (plan) {
+    for (const std::string& note : plan->notes)
+      std::cout << "note: " << terminal_text(note) << "\n";
+  }
   return plan;
 }
 

@@ -24,21 +24,25 @@ json parse_group(const KeySpec& key, const YNode& node, const std::string& key_p
                     join(key.field_names()));
   }
   json out = json::object();
+  PlanErrorList problems;  // every bad field of the mapping, not only the first
   for (const YEntry& e : node.entries) {
-    const FieldSpec* f = key.find_field(e.key);
-    if (!f && key.open_fields) {
-      throw PlanError(e.key_mark, key_path + "." + e.key,
-                      "'" + e.key + "' is not a valid name in '" + key.name +
-                          "' (letters, digits, '_' and '-')",
-                      kArgNamePattern);
-    }
-    if (!f) {
-      throw PlanError(e.key_mark, key_path + "." + e.key,
-                      unknown_with_suggestion("key", e.key, key.field_names()),
-                      join(key.field_names()));
-    }
-    out[e.key] = f->normalise(e.value, key_path + "." + e.key);
+    problems.attempt([&] {
+      const FieldSpec* f = key.find_field(e.key);
+      if (!f && key.open_fields) {
+        throw PlanError(e.key_mark, key_path + "." + e.key,
+                        "'" + e.key + "' is not a valid name in '" + key.name +
+                            "' (letters, digits, '_' and '-')",
+                        kArgNamePattern);
+      }
+      if (!f) {
+        throw PlanError(e.key_mark, key_path + "." + e.key,
+                        unknown_with_suggestion("key", e.key, key.field_names()),
+                        join(key.field_names()));
+      }
+      out[e.key] = f->normalise(e.value, key_path + "." + e.key);
+    });
   }
+  problems.throw_if_any();
   return out;
 }
 
@@ -54,7 +58,7 @@ std::string render_json(const json& j) {
   if (j.is_string()) return j.get<std::string>();
   if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
   if (j.is_number_integer()) return std::to_string(j.get<std::int64_t>());
-  if (j.is_number_float()) return to_string(Value{j.get<double>()});
+  if (j.is_number_float()) return number_text(j.get<double>());
   return j.dump();
 }
 
@@ -65,7 +69,7 @@ std::string render_duration(double seconds) {
     if (s % 60 == 0) return std::to_string(s / 60) + "m";
     return std::to_string(s) + "s";
   }
-  return to_string(Value{seconds}) + "s";
+  return number_text(seconds) + "s";
 }
 
 // Records where `path` and, for a mapping, each of its entries were written; a whole role or
@@ -124,19 +128,23 @@ void apply_setting(Draft& draft, const SettingPath& path, const YNode& value,
 }
 
 void apply_base(Draft& draft, const YNode& base, const SchemaCatalog& catalog) {
+  PlanErrorList problems;  // each key is checked on its own: all their problems are reported
   for (const YEntry& e : base.entries) {
-    const std::string key_path = "base." + e.key;
-    const KeySpec* key = find_experiment_key(e.key);
-    if (!key) {
-      std::string msg = unknown_with_suggestion("key", e.key, experiment_key_names());
-      if (e.key.find('.') != std::string::npos) {
-        msg += "; dotted paths are for matrix axes and overrides, write nested mappings in base";
+    problems.attempt([&] {
+      const std::string key_path = "base." + e.key;
+      const KeySpec* key = find_experiment_key(e.key);
+      if (!key) {
+        std::string msg = unknown_with_suggestion("key", e.key, experiment_key_names());
+        if (e.key.find('.') != std::string::npos) {
+          msg += "; dotted paths are for matrix axes and overrides, write nested mappings in base";
+        }
+        throw PlanError(e.key_mark, key_path, msg, join(experiment_key_names()));
       }
-      throw PlanError(e.key_mark, key_path, msg, join(experiment_key_names()));
-    }
-    SettingPath path{e.key, key, ""};
-    apply_setting(draft, path, e.value, key_path, catalog);
+      SettingPath path{e.key, key, ""};
+      apply_setting(draft, path, e.value, key_path, catalog);
+    });
   }
+  problems.throw_if_any();
 }
 
 json canonical_setting(const SettingPath& path, const YNode& value, const std::string& key_path,
@@ -229,7 +237,8 @@ std::int64_t repeat_count(const Draft& draft) {
   return find_experiment_key("repeat")->scalar.default_value.get<std::int64_t>();
 }
 
-std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path) {
+std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path,
+                           const std::set<std::string>* shown_params) {
   const KeySpec& key = *path.key;
   // A key the run's workload has no use for (workload_config.h): a built-in run's workload is
   // the default one, a script run has no model, precision, ...
@@ -249,10 +258,18 @@ std::string render_setting(const Draft& draft, const RunSpec& run, const Setting
       std::string out = resolved.at("plugin").get<std::string>();
       auto it = draft.choices.find(key.name);
       if (it == draft.choices.end()) return out;
+      if (shown_params) {
+        const json& params = resolved.at("params");
+        for (const ParamSpec& spec : it->second.info->params) {
+          if (shown_params->count(spec.name) && params.contains(spec.name))
+            out += "-" + render_json(params.at(spec.name));
+        }
+        return out;
+      }
       // Explicit parameters in the order the plugin declares them.
       for (const ParamSpec& spec : it->second.info->params) {
         auto p = it->second.explicit_params.find(spec.name);
-        if (p != it->second.explicit_params.end()) out += "-" + to_string(p->second);
+        if (p != it->second.explicit_params.end()) out += "-" + value_text(p->second);
       }
       return out;
     }

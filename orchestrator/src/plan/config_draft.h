@@ -7,6 +7,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "plan/content_hash.h"
@@ -62,7 +63,10 @@ std::int64_t repeat_count(const Draft& draft);
 
 /// The value at `path` for tables and run names: a plugin role as its name plus explicitly set
 /// parameters ("amp-bf16"), a group as its explicit fields ("lr=0.01"), anything else as its
-/// resolved value ("channels_last", "256", "30m").
-std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path);
+/// resolved value ("channels_last", "256", "30m"). `shown_params`, for a whole plugin role,
+/// names the parameters to show instead of this draft's explicit ones, each at its resolved
+/// value (so `amp` shows as "amp-bf16" beside a configuration that set dtype: fp16).
+std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path,
+                           const std::set<std::string>* shown_params = nullptr);
 
 }  // namespace orch

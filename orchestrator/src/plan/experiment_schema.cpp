@@ -37,7 +37,7 @@ double number_at_least(const YNode& n, const std::string& key_path, double min, 
   auto v = scalar_float(n);
   if (!v) bad(n, key_path, "a number", allowed);
   if (*v < min || (!inclusive && *v == min)) {
-    throw PlanError(n.mark, key_path, to_string(Value{*v}) + " is out of range", allowed);
+    throw PlanError(n.mark, key_path, number_text(*v) + " is out of range", allowed);
   }
   return *v;
 }

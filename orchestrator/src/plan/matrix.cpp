@@ -37,18 +37,20 @@ const MatrixCell* MatrixCombination::find(const std::string& path) const {
 }
 
 MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
+  PlanErrorList problems;  // the matrix's mistakes, all of them in one report
   std::vector<std::string> axis_names;
   for (const MatrixAxis& axis : spec.axes) {
     if (axis.values.empty()) {
-      throw PlanError(axis.mark, "matrix." + axis.path,
-                      "an axis needs at least one value; this list is empty");
+      problems.add(PlanError(axis.mark, "matrix." + axis.path,
+                             "an axis needs at least one value; this list is empty"));
     }
     for (std::size_t i = 0; i < axis.values.size(); ++i) {
       for (std::size_t j = 0; j < i; ++j) {
         if (axis.values[i].value == axis.values[j].value) {
-          throw PlanError(mark_of(axis.values[i], axis.mark), axis.values[i].key_path,
-                          "the same value as " + axis.values[j].key_path +
-                              " (both give the same configuration)");
+          problems.add(PlanError(mark_of(axis.values[i], axis.mark), axis.values[i].key_path,
+                                 "the same value as " + axis.values[j].key_path +
+                                     " (both give the same configuration)"));
+          break;
         }
       }
     }
@@ -70,15 +72,18 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
   std::vector<Exclude> excludes;
   for (const MatrixEntry& e : spec.exclude) {
     if (e.pairs.empty()) {
-      throw PlanError(e.mark, e.key_path, "an empty exclude entry would remove everything");
+      problems.add(PlanError(e.mark, e.key_path, "an empty exclude entry would remove everything"));
+      continue;
     }
     Exclude x;
     for (const MatrixPair& p : e.pairs) {
       int a = axis_index(p.path);
       if (a < 0) {
-        throw PlanError(p.key_mark, e.key_path + "." + p.path,
-                        "'" + p.path + "' is not a matrix axis, so this exclude matches nothing",
-                        join(axis_names));
+        problems.add(
+            PlanError(p.key_mark, e.key_path + "." + p.path,
+                      "'" + p.path + "' is not a matrix axis, so this exclude matches nothing",
+                      join(axis_names)));
+        continue;
       }
       x.lenient = x.lenient || spec.axes[a].pinned;
       x.pairs.emplace_back(a, &p.cell);
@@ -87,11 +92,13 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
   }
   for (const MatrixEntry& e : spec.include) {
     if (e.pairs.empty() && !e.label.empty()) {
-      throw PlanError(e.label_mark, e.key_path + ".label",
-                      "an include entry needs at least one axis value besides its label");
+      problems.add(PlanError(e.label_mark, e.key_path + ".label",
+                             "an include entry needs at least one axis value besides its label"));
+    } else if (e.pairs.empty()) {
+      problems.add(PlanError(e.mark, e.key_path, "an include entry cannot be empty"));
     }
-    if (e.pairs.empty()) throw PlanError(e.mark, e.key_path, "an include entry cannot be empty");
   }
+  problems.throw_if_any();
 
   MatrixExpansion out;
   // The original combinations: the cartesian product, first axis slowest, minus excludes.
@@ -164,10 +171,11 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, std::size_t limit) {
       for (const MatrixPair& p : e.pairs) {
         what += (what.empty() ? "" : ", ") + p.path + ": " + written_form(p.cell);
       }
-      throw PlanError(e.mark, e.key_path,
-                      "this exclude entry (" + what + ") matches nothing in the matrix");
+      problems.add(PlanError(e.mark, e.key_path,
+                             "this exclude entry (" + what + ") matches nothing in the matrix"));
     }
   }
+  problems.throw_if_any();
   if (out.count > limit) {
     // Includes only ever add, so the plan is too big whatever they do.
     out.over_limit = true;

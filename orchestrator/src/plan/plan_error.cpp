@@ -1,6 +1,10 @@
 // PlanError construction and its one-line rendering.
 #include "plan/plan_error.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
 #include <utility>
 
 namespace orch {
@@ -48,6 +52,26 @@ PlanError::PlanError(const SourceMark& at, std::string key_path_, std::string me
 
 PlanErrors::PlanErrors(std::vector<PlanError> all) : PlanError(all.at(0)), errors(std::move(all)) {
   for (const PlanError& e : errors) text += (text.empty() ? "" : "\n") + std::string(e.what());
+}
+
+void PlanErrorList::throw_if_any() {
+  if (errors_.empty()) return;
+  std::map<std::string, std::size_t> file_rank;  // by first appearance
+  for (const PlanError& e : errors_) file_rank.emplace(e.file, file_rank.size());
+  // Overrides are each a one-line "<override>" of their own: they keep the order given.
+  auto place = [&](const PlanError& e) {
+    const bool real = e.file.empty() || e.file.front() != '<';
+    return std::tuple(file_rank.at(e.file), real ? e.line : 0, real ? e.col : 0);
+  };
+  std::stable_sort(errors_.begin(), errors_.end(),
+                   [&](const PlanError& a, const PlanError& b) { return place(a) < place(b); });
+  std::set<std::string> seen;
+  std::vector<PlanError> unique;
+  for (PlanError& e : errors_) {
+    if (seen.insert(e.what()).second) unique.push_back(std::move(e));
+  }
+  errors_.clear();
+  throw PlanErrors(std::move(unique));
 }
 
 }  // namespace orch

@@ -42,6 +42,35 @@ struct PlanErrors : PlanError {
   std::string text;
 };
 
+/// Problems found by checks that do not depend on each other (each key of a file, each value of
+/// an axis, each parameter of a plugin), gathered so that one `orch plan` reports them all.
+class PlanErrorList {
+ public:
+  /// Runs `check`; a PlanError (or each of a PlanErrors) it throws is kept, not thrown. Returns
+  /// whether it succeeded.
+  template <class Check>
+  bool attempt(Check&& check) {
+    try {
+      check();
+      return true;
+    } catch (const PlanErrors& e) {
+      errors_.insert(errors_.end(), e.errors.begin(), e.errors.end());
+    } catch (const PlanError& e) {
+      errors_.push_back(e);
+    }
+    return false;
+  }
+  void add(PlanError e) { errors_.push_back(std::move(e)); }
+  bool empty() const { return errors_.empty(); }
+  /// Throws what was kept as one PlanErrors, in the order of the files they were found in
+  /// (the experiment file, then overrides) and by line and column within each, a problem
+  /// found twice (the same text) once.
+  void throw_if_any();
+
+ private:
+  std::vector<PlanError> errors_;
+};
+
 /// Builds the what() text of a PlanError from its parts.
 std::string format_plan_error(const std::string& file, int line, int col,
                               const std::string& key_path, const std::string& message,

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "plan/readable_name.h"
+#include "plan/scalars.h"
 
 namespace orch {
 namespace {
@@ -16,7 +17,7 @@ std::optional<std::string> text_of(const json& j) {
   if (j.is_string()) return j.get<std::string>();
   if (j.is_boolean()) return std::string(j.get<bool>() ? "true" : "false");
   if (j.is_number_integer()) return std::to_string(j.get<std::int64_t>());
-  if (j.is_number_float()) return to_string(Value{j.get<double>()});
+  if (j.is_number_float()) return number_text(j.get<double>());
   return j.dump();
 }
 
@@ -134,11 +135,17 @@ std::vector<std::string> plan_run_names(const std::vector<std::string>& axes,
                                         const std::map<std::string, SettingPath>& paths,
                                         const std::vector<Draft>& drafts,
                                         const std::vector<RunSpec>& configs,
+                                        const std::vector<std::set<std::string>>& unset,
                                         const std::string& fallback) {
   std::vector<NamePiece> pieces;
   std::vector<std::vector<std::optional<std::string>>> values(configs.size());
   for (std::size_t a = 0; a < axes.size(); ++a) {
+    const std::size_t first = pieces.size();
     add_axis(a, paths.at(axes[a]), drafts, configs, pieces, values);
+    for (std::size_t i = 0; i < unset.size() && i < configs.size(); ++i) {
+      if (!unset[i].count(axes[a])) continue;
+      for (std::size_t j = first; j < pieces.size(); ++j) values[i][j].reset();
+    }
   }
   return make_readable_names(pieces, values, fallback);
 }

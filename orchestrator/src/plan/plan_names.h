@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,15 @@ namespace orch {
 /// gives its plugin's name (alone) and each parameter any configuration sets explicitly
 /// ("workers=14", a true flag as "fused_bn"); a group gives each of its fields ("impl=fused");
 /// a scalar its value (alone when it explains itself: "channels_last", "b256").
+/// `unset[i]` (when not empty) holds the axes configuration i did not set: the keys only
+/// include entries add, for a configuration no such entry joined. They are left out of its
+/// name, so an include's keys show in the names of the configurations it made, not in every
+/// other name as their base value.
 std::vector<std::string> plan_run_names(const std::vector<std::string>& axes,
                                         const std::map<std::string, SettingPath>& paths,
                                         const std::vector<Draft>& drafts,
                                         const std::vector<RunSpec>& configs,
+                                        const std::vector<std::set<std::string>>& unset,
                                         const std::string& fallback);
 
 /// Applies the include labels of `combinations` (combinations[i] made names[i]) to `names`.

@@ -60,6 +60,7 @@ std::string format_plan_table(const Plan& plan) {
   for (const auto& row : rows) out += line(row);
   out += plural(plan.runs.size(), "run") + " (" + plural(configs.size(), "configuration") + " x " +
          plural(static_cast<std::size_t>(repeats), "repeat") + ")\n";
+  for (const std::string& note : plan.notes) out += "note: " + terminal_text(note) + "\n";
   std::set<std::string> long_names;
   for (const RunSpec& run : plan.runs) {
     if (run.name.size() > kNameAim) long_names.insert(run.name);

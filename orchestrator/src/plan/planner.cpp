@@ -3,6 +3,8 @@
 //   expansion -> one Draft per configuration -> resolved RunSpecs, hashed and named.
 #include "plan/planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -50,7 +52,12 @@ class Planner {
     Plan plan;
     plan.file = display_path;
     read_top_level(plan);
-    for (const std::string& text : opts_.overrides) apply_override(parse_override(text));
+    for (const std::string& text : opts_.overrides) {
+      errors_.attempt([&] { apply_override(parse_override(text)); });
+    }
+    // Every problem of the file and the overrides, together; expanding a matrix whose values
+    // were refused would only report their consequences.
+    errors_.throw_if_any();
     expand(plan);
     return plan;
   }
@@ -74,7 +81,8 @@ class Planner {
         name = &e.value;
       } else if (e.key == "description") {
         if (!e.value.is_null() && !e.value.is_scalar()) {
-          throw PlanError(e.value.mark, "description", "expected text, got " + describe(e.value));
+          errors_.add(
+              PlanError(e.value.mark, "description", "expected text, got " + describe(e.value)));
         }
         plan.description = e.value.text;
       } else if (e.key == "base") {
@@ -82,35 +90,33 @@ class Planner {
       } else if (e.key == "matrix") {
         matrix = &e;
       } else if (find_experiment_key(e.key)) {
-        throw PlanError(e.key_mark, e.key, "'" + e.key + "' belongs under 'base:'",
-                        join(kTopLevelKeys));
+        errors_.add(PlanError(e.key_mark, e.key, "'" + e.key + "' belongs under 'base:'",
+                              join(kTopLevelKeys)));
       } else {
-        throw PlanError(e.key_mark, e.key, unknown_with_suggestion("key", e.key, kTopLevelKeys),
-                        join(kTopLevelKeys));
+        errors_.add(PlanError(e.key_mark, e.key,
+                              unknown_with_suggestion("key", e.key, kTopLevelKeys),
+                              join(kTopLevelKeys)));
       }
-    }
-    if (!name) {
-      throw PlanError(root_.mark, "name", "missing required key 'name'", "[A-Za-z0-9_.-]+");
     }
     static const std::regex kName(R"([A-Za-z0-9_.-]+)");
-    if (!name->is_scalar() || !std::regex_match(name->text, kName)) {
-      throw PlanError(
-          name->mark, "name",
-          "expected a name of letters, digits, '_', '.' and '-', got " + describe(*name),
-          "[A-Za-z0-9_.-]+");
-    }
-    plan.name = name->text;
-    if (base) {
-      if (!base->is_null() && !base->is_mapping()) {
-        throw PlanError(base->mark, "base", "expected a mapping, got " + describe(*base),
-                        join(experiment_key_names()));
-      }
-      apply_base(base_, *base, catalog_);
-      base_mark_ = base->mark;
+    if (!name) {
+      errors_.add(PlanError(root_.mark, "name", "missing required key 'name'", "[A-Za-z0-9_.-]+"));
+    } else if (!name->is_scalar() || !std::regex_match(name->text, kName)) {
+      errors_.add(
+          PlanError(name->mark, "name",
+                    "expected a name of letters, digits, '_', '.' and '-', got " + describe(*name),
+                    "[A-Za-z0-9_.-]+"));
     } else {
-      base_mark_ = root_.mark;
+      plan.name = name->text;
     }
-    if (matrix) read_matrix(*matrix);
+    base_mark_ = base ? base->mark : root_.mark;
+    if (base && !base->is_null() && !base->is_mapping()) {
+      errors_.add(PlanError(base->mark, "base", "expected a mapping, got " + describe(*base),
+                            join(experiment_key_names())));
+    } else if (base) {
+      errors_.attempt([&] { apply_base(base_, *base, catalog_); });
+    }
+    if (matrix) errors_.attempt([&] { read_matrix(*matrix); });
   }
 
   MatrixCell cell(const SettingPath& path, const YNode& value, std::string key_path) {
@@ -136,45 +142,53 @@ class Planner {
         read_entries(e, e.key == "include" ? matrix_.spec.include : matrix_.spec.exclude);
         continue;
       }
-      SettingPath path = parse_setting_path(e.key, e.key_mark, key_path, true);
-      if (!e.value.is_sequence()) {
-        throw PlanError(e.value.mark, key_path,
-                        "expected a list of values for this axis, got " + describe(e.value),
-                        "[value, value, ...]");
-      }
-      MatrixAxis axis{e.key, e.value.mark, {}, false};
-      for (std::size_t i = 0; i < e.value.items.size(); ++i) {
-        axis.values.push_back(
-            cell(path, e.value.items[i], key_path + "[" + std::to_string(i) + "]"));
-      }
-      matrix_.paths.emplace(e.key, std::move(path));
-      matrix_.spec.axes.push_back(std::move(axis));
+      errors_.attempt([&] {
+        SettingPath path = parse_setting_path(e.key, e.key_mark, key_path, true);
+        if (!e.value.is_sequence()) {
+          throw PlanError(e.value.mark, key_path,
+                          "expected a list of values for this axis, got " + describe(e.value),
+                          "[value, value, ...]");
+        }
+        MatrixAxis axis{e.key, e.value.mark, {}, false};
+        for (std::size_t i = 0; i < e.value.items.size(); ++i) {
+          errors_.attempt([&] {
+            axis.values.push_back(
+                cell(path, e.value.items[i], key_path + "[" + std::to_string(i) + "]"));
+          });
+        }
+        matrix_.paths.emplace(e.key, std::move(path));
+        matrix_.spec.axes.push_back(std::move(axis));
+      });
     }
   }
 
   void read_entries(const YEntry& e, std::vector<MatrixEntry>& out) {
     const std::string key_path = "matrix." + e.key;
     if (!e.value.is_sequence()) {
-      throw PlanError(e.value.mark, key_path,
-                      "expected a list of mappings, got " + describe(e.value));
+      errors_.add(PlanError(e.value.mark, key_path,
+                            "expected a list of mappings, got " + describe(e.value)));
+      return;
     }
     for (std::size_t i = 0; i < e.value.items.size(); ++i) {
       const YNode& item = e.value.items[i];
       const std::string item_path = key_path + "[" + std::to_string(i) + "]";
       if (!item.is_mapping() && !item.is_null()) {
-        throw PlanError(item.mark, item_path,
-                        "expected a mapping of axis: value, got " + describe(item));
+        errors_.add(PlanError(item.mark, item_path,
+                              "expected a mapping of axis: value, got " + describe(item)));
+        continue;
       }
       MatrixEntry entry{{}, item.mark, item_path, {}, {}};
       for (const YEntry& p : item.entries) {
         const std::string pair_path = item_path + "." + p.key;
-        if (p.key == "label" && e.key == "include") {
-          read_label(p, pair_path, entry);
-          continue;
-        }
-        SettingPath path = parse_setting_path(p.key, p.key_mark, pair_path, true);
-        entry.pairs.push_back(MatrixPair{p.key, p.key_mark, cell(path, p.value, pair_path)});
-        matrix_.paths.emplace(p.key, std::move(path));
+        errors_.attempt([&] {
+          if (p.key == "label" && e.key == "include") {
+            read_label(p, pair_path, entry);
+            return;
+          }
+          SettingPath path = parse_setting_path(p.key, p.key_mark, pair_path, true);
+          entry.pairs.push_back(MatrixPair{p.key, p.key_mark, cell(path, p.value, pair_path)});
+          matrix_.paths.emplace(p.key, std::move(path));
+        });
       }
       out.push_back(std::move(entry));
     }
@@ -272,59 +286,87 @@ class Planner {
     std::vector<Draft> drafts;
     std::vector<const MatrixCombination*> kept;  // the combination of each configuration
     std::vector<RunSpec> configs;
-    std::map<std::string, std::size_t> by_hash;
-    std::vector<PlanError> problems;
-    std::set<std::string> seen;  // one report of a problem many configurations share
-    FileDigests digests;         // each script or model file read once, not per combination
-    for (std::size_t i = 0; i < ex.combinations.size(); ++i) {
-      const MatrixCombination& combo = ex.combinations[i];
-      Draft draft = base_;
-      // Shorter paths first (stable), so `precision` is chosen before `precision.dtype`.
-      std::vector<std::pair<std::string, const MatrixCell*>> order = combo.values;
-      std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
-        return matrix_.paths.at(a.first).depth() < matrix_.paths.at(b.first).depth();
+    // Combinations that resolved to an earlier one's configuration, by that configuration.
+    std::vector<std::vector<const MatrixCombination*>> merged;
+    std::map<std::string, std::size_t> by_hash;  // configuration hash -> index in configs
+    PlanErrorList problems;  // every combination's, each problem many share reported once
+    FileDigests digests;     // each script or model file read once, not per combination
+    for (const MatrixCombination& combo : ex.combinations) {
+      problems.attempt([&] {
+        Draft draft = base_;
+        // Shorter paths first (stable), so `precision` is chosen before `precision.dtype`.
+        std::vector<std::pair<std::string, const MatrixCell*>> order = combo.values;
+        std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+          return matrix_.paths.at(a.first).depth() < matrix_.paths.at(b.first).depth();
+        });
+        for (const auto& [path, c] : order) {
+          apply_setting(draft, matrix_.paths.at(path), *c->node, c->key_path, catalog_);
+        }
+        for (const Override& o : late_overrides_) {
+          apply_setting(draft, o.path, o.value, o.path.text, catalog_);
+        }
+        RunSpec run =
+            resolve_run(draft, catalog_, base_mark_, digests, experiment_dir_);  // hashes it too
+        run.config["repeat"] = repeats;
+        if (auto it = by_hash.find(run.hash); it != by_hash.end()) {
+          // A script run has no model, precision, ... and a built-in run no args
+          // (workload_config.h): combinations that differ only there are one configuration,
+          // said under the table (or refused below, when an axis is thereby lost).
+          if (run.workload.is_script() || draft.values.contains("args")) {
+            merged[it->second].push_back(&combo);
+            return;
+          }
+          throw PlanError(matrix_.spec.mark, "matrix",
+                          "combinations " + describe_combo(*kept[it->second]) + " and " +
+                              describe_combo(combo) + " resolve to the same configuration");
+        }
+        for (PlanError& e : check_configuration(draft, run, catalog_, opts_.machine, base_mark_)) {
+          problems.add(std::move(e));
+        }
+        by_hash.emplace(run.hash, configs.size());
+        drafts.push_back(std::move(draft));
+        kept.push_back(&combo);
+        configs.push_back(std::move(run));
+        merged.emplace_back();
       });
-      for (const auto& [path, c] : order) {
-        apply_setting(draft, matrix_.paths.at(path), *c->node, c->key_path, catalog_);
-      }
-      for (const Override& o : late_overrides_) {
-        apply_setting(draft, o.path, o.value, o.path.text, catalog_);
-      }
-      RunSpec run =
-          resolve_run(draft, catalog_, base_mark_, digests, experiment_dir_);  // hashes it too
-      run.config["repeat"] = repeats;
-      auto [it, fresh] = by_hash.emplace(run.hash, i);
-      // A script run has no model, precision, ... and a built-in run no args
-      // (workload_config.h): combinations that differ only there are one configuration.
-      if (!fresh && (run.workload.is_script() || draft.values.contains("args"))) continue;
-      if (!fresh) {
-        throw PlanError(matrix_.spec.mark, "matrix",
-                        "combinations " + describe_combo(ex.combinations[it->second]) + " and " +
-                            describe_combo(combo) + " resolve to the same configuration");
-      }
-      for (PlanError& e : check_configuration(draft, run, catalog_, opts_.machine, base_mark_)) {
-        if (seen.insert(e.what()).second) problems.push_back(std::move(e));
-      }
-      drafts.push_back(std::move(draft));
-      kept.push_back(&combo);
-      configs.push_back(std::move(run));
     }
-    if (!problems.empty()) {
-      std::stable_sort(problems.begin(), problems.end(),
-                       [](const PlanError& a, const PlanError& b) {
-                         return std::tie(a.line, a.col) < std::tie(b.line, b.col);
-                       });
-      throw PlanErrors(std::move(problems));
-    }
+    check_lost_axes(kept, configs, merged, problems);
+    problems.throw_if_any();
 
+    // A plugin axis shows the parameters any configuration sets, at each one's resolved value
+    // (`amp-bf16` beside `amp-fp16`, though bf16 is amp's default and was not written).
+    std::map<std::string, std::set<std::string>> shown_params;
+    for (const std::string& axis : plan.axes) {
+      const SettingPath& path = matrix_.paths.at(axis);
+      if (path.key->kind != KeyKind::kPlugin || !path.sub.empty()) continue;
+      auto& names = shown_params[axis];
+      for (const Draft& d : drafts) {
+        auto it = d.choices.find(path.key->name);
+        if (it == d.choices.end()) continue;
+        for (const auto& [param, value] : it->second.explicit_params) names.insert(param);
+      }
+    }
     for (std::size_t i = 0; i < configs.size(); ++i) {
       for (const std::string& axis : plan.axes) {
-        configs[i].swept[axis] = render_setting(drafts[i], configs[i], matrix_.paths.at(axis));
+        auto shown = shown_params.find(axis);
+        configs[i].swept[axis] =
+            render_setting(drafts[i], configs[i], matrix_.paths.at(axis),
+                           shown == shown_params.end() ? nullptr : &shown->second);
+      }
+    }
+    // The keys only include entries add, where no entry set them: not part of the name.
+    std::vector<std::set<std::string>> unset(configs.size());
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      for (const std::string& axis : plan.axes) {
+        const bool matrix_axis = std::any_of(matrix_.spec.axes.begin(), matrix_.spec.axes.end(),
+                                             [&](const MatrixAxis& a) { return a.path == axis; });
+        if (!matrix_axis && !kept[i]->find(axis)) unset[i].insert(axis);
       }
     }
     std::vector<std::string> names =
-        plan_run_names(plan.axes, matrix_.paths, drafts, configs, plan.name);
+        plan_run_names(plan.axes, matrix_.paths, drafts, configs, unset, plan.name);
     apply_labels(kept, names);
+    note_merges(ex.combinations.size(), kept, merged, names, plan);
 
     for (std::size_t i = 0; i < configs.size(); ++i) {
       configs[i].name = names[i];
@@ -335,6 +377,114 @@ class Planner {
         plan.runs.push_back(std::move(run));
       }
     }
+  }
+
+  // An axis value that no configuration uses: every combination with it resolved to a run
+  // whose workload ignores the axis' key (a script run has no precision, a built-in run no
+  // args), so it merged into another. Merging is meant for a matrix that crosses the two kinds
+  // (workload.kind: [builtin, script] x precision x args: each value still reaches a run of the
+  // kind that reads it); a value that reaches none measures nothing, and is refused.
+  void check_lost_axes(const std::vector<const MatrixCombination*>& kept,
+                       const std::vector<RunSpec>& configs,
+                       const std::vector<std::vector<const MatrixCombination*>>& merged,
+                       PlanErrorList& problems) const {
+    if (std::all_of(merged.begin(), merged.end(), [](const auto& m) { return m.empty(); })) {
+      return;
+    }
+    for (const MatrixAxis& axis : matrix_.spec.axes) {
+      const KeySpec& key = *matrix_.paths.at(axis.path).key;
+      if (key.name == "workload") continue;  // a built-in run's workload is the default one
+      std::vector<const MatrixCell*> lost;
+      std::vector<std::string> combos;  // the merged combinations holding a lost value
+      for (const MatrixCell& v : axis.values) {
+        bool seen = false, used = false;
+        std::vector<std::string> with_v;
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+          auto holds = [&](const MatrixCombination* c) {
+            const MatrixCell* cell = c->find(axis.path);
+            return cell && cell->value == v.value;
+          };
+          const bool here = holds(kept[i]);
+          if (here && configs[i].config.contains(key.name)) used = true;
+          if (here) with_v.push_back(describe_combo(*kept[i]));
+          for (const MatrixCombination* c : merged[i]) {
+            if (holds(c)) with_v.push_back(describe_combo(*c));
+          }
+          if (here || std::any_of(merged[i].begin(), merged[i].end(), holds)) seen = true;
+        }
+        if (!seen || used) continue;
+        lost.push_back(&v);
+        combos.insert(combos.end(), with_v.begin(), with_v.end());
+      }
+      if (lost.empty()) continue;
+      // Only a built-in run drops `args`; only a script run drops the trainer's keys.
+      const std::string why = (key.name == "args" ? "a built-in run" : "a script run") +
+                              std::string(", which has no ") + key.name;
+      std::string listed;
+      for (std::size_t i = 0; i < combos.size() && i < 4; ++i) {
+        listed += (i ? ", " : "") + combos[i];
+      }
+      if (combos.size() > 4) listed += fmt::format(" and {} more", combos.size() - 4);
+      // The usual cause: an include meant as a configuration of its own (`{workload: {kind:
+      // builtin}}`) fits, and so joins, every combination.
+      bool by_include = false;
+      auto sets_workload = [](const MatrixCombination* c) {
+        for (const MatrixEntry* e : c->includes) {
+          for (const MatrixPair& p : e->pairs) {
+            if (p.path.rfind("workload", 0) == 0) return true;
+          }
+        }
+        return false;
+      };
+      for (std::size_t i = 0; i < kept.size(); ++i) {
+        by_include = by_include || sets_workload(kept[i]) ||
+                     std::any_of(merged[i].begin(), merged[i].end(), sets_workload);
+      }
+      const std::string hint =
+          by_include ? "; an include entry that sets `workload` joins every combination it fits: "
+                       "to make it a configuration of its own, give it a value of `" +
+                           axis.path + "` that no combination has"
+                     : "; remove the axis, or vary the workload so that some run reads it";
+      if (lost.size() == axis.values.size()) {
+        problems.add(PlanError(axis.mark, "matrix." + axis.path,
+                               "no configuration uses this axis: every combination is " + why +
+                                   ", so the combinations " + listed + " merge into one another" +
+                                   hint));
+      } else {
+        for (const MatrixCell* v : lost) {
+          problems.add(PlanError(v->node ? v->node->mark : axis.mark, v->key_path,
+                                 "no configuration uses this value: every combination with it "
+                                 "is " +
+                                     why + ", so it merges into another" + hint));
+        }
+      }
+    }
+  }
+
+  // The intended merges, said under the plan's table: which configuration stands for which
+  // combinations.
+  static void note_merges(std::size_t combinations,
+                          const std::vector<const MatrixCombination*>& kept,
+                          const std::vector<std::vector<const MatrixCombination*>>& merged,
+                          const std::vector<std::string>& names, Plan& plan) {
+    std::size_t count = 0;
+    std::string which;
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+      if (merged[i].empty()) continue;
+      if (++count > 2) continue;  // a sample says what happened; the table says the rest
+      std::string also;
+      for (const MatrixCombination* c : merged[i])
+        also += (also.empty() ? "" : ", ") + describe_combo(*c);
+      which += fmt::format("{}{} {} also stands for {}", which.empty() ? "" : "; ", names[i],
+                           describe_combo(*kept[i]), also);
+    }
+    if (count == 0) return;
+    if (count > 2) which += fmt::format("; and {} more", count - 2);
+    plan.notes.push_back(fmt::format(
+        "{} matrix combinations are {} configurations: a script run has no model, precision or "
+        "other key of orch's trainer, and a built-in run no args, so combinations that differ "
+        "only there are one configuration: {}",
+        combinations, kept.size(), which));
   }
 
   static std::string describe_combo(const MatrixCombination& c) {
@@ -354,6 +504,7 @@ class Planner {
   std::string experiment_dir_;  // a script workload's relative path is looked for here first
   std::vector<std::unique_ptr<YNode>> pinned_;  // override values that matrix cells point into
   std::vector<Override> late_overrides_;        // applied after each combination's values
+  PlanErrorList errors_;  // the file's and the overrides' problems, reported together
 };
 
 }  // namespace

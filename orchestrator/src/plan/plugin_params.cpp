@@ -16,7 +16,7 @@ std::string bound_text(double b, ParamType type) {
   if (type == ParamType::kInt && std::floor(b) == b) {
     return std::to_string(static_cast<std::int64_t>(b));
   }
-  return to_string(Value{b});
+  return number_text(b);
 }
 
 double as_double(const Value& v) {
@@ -130,7 +130,7 @@ Value parse_param_value(const ParamSpec& spec, const YNode& node, const std::str
     bool found = false;
     for (const Value& a : spec.allowed) found = found || same_value(a, v);
     if (!found) {
-      throw PlanError(node.mark, key_path, to_string(v) + " is not an allowed value",
+      throw PlanError(node.mark, key_path, value_text(v) + " is not an allowed value",
                       allowed_text(spec));
     }
   }
@@ -138,12 +138,12 @@ Value parse_param_value(const ParamSpec& spec, const YNode& node, const std::str
     double d = as_double(v);
     if (spec.min && d < *spec.min) {
       throw PlanError(node.mark, key_path,
-                      to_string(v) + " is below the minimum " + bound_text(*spec.min, spec.type),
+                      value_text(v) + " is below the minimum " + bound_text(*spec.min, spec.type),
                       allowed_text(spec));
     }
     if (spec.max && d > *spec.max) {
       throw PlanError(node.mark, key_path,
-                      to_string(v) + " is above the maximum " + bound_text(*spec.max, spec.type),
+                      value_text(v) + " is above the maximum " + bound_text(*spec.max, spec.type),
                       allowed_text(spec));
     }
   }
@@ -185,12 +185,16 @@ DraftChoice parse_plugin_choice(const YNode& node, PluginKind kind, const std::s
   } else {
     out = default_choice(catalog, kind, node.mark, key_path);
   }
+  PlanErrorList problems;  // every bad parameter of the mapping, not only the first
   for (const YEntry& e : node.entries) {
     if (e.key == "plugin") continue;
-    const std::string path = key_path + "." + e.key;
-    const ParamSpec& spec = require_param(*out.info, e.key, e.key_mark, path);
-    out.explicit_params[e.key] = parse_param_value(spec, e.value, path);
+    problems.attempt([&] {
+      const std::string path = key_path + "." + e.key;
+      const ParamSpec& spec = require_param(*out.info, e.key, e.key_mark, path);
+      out.explicit_params[e.key] = parse_param_value(spec, e.value, path);
+    });
   }
+  problems.throw_if_any();
   return out;
 }
 

@@ -113,6 +113,9 @@ struct Plan {
   /// errors about a whole axis found after planning (e.g. `orch run` and cuda_connections).
   std::map<std::string, SourceMark> axis_marks;
   std::vector<RunSpec> runs;  ///< configurations x repeats, repeats adjacent
+  /// What the planner did that the file does not say (combinations merged into one
+  /// configuration), one sentence each, for under the plan's table.
+  std::vector<std::string> notes;
 };
 
 /// What the planner needs to know about plugins: their schemas. The host's plugin registry

@@ -1,6 +1,8 @@
 // Strict scalar interpretation (see scalars.h).
 #include "plan/scalars.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -75,6 +77,17 @@ nlohmann::json generic_json(const YNode& n) {
     }
   }
   return nullptr;
+}
+
+std::string number_text(double v) {
+  std::string s = fmt::format("{}", v);  // shortest round trip (fmt's default for doubles)
+  if (std::isfinite(v) && s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string value_text(const Value& v) {
+  if (const auto* d = std::get_if<double>(&v)) return number_text(*d);
+  return to_string(v);
 }
 
 std::string describe(const YNode& n) {

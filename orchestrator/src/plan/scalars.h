@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "orch/params.h"
 #include "plan/yaml_tree.h"
 
 namespace orch {
@@ -26,6 +27,14 @@ std::optional<std::string> scalar_string(const YNode& n);
 /// The node as JSON without a schema: plain scalars become null/bool/int/float where they look
 /// like one, everything else a string. Used to compare values whose type is not known yet.
 nlohmann::json generic_json(const YNode& n);
+
+/// A float as names, tables and messages show it: the shortest text that reads back as the
+/// same double (`1e+30`, `0.1`, `1e-07`), with ".0" after a whole number (`2.0`), so that a
+/// float still looks like one. Not std::to_string's fixed six decimals, which write 1e30 with
+/// 31 digits and 1e-7 as 0.
+std::string number_text(double v);
+/// A parameter value as number_text writes floats; other values as to_string.
+std::string value_text(const Value& v);
 
 /// "'abc'", "a list", "a mapping", "nothing": for "expected X, got Y" messages.
 std::string describe(const YNode& n);
