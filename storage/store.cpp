@@ -188,7 +188,7 @@ constexpr const char* kLatestFirst = " ORDER BY COALESCE(last_run, s.created_at)
 
 SweepInfo read_sweep(const Statement& st) {
   SweepInfo s{st.column_int(0),  st.column_text(1), st.column_text(2), st.column_text(3),
-              st.column_text(4), st.column_text(5), st.column_text(6)};
+              st.column_text(4), st.column_text(5), st.column_text(6), ""};
   if (!st.is_null(7)) s.last_run_at = st.column_text(7);
   return s;
 }

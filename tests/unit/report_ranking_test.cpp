@@ -101,7 +101,7 @@ TEST_CASE("single runs have no interval and tie only on an equal mean", "[report
   CHECK(ranking.rows[1].name == "C");
   CHECK(ranking.rows[1].tie);
   CHECK_FALSE(ranking.rows[2].tie);
-  storage::SweepInfo sweep{1, "s", "exp", "exp.yaml", "", "", "2025-01-01T00:00:00Z"};
+  storage::SweepInfo sweep{1, "s", "exp", "exp.yaml", "", "", "2025-01-01T00:00:00Z", ""};
   const std::string table = format_rank_table(ranking, sweep);
   CHECK_THAT(table, Contains("n=1: a single run has no confidence interval"));
   CHECK_THAT(table, Contains("sweep s (experiment exp, exp.yaml)"));
@@ -133,7 +133,7 @@ TEST_CASE("the rank table shows mean ± CI, ties, the step split and '-' for wha
   runs[0].metrics["gpu_util_mean_pct"] = 97;
   runs[1].metrics["gpu_util_mean_pct"] = 99;
   const auto ranking = rank_runs(runs, require_metric("images_per_s"));
-  storage::SweepInfo sweep{1, "night", "exp", "", "", "", "2025-01-01T00:00:00Z"};
+  storage::SweepInfo sweep{1, "night", "exp", "", "", "", "2025-01-01T00:00:00Z", ""};
   const std::string t = format_rank_table(ranking, sweep);
   INFO(t);
   CHECK_THAT(t, Contains("ranked by images_per_s (img/s, higher is better)"));
