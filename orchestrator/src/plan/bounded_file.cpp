@@ -12,7 +12,14 @@
 namespace orch {
 namespace {
 
-std::string kind_of(mode_t mode) {
+std::string mib(std::size_t bytes) {
+  return bytes % (1 << 20) == 0 ? std::to_string(bytes >> 20) + " MiB"
+                                : std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+std::string describe_file_type(unsigned mode) {
   if (S_ISDIR(mode)) return "a folder";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
@@ -20,13 +27,6 @@ std::string kind_of(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   return "not a regular file";
 }
-
-std::string mib(std::size_t bytes) {
-  return bytes % (1 << 20) == 0 ? std::to_string(bytes >> 20) + " MiB"
-                                : std::to_string(bytes) + " bytes";
-}
-
-}  // namespace
 
 std::string read_bounded_file(const std::string& path, std::size_t max_bytes,
                               const std::string& what) {
@@ -41,7 +41,7 @@ std::string read_bounded_file(const std::string& path, std::size_t max_bytes,
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw fail(std::string("cannot read it: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    throw fail("it is " + kind_of(st.st_mode) + ", not a regular file; " + what +
+    throw fail("it is " + describe_file_type(st.st_mode) + ", not a regular file; " + what +
                " is a regular file");
   const auto over = [&] {
     return fail("larger than " + mib(max_bytes) + ", the limit for " + what);

@@ -22,6 +22,10 @@ struct BoundedReadError : std::runtime_error {
 std::string read_bounded_file(const std::string& path, std::size_t max_bytes,
                               const std::string& what);
 
+/// What a stat() mode is, for a message: "a folder", "a FIFO (named pipe)", "a character
+/// device", ...
+std::string describe_file_type(unsigned mode);
+
 /// Limits for the files orch hands between its own processes: far above any real one, far
 /// below what would exhaust memory.
 constexpr std::size_t kMaxRunSpecBytes = std::size_t{16} << 20;          ///< 16 MiB

@@ -8,19 +8,11 @@
 #include <cstring>
 #include <string>
 
+#include "plan/bounded_file.h"
 #include "plan/planner.h"
 
 namespace orch {
 namespace {
-
-std::string kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 std::string too_large(const std::string& what) {
   return what + " the limit of " + std::to_string(kMaxExperimentFileBytes) +
@@ -45,7 +37,7 @@ std::string read_experiment_file(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     throw PlanError(path, 0, 0, "",
-                    "cannot read the file: it is " + kind_of(st.st_mode) +
+                    "cannot read the file: it is " + describe_file_type(st.st_mode) +
                         ", not a regular file; an experiment is a YAML file");
   }
   if (static_cast<std::uintmax_t>(st.st_size) > kMaxExperimentFileBytes) {
