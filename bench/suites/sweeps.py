@@ -13,6 +13,7 @@ one GPU they run one after the other and the two-GPU sweep is skipped. Measured:
 wall time, every run's outcome (the two injected failures must be `oom` and `failed`, the rest
 `ok`) and img/s, and the batch the search chose."""
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -41,6 +42,24 @@ SMOKE_FIXED_BATCHES = [32, 64, 128]
 # What the issue asks of the search on the GPU machine.
 SEARCH_TARGET_S = 60.0
 WITHIN = 0.02
+
+
+def time_split(db) -> str:
+    """Where the sweep's wall time went, from orch's sweep_efficiency view (the last sweep in
+    db): "measured 37% of the wall time (warm-up 21%, start-up 14%, ...)"; "" without it."""
+    parts = [("warm-up", "warmup_share"), ("start-up", "startup_share"),
+             ("set-up", "setup_share"), ("after the steps", "after_share"),
+             ("batch search", "batch_search_share"), ("between runs", "between_runs_share")]
+    try:
+        with sqlite3.connect(db) as c:
+            row = c.execute("SELECT measured_share, " + ", ".join(k for _, k in parts)
+                            + " FROM sweep_efficiency ORDER BY sweep_id DESC LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return ""
+    if not row or row[0] is None:
+        return ""
+    rest = ", ".join(f"{label} {100 * v:.0f}%" for (label, _), v in zip(parts, row[1:]) if v)
+    return f"measured {100 * row[0]:.0f}% of the wall time ({rest})"
 
 
 def visible_gpus(ctx) -> int:
@@ -78,6 +97,8 @@ def sweep(ctx, results, label, gpus, db, faults):
     c.note = (f"{len(runs)} runs: {statuses.count('ok')} ok, {statuses.count('oom')} oom, "
               f"{statuses.count('failed')} failed; "
               + ("outcomes as expected" if not bad else "UNEXPECTED: " + ", ".join(bad)))
+    if split := time_split(db):
+        c.note += "; " + split
     if bad:
         c.errors.append("unexpected outcomes: " + ", ".join(bad))
     for r in runs:
@@ -118,6 +139,8 @@ def auto_batch(ctx, results, gpus, db):
         c.note = f"probes (batch:img/s, and each probe's seconds): {probes}"
     c = results.add("auto-batch", "orch sweep", r["batch_size"], metric="batch", dtype=dtype)
     c.note = f"mode {search.get('mode', '?')}, sweep of {len(runs)} runs {proc.secs:.0f} s"
+    if split := time_split(db):
+        c.note += "; " + split
     results.add("auto-batch", "orch sweep", r["images_per_s"], batch=r["batch_size"], dtype=dtype)
     for f in runs:
         if f.get("batch_auto"):
