@@ -28,6 +28,7 @@ SweepPlan read_plan(Statement& st) {
       pc.steps = c.value("steps", json::object());
       p.configs.push_back(std::move(pc));
     }
+    p.baseline = doc.value("baseline", "");
   }
   if (!st.is_null(4)) {
     const json w = json::parse(st.column_text(4), nullptr, false);
@@ -74,7 +75,9 @@ json SweepPlan::to_json() const {
     configs_json.push_back(
         {{"hash", c.hash}, {"name", c.name}, {"repeats", c.repeats}, {"steps", c.steps}});
   }
-  return {{"configurations", configs_json}};
+  json out = {{"configurations", configs_json}};
+  if (!baseline.empty()) out["baseline"] = baseline;
+  return out;
 }
 
 std::optional<SweepPlan> latest_plan(const Database& db, std::int64_t sweep_id) {
@@ -173,6 +176,18 @@ std::vector<std::string> plan_differences(const SweepPlan& stored, const SweepPl
   for (const auto& [change, n] : repeats) {
     out.push_back(fmt::format("repeats {} -> {} for {} {}", change.first, change.second, n,
                               plural(static_cast<std::size_t>(n))));
+  }
+  // The baseline decides what every speed-up is against: a new one is a new revision, so the
+  // read commands never mix the two.
+  if (stored.baseline != now.baseline) {
+    auto name_of = [](const SweepPlan& p) -> std::string {
+      if (p.baseline.empty()) return "none (the slowest)";
+      for (const auto& c : p.configs) {
+        if (c.hash == p.baseline) return c.name;
+      }
+      return p.baseline.substr(0, 12);
+    };
+    out.push_back("baseline: " + name_of(stored) + " -> " + name_of(now));
   }
   return out;
 }

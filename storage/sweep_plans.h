@@ -25,8 +25,10 @@ struct SweepPlan {
   std::string created_at, experiment_file;
   std::vector<PlannedConfig> configs;  ///< in plan order
   std::vector<std::string> warnings;   ///< the doctor's warnings at the sweep's start
+  /// The hash of the configuration the file's `baseline:` names; empty when none.
+  std::string baseline;
 
-  nlohmann::json to_json() const;  ///< plan_json: {"configurations": [...]}
+  nlohmann::json to_json() const;  ///< plan_json: {"configurations": [...], "baseline": hash}
 };
 
 /// The latest revision of the sweep, or none when none was recorded (a sweep from before

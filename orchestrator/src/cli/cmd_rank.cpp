@@ -40,7 +40,8 @@ void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       const auto sweep = choose_sweep(*store, o->sweep, o->experiment);
       const ShownRuns shown = shown_runs(*store, sweep, o->revision);
       const Diverged diverged = o->include_diverged ? Diverged::include : Diverged::leave_out;
-      std::cout << format_rank_table(rank_runs(shown.runs, metric, o->top, diverged), sweep);
+      std::cout << format_rank_table(
+          rank_runs(shown.runs, metric, o->top, diverged, shown.baseline), sweep);
       if (!shown.note.empty()) std::cout << shown.note << "\n";
     } catch (const InputError& e) {
       std::cerr << "orch: " << e.what() << "\n";

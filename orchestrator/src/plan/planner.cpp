@@ -32,7 +32,8 @@ namespace orch {
 
 namespace {
 
-const std::vector<std::string> kTopLevelKeys = {"name", "description", "base", "matrix"};
+const std::vector<std::string> kTopLevelKeys = {"name", "description", "base", "matrix",
+                                                "baseline"};
 
 // The matrix as written, plus each path's validated SettingPath.
 struct ParsedMatrix {
@@ -59,6 +60,7 @@ class Planner {
     // were refused would only report their consequences.
     errors_.throw_if_any();
     expand(plan);
+    check_baseline(plan);
     return plan;
   }
 
@@ -85,6 +87,13 @@ class Planner {
               PlanError(e.value.mark, "description", "expected text, got " + describe(e.value)));
         }
         plan.description = e.value.text;
+      } else if (e.key == "baseline") {
+        if (!e.value.is_scalar() || e.value.text.empty()) {
+          errors_.add(PlanError(e.value.mark, "baseline",
+                                "expected a configuration's name, got " + describe(e.value)));
+        }
+        plan.baseline = e.value.text;
+        baseline_mark_ = e.value.mark;
       } else if (e.key == "base") {
         base = &e.value;
       } else if (e.key == "matrix") {
@@ -254,6 +263,19 @@ class Planner {
                     matrix_.present ? "matrix" : "base.repeat",
                     "the plan has " + what + ", more than the limit of " +
                         std::to_string(opts_.max_runs) + "; raise it with --max-runs");
+  }
+
+  // `baseline:` must name a configuration the plan has: a misspelt one would silently fall back
+  // to comparing with the slowest.
+  void check_baseline(const Plan& plan) const {
+    if (plan.baseline.empty()) return;
+    std::vector<std::string> names;
+    for (const RunSpec& r : plan.runs) {
+      if (r.name == plan.baseline) return;
+      if (std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+    }
+    throw PlanError(baseline_mark_, "baseline",
+                    unknown_with_suggestion("configuration", plan.baseline, names), join(names));
   }
 
   void expand(Plan& plan) {
@@ -500,6 +522,7 @@ class Planner {
   YNode root_;
   Draft base_;
   SourceMark base_mark_;
+  SourceMark baseline_mark_;
   ParsedMatrix matrix_;
   std::string experiment_dir_;  // a script workload's relative path is looked for here first
   std::vector<std::unique_ptr<YNode>> pinned_;  // override values that matrix cells point into

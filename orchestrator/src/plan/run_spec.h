@@ -113,6 +113,9 @@ struct Plan {
   /// errors about a whole axis found after planning (e.g. `orch run` and cuda_connections).
   std::map<std::string, SourceMark> axis_marks;
   std::vector<RunSpec> runs;  ///< configurations x repeats, repeats adjacent
+  /// `baseline:` the name of the configuration every other is compared with (rank's speed-up,
+  /// the report's before); empty when the file names none.
+  std::string baseline;
   /// What the planner did that the file does not say (combinations merged into one
   /// configuration), one sentence each, for under the plan's table.
   std::vector<std::string> notes;

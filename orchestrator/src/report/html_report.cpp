@@ -78,7 +78,9 @@ RankCells rank_cells(const RankedConfig& c, const MetricInfo& m) {
   out.split = c.data_wait_ms && c.compute_ms
                   ? fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms)
                   : "-";
-  out.speedup = std::isnan(c.speedup) ? "-" : fmt::format("{:.2f}x", c.speedup);
+  out.speedup = std::isnan(c.speedup)
+                    ? "-"
+                    : fmt::format("{:.2f}x{}", c.speedup, c.baseline ? " (baseline)" : "");
   out.peak = c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / kGiB) : "-";
   out.util = or_dash(c.gpu_util_pct, "%");
   out.power = or_dash(c.power_w, "");
@@ -112,9 +114,11 @@ std::string header(const ReportData& d) {
                      d.ranking.configurations, d.ranking.unranked);
   if (!d.ranking.rows.empty()) {
     const auto& b = d.ranking.rows.front();
-    out += fmt::format("<div>fastest<b>{}</b>{} img/s, {} over the slowest</div>", esc(b.name),
+    out += fmt::format("<div>fastest<b>{}</b>{} img/s, {} over {}</div>", esc(b.name),
                        esc(rank_cells(b, d.ranking.metric).value),
-                       esc(rank_cells(b, d.ranking.metric).speedup));
+                       esc(rank_cells(b, d.ranking.metric).speedup),
+                       d.ranking.baseline.empty() ? std::string("the slowest")
+                                                  : "the baseline, " + esc(d.ranking.baseline));
   }
   out += "</div>\n";
   out +=
@@ -211,6 +215,7 @@ std::string ranking_section(const ReportData& d) {
   out += "</tbody></table>\n";
   out += fmt::format("<p class=\"note\">{} configurations from {} successful runs.",
                      rk.configurations, rk.ok_runs);
+  out += " " + esc(speedup_note(rk)) + ".";
   if (ties)
     out += " tie: its 95% interval overlaps #1's, so the difference is not significant at this n.";
   if (single)
@@ -285,12 +290,14 @@ std::string before_after_section(const ReportData& d) {
   }
   const Selection& a = *d.baseline;
   const Selection& b = *d.best;
-  out +=
-      "<p class=\"note\">Baseline (before) is the sweep's <b>slowest</b> configuration, the one "
-      "the "
-      "speed-up column divides by; after is the fastest. Values are means over each side's "
-      "successful runs, as <code>orch compare</code> computes them; change = (after - before) / "
-      "before.</p>\n";
+  out += fmt::format(
+      "<p class=\"note\">Baseline (before) is {}, the one the speed-up column divides by; after "
+      "is the fastest. Values are means over each side's successful runs, as <code>orch "
+      "compare</code> computes them; change = (after - before) / before.</p>\n",
+      d.ranking.baseline.empty()
+          ? std::string("the sweep's <b>slowest</b> configuration (the experiment file names no "
+                        "<code>baseline:</code>)")
+          : "the experiment file's <code>baseline:</code>, <b>" + esc(d.ranking.baseline) + "</b>");
   out += fmt::format(
       "<table class=\"compare\"><thead><tr><th></th><th class=\"num\">before: {} ({} run{})</th>"
       "<th class=\"num\">after: {} ({} run{})</th><th "

@@ -140,17 +140,27 @@ ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& s
   ReportData d;
   d.sweep = sweep;
   d.generated_at = utc_now();
-  d.runs = shown_runs(store, sweep).runs;  // the latest plan revision
-  d.ranking = rank_runs(d.runs, require_metric("images_per_s"));
+  const ShownRuns shown = shown_runs(store, sweep);  // the latest plan revision
+  d.runs = shown.runs;
+  d.ranking =
+      rank_runs(d.runs, require_metric("images_per_s"), 0, Diverged::leave_out, shown.baseline);
   if (d.ranking.rows.size() >= 2) {
-    d.best = select_runs(store, d.runs, "hash:" + d.ranking.rows.front().config_hash);
-    // The slowest by its mean: a noisy configuration may rank below it (ranking.h).
-    const auto slowest = std::min_element(
-        d.ranking.rows.begin(), d.ranking.rows.end(), [&](const auto& x, const auto& y) {
-          return d.ranking.metric.better == Better::kHigher ? x.stats.mean < y.stats.mean
-                                                            : x.stats.mean > y.stats.mean;
-        });
-    d.baseline = select_runs(store, d.runs, "hash:" + slowest->config_hash);
+    // After: the leader, or the next one when the leader is the baseline itself.
+    const auto& after =
+        d.ranking.rows.front().baseline ? d.ranking.rows[1] : d.ranking.rows.front();
+    d.best = select_runs(store, d.runs, "hash:" + after.config_hash);
+    // Before: the experiment's `baseline:`, else the slowest by its mean (a noisy configuration
+    // may rank below it, ranking.h).
+    auto before = std::find_if(d.ranking.rows.begin(), d.ranking.rows.end(),
+                               [](const auto& c) { return c.baseline; });
+    if (before == d.ranking.rows.end()) {
+      before = std::min_element(
+          d.ranking.rows.begin(), d.ranking.rows.end(), [&](const auto& x, const auto& y) {
+            return d.ranking.metric.better == Better::kHigher ? x.stats.mean < y.stats.mean
+                                                              : x.stats.mean > y.stats.mean;
+          });
+    }
+    d.baseline = select_runs(store, d.runs, "hash:" + before->config_hash);
   }
 
   const storage::Database& db = store.database();  // read only: samples, windows, the views

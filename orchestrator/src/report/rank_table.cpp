@@ -131,7 +131,10 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
       split = fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms);
     t.rows.push_back(
         {std::to_string(c.position), terminal_text(c.name), value, c.tie ? "tie" : "",
-         std::to_string(c.stats.n), std::isnan(c.speedup) ? "-" : fmt::format("{:.2f}x", c.speedup),
+         std::to_string(c.stats.n),
+         std::isnan(c.speedup)
+             ? "-"
+             : fmt::format("{:.2f}x{}", c.speedup, c.baseline ? " (baseline)" : ""),
          split,
          c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
          or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""), terminal_text(diagnosis_column(c))});
@@ -151,6 +154,7 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
     out += fmt::format("{} configurations from {} successful runs{}\n", ranking.configurations,
                        ranking.ok_runs, with_diverged);
   }
+  out += speedup_note(ranking) + "\n";
   if (ties)
     out += "tie: its 95% interval overlaps #1's, so the difference is not significant at this n\n";
   if (single)
@@ -183,7 +187,9 @@ std::string format_sweep_ranking(const storage::Store& store, std::int64_t sweep
   const auto sweep = store.sweep(sweep_id);
   if (!sweep) return "no such sweep\n";
   const ShownRuns shown = shown_runs(store, *sweep);
-  return format_rank_table(rank_runs(shown.runs, require_metric("images_per_s")), *sweep) +
+  return format_rank_table(rank_runs(shown.runs, require_metric("images_per_s"), 0,
+                                     Diverged::leave_out, shown.baseline),
+                           *sweep) +
          (shown.note.empty() ? "" : shown.note + "\n");
 }
 

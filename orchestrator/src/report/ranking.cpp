@@ -60,7 +60,7 @@ bool intervals_overlap(const storage::Summary& a, const storage::Summary& b) {
 }
 
 Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo& metric,
-                  std::size_t top, Diverged diverged) {
+                  std::size_t top, Diverged diverged, const std::string& baseline) {
   Ranking out;
   out.metric = metric;
   std::map<std::string, std::vector<const storage::RunRecord*>> by_config;
@@ -138,6 +138,13 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
   for (const auto& c : out.rows) {
     worst = higher ? std::min(worst, c.stats.mean) : std::max(worst, c.stats.mean);
   }
+  // The experiment's `baseline:` replaces the worst as what every speed-up is against.
+  for (auto& c : out.rows) {
+    if (baseline.empty() || c.config_hash != baseline) continue;
+    c.baseline = true;
+    out.baseline = c.name;
+    worst = c.stats.mean;
+  }
   const auto& leader = out.rows.front().stats;
   for (std::size_t i = 0; i < out.rows.size(); ++i) {
     auto& c = out.rows[i];
@@ -157,6 +164,15 @@ std::string noisy_note() {
       "too much to rank it on; it never ranks above a steady configuration whose interval it "
       "overlaps (more repeats, or a quieter machine, narrow it)",
       100 * storage::kNoisyShare);
+}
+
+std::string speedup_note(const Ranking& ranking) {
+  if (!ranking.baseline.empty()) {
+    return "speedup: against the baseline, " + ranking.baseline +
+           " (`baseline:` in the experiment file)";
+  }
+  return "speedup: against the slowest configuration (`baseline: NAME` in the experiment file "
+         "compares with one of your choice)";
 }
 
 std::string diagnosis_column(const RankedConfig& c) {

@@ -25,7 +25,8 @@ struct RankedConfig {
   bool tie = false;
   /// Its interval reaches further than storage::kNoisyShare of its mean either side.
   bool noisy = false;
-  double speedup = 0;  ///< over the worst configuration (by the ranked metric)
+  double speedup = 0;     ///< over the baseline, else the worst configuration (by the metric)
+  bool baseline = false;  ///< the configuration the experiment's `baseline:` names
   std::optional<double> data_wait_ms, compute_ms, peak_bytes, gpu_util_pct, power_w;
   /// From the runs' profiles (`profile.steps`), when profiled: GPU kernels per step (0 for a CPU
   /// profile), and the share of the profiled steps during which a kernel ran, in percent (GPU
@@ -67,12 +68,21 @@ struct Ranking {
   std::size_t unranked = 0;           ///< configurations with runs but none ranked with the metric
   std::vector<DivergedRun> diverged;  ///< every diverged run, by name and repeat
   std::size_t diverged_ranked = 0;    ///< of those, counted in the rows (Diverged::include)
+  /// The configuration the speed-up is against: the baseline's name when the experiment names
+  /// one that has a ranked row, else empty (against the worst).
+  std::string baseline;
 };
 
 /// Ranks the runs (any statuses; only 'ok' runs with the metric count, and 'diverged' ones too
-/// when `diverged` says so). `top` 0 keeps all.
+/// when `diverged` says so). `top` 0 keeps all. `baseline`: the hash of the configuration the
+/// speed-up is against (ShownRuns::baseline); empty, or one without a ranked row: the worst.
 Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo& metric,
-                  std::size_t top = 0, Diverged diverged = Diverged::leave_out);
+                  std::size_t top = 0, Diverged diverged = Diverged::leave_out,
+                  const std::string& baseline = {});
+
+/// What the speed-up is against, one sentence for the footnotes: the experiment's `baseline:`,
+/// or the slowest configuration when the file names none (saying how to name one).
+std::string speedup_note(const Ranking& ranking);
 
 /// Do the 95% intervals of a and b overlap?
 bool intervals_overlap(const storage::Summary& a, const storage::Summary& b);

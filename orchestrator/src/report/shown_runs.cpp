@@ -46,6 +46,7 @@ ShownRuns shown_runs(const storage::Store& store, const storage::SweepInfo& swee
   const auto plan = revision == 0 ? storage::latest_plan(store.database(), sweep.id)
                                   : storage::plan_revision(store.database(), sweep.id, revision);
   out.revision = plan->revision;
+  out.baseline = plan->baseline;
   out.runs = storage::runs_of_plan(all, *plan);
   if (out.revisions > 1) {
     const std::size_t hidden = all.size() - out.runs.size();

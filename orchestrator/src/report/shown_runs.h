@@ -16,6 +16,8 @@ struct ShownRuns {
   int revision = 0;   ///< the revision shown; 0: the sweep has none recorded
   int revisions = 0;  ///< how many it has
   std::string note;  ///< a line saying what is shown and why, or empty when there is nothing to say
+  /// The hash of the revision's `baseline:` configuration; empty when the file names none.
+  std::string baseline;
 };
 
 /// The runs of `sweep` to show: those of plan revision `revision` (0: the latest). A revision

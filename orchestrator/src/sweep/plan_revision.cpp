@@ -25,6 +25,7 @@ storage::SweepPlan sweep_plan_of(const Plan& plan) {
       out.configs.push_back(std::move(c));
     }
     ++out.configs[it->second].repeats;
+    if (!plan.baseline.empty() && run.name == plan.baseline) out.baseline = run.hash;
   }
   return out;
 }
