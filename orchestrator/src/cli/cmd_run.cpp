@@ -9,11 +9,12 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/command_failure.h"
 #include "cli/commands.h"
 #include "cli/device_locking.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
-#include "cli/stop_signals.h"
+#include "cli/sweep_session.h"
 #include "plan/terminal_text.h"
 #include "report/rank_table.h"
 #include "result/result_document.h"
@@ -22,8 +23,6 @@
 #include "runner/script_workload.h"
 #include "storage/store.h"
 #include "sweep/child_run.h"
-#include "sweep/environment_fault.h"
-#include "sweep/sweep_lock.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::cli {
@@ -84,44 +83,15 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       const auto at = plan.axis_marks.find("cuda_connections");
       const std::string allowed = "one value with orch run; any with orch sweep";
       if (at != plan.axis_marks.end())
-        std::cerr << PlanError(at->second, "matrix.cuda_connections", e.what(), allowed).what()
-                  << "\n";
-      else
-        std::cerr << plan.file << ": cuda_connections: " << e.what() << " (allowed: " << allowed
-                  << ")\n";
-      exit_code = kExitBadInput;
-      return;
+        throw bad_input(PlanError(at->second, "matrix.cuda_connections", e.what(), allowed).what());
+      throw bad_input(plan.file + ": cuda_connections: " + e.what() + " (allowed: " + allowed +
+                      ")");
     }
-    // The sweep's lock, as `orch sweep` takes it: never two writers measuring one sweep.
-    std::optional<sweep::SweepLock> lock;
-    try {
-      sweep::create_database_folder(g.db);
-      lock.emplace(sweep::lock_path(g.db, plan.name));
-    } catch (const std::runtime_error& e) {
-      // A full, read-only or failing file system is exit 4, as it is later in the sweep.
-      const auto* fault = dynamic_cast<const sweep::EnvironmentFault*>(&e);
-      std::cerr << "orch run: " << e.what() << "\n";
-      exit_code = fault && fault->storage_fault() ? kExitEnvironment : kExitBadInput;
-      return;
-    }
-    // The devices its runs measure on, as `orch sweep` locks its GPUs.
-    std::optional<sweep::DeviceLocks> devices;
-    {
-      StopSignals stop;
-      devices = lock_devices(devices_of_runs(plan.runs), "run", plan.name, !*no_wait, stop.flag(),
-                             exit_code);
-      if (!devices) return;
-    }
-    storage::Store store(g.db);
-    try {
-      lock->hold_database(g.db, plan.name, "run");
-      sweep::check_own_folder(g.db + ".runs");
-      sweep::check_own_folder(sweep::sweep_work_dir(g.db, plan.name));
-    } catch (const std::runtime_error& e) {
-      std::cerr << "orch run: " << e.what() << "\n";
-      exit_code = kExitBadInput;
-      return;
-    }
+    // The sweep's lock, the devices its runs measure on and the database, as `orch sweep` takes
+    // them: never two writers measuring one sweep, never two measurements on one device.
+    const auto session =
+        open_sweep_session(g, "run", plan.name, devices_of_runs(plan.runs), !*no_wait);
+    storage::Store& store = *session->store;
     const std::int64_t sweep_id =
         store.open_sweep(plan.name, plan.name, plan.file, plan.description);
     std::cout << plan.name

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/command_failure.h"
 #include "cli/commands.h"
 #include "cli/device_locking.h"
 #include "cli/doctor_facts.h"
@@ -18,6 +19,7 @@
 #include "cli/plugin_loading.h"
 #include "cli/slurm_commands.h"
 #include "cli/stop_signals.h"
+#include "cli/sweep_session.h"
 #include "plan/terminal_text.h"
 #include "report/rank_table.h"
 #include "storage/row_values.h"
@@ -29,7 +31,6 @@
 #include "sweep/environment_fault.h"
 #include "sweep/plan_revision.h"
 #include "sweep/store_recorder.h"
-#include "sweep/sweep_lock.h"
 #include "sweep/sweep_name.h"
 #include "sweep/sweep_paths.h"
 #include "sweep/time_shares.h"
@@ -226,37 +227,11 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       exit_code = kExitBadInput;
       return;
     }
-    std::optional<sweep::SweepLock> lock;
-    try {
-      sweep::create_database_folder(g.db);
-      lock.emplace(sweep::lock_path(g.db, name));
-    } catch (const std::runtime_error& e) {
-      // A full, read-only or failing file system is exit 4, as it is later in the sweep.
-      const auto* fault = dynamic_cast<const sweep::EnvironmentFault*>(&e);
-      std::cerr << "orch sweep: " << e.what() << "\n";
-      exit_code = fault && fault->storage_fault() ? kExitEnvironment : kExitBadInput;
-      return;
-    }
     // One measurement per device: another sweep's runs on the same GPU would slow both
-    // without a word. Held until the sweep ends; before anything is written.
-    std::optional<sweep::DeviceLocks> devices;
-    {
-      StopSignals stop;
-      devices = lock_devices(devices_of_slots(options.gpus), "sweep", name, !a->no_wait,
-                             stop.flag(), exit_code);
-      if (!devices) return;
-    }
-    storage::Store store(g.db);
-    try {
-      lock->hold_database(g.db, name);
-      // Run folders go under these two: a link planted there is refused before anything runs.
-      sweep::check_own_folder(g.db + ".runs");
-      sweep::check_own_folder(sweep::sweep_work_dir(g.db, name));
-    } catch (const std::runtime_error& e) {
-      std::cerr << "orch sweep: " << e.what() << "\n";
-      exit_code = kExitBadInput;
-      return;
-    }
+    // without a word. Held until the sweep ends; taken before anything is written.
+    const auto session =
+        open_sweep_session(g, "sweep", name, devices_of_slots(options.gpus), !a->no_wait);
+    storage::Store& store = *session->store;
     const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
     const sweep::PlanCheck check = sweep::check_plan(store, name, revision, a->replan, &plan);
     if (!check.ok) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/command_failure.h"
 #include "cli/commands.h"
 #include "cli/pipe_guard.h"
 #include "storage/store.h"
@@ -85,6 +86,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : orch::cli::kExitBadInput;
+  } catch (const orch::cli::CommandFailure& e) {
+    // A command that ended early (command_failure.h): its message, its code.
+    if (*e.what()) std::cerr << e.what() << "\n";
+    return finish_standard_output(e.exit_code());
   } catch (const orch::sweep::EnvironmentFault& e) {
     std::cerr << "orch: " << e.what() << "\n";
     return orch::cli::kExitEnvironment;

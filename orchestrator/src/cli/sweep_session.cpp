@@ -1,0 +1,47 @@
+// open_sweep_session (sweep_session.h).
+#include "cli/sweep_session.h"
+
+#include "cli/command_failure.h"
+#include "cli/device_locking.h"
+#include "cli/stop_signals.h"
+#include "sweep/child_run.h"
+#include "sweep/environment_fault.h"
+#include "sweep/sweep_paths.h"
+
+namespace orch::cli {
+
+std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const std::string& command,
+                                                 const std::string& name,
+                                                 const std::vector<sweep::LockedDevice>& devices,
+                                                 bool wait) {
+  const std::string who = "orch " + command + ": ";
+  auto s = std::make_unique<SweepSession>();
+  try {
+    sweep::create_database_folder(g.db);
+    s->lock.emplace(sweep::lock_path(g.db, name));
+  } catch (const std::runtime_error& e) {
+    // A full, read-only or failing file system is exit 4, as it is later in the sweep.
+    const auto* fault = dynamic_cast<const sweep::EnvironmentFault*>(&e);
+    throw CommandFailure(fault && fault->storage_fault() ? kExitEnvironment : kExitBadInput,
+                         who + e.what());
+  }
+  {
+    StopSignals stop;
+    int exit_code = kExitOk;
+    s->devices = lock_devices(devices, command, name, wait, stop.flag(), exit_code);
+    // lock_devices has said why (the holder, or the signal that stopped the wait).
+    if (!s->devices) throw CommandFailure(exit_code, "");
+  }
+  s->store.emplace(g.db);
+  try {
+    s->lock->hold_database(g.db, name, command);
+    // Run folders go under these two: a link planted there is refused before anything runs.
+    sweep::check_own_folder(g.db + ".runs");
+    sweep::check_own_folder(sweep::sweep_work_dir(g.db, name));
+  } catch (const std::runtime_error& e) {
+    throw bad_input(who + e.what());
+  }
+  return s;
+}
+
+}  // namespace orch::cli
