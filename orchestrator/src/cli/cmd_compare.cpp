@@ -26,7 +26,7 @@ void add_compare_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "before: a configuration name, run id or config-hash prefix "
                   "(name:, run:, hash: force one reading)");
   cmd->add_option("B", o->b, "after: same forms as A");
-  cmd->add_option("--sweep", o->sweep, "the sweep (default: the most recently updated)");
+  cmd->add_option("--sweep", o->sweep, "the sweep (default: the latest, whose run started last)");
   cmd->add_option("--revision", o->revision, "the sweep's plan revision (default: the latest)");
   cmd->add_option("--sweeps", o->sweeps,
                   "compare two sweeps instead (e.g. two nights): each "

@@ -22,7 +22,8 @@ void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     bool include_diverged = false;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("--sweep", o->sweep, "the sweep to rank (default: the most recently updated)");
+  cmd->add_option("--sweep", o->sweep,
+                  "the sweep to rank (default: the latest, whose run started last)");
   cmd->add_option("--experiment", o->experiment,
                   "the latest sweep of this experiment (its `name`)");
   cmd->add_option("--by", o->by, "the metric to rank by (lower-is-better ones rank ascending)")
