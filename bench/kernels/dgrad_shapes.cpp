@@ -1,10 +1,10 @@
 // Times, at each ResNet50 shape where a convolution's data gradient feeds a batch-norm + ReLU's
 // backward (conv_{i+1}'s data gradient -> bn_i's backward: every block's bn1 and bn2, and every
 // block's bn3 but the network's last, whose gradient also receives the next block's shortcut
-// gradient), today's path against the fused one, and prints one markdown table: per shape the
+// gradient), the separate path against the fused one, and prints one markdown table: per shape the
 // milliseconds of each, the change, and the shape's share of a step (times how often ResNet50
 // runs it), then the totals per step.
-//   today: the data gradient through ATen (cuDNN; for a block's bn3 the next block's shortcut
+//   separate: the data gradient through ATen (cuDNN; for a block's bn3 the next block's shortcut
 //          gradient added the way the model adds it: onto it in place with one GEMM after an
 //          identity block, an add after a downsample block), then our batch-norm backward
 //          (kernels::backward) reading ReLU's 1-bit mask that kernels::forward_training wrote
@@ -16,9 +16,9 @@
 //          table says which ran or why neither did (--relu-input y: that variant only).
 // Each path: a warm-up, then --iters runs each between two CUDA events, the median kept. Each
 // fused row also prints how far its dx, dy' (the residual's gradient), dscale and dbias are
-// from today's (the largest difference relative to today's largest magnitude, and how many
-// elements differ by more than 1%: the ReLU's zero boundary, see below), so a fast wrong
-// answer shows.
+// from the separate path's (the largest difference relative to the separate path's largest
+// magnitude, and how many elements differ by more than 1%: the ReLU's zero boundary, see below), so
+// a fast wrong answer shows.
 //   usage: orch_bench_dgrad_shapes [--batch N] [--dtype fp16|bf16] [--iters N] [--warmup N]
 //                                  [--relu-input recompute|y]
 // Why a program of its own: the issue uses the graph only on the shapes where it wins; this
@@ -44,7 +44,7 @@ namespace {
 
 namespace kernels = orch::resnet::kernels;
 
-/// Where the batch-norm's gradient also receives a shortcut gradient, and how today's model
+/// Where the batch-norm's gradient also receives a shortcut gradient, and how the separate path
 /// adds it to the data gradient.
 enum class Shortcut {
   kNone,        ///< bn1 or bn2: the data gradient alone
@@ -194,10 +194,10 @@ int main(int argc, char** argv) {
               dtype == torch::kHalf ? "fp16" : "bf16", static_cast<long long>(batch), iters,
               warmup);
   std::printf(
-      "| shape: bn (N, C, H, W) <- conv (K, RxS/stride) | shortcut | count | today ms | fused "
-      "ms | change %% | x count: ms saved | fused vs today: max diff / max | plan |\n"
+      "| shape: bn (N, C, H, W) <- conv (K, RxS/stride) | shortcut | count | separate ms | fused "
+      "ms | change %% | x count: ms saved | fused vs separate: max diff / max | plan |\n"
       "|---|---|---|---|---|---|---|---|---|\n");
-  double total_today = 0, total_fused = 0, total_best = 0;
+  double total_separate = 0, total_fused = 0, total_best = 0;
   int taken = 0, wins = 0;
   for (const Shape& s : resnet50_shapes()) {
     const std::int64_t pad = s.r / 2, out_hw = (s.hw + 2 * pad - s.r) / s.stride + 1;
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
                                     workspace.data_ptr<float>(), rows, C, 0.1f, 1e-5f, stream),
           "forward_training");
     // The backward's inputs: the next convolution's output gradient and filter, and the
-    // shortcut's gradient. Small values, so today's in-place accumulation stays finite.
+    // shortcut's gradient. Small values, so the separate path's in-place accumulation stays finite.
     const auto dy =
         (torch::randn({batch, s.k, out_hw, out_hw}, f32) * 1e-2).to(dtype).contiguous(cl);
     const auto w =
@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
             .contiguous(cl);
     const auto shortcut_grad =
         add ? (torch::randn(xs, f32) * 1e-2).to(dtype).contiguous(cl) : torch::Tensor();
-    auto waiting = add ? shortcut_grad.clone() : torch::Tensor();  // today's GEMM adds onto it
+    auto waiting = add ? shortcut_grad.clone() : torch::Tensor();  // the separate GEMM adds onto it
 
     const auto dx = at::empty(xs, act.memory_format(cl));
     const auto dres = add ? at::empty(xs, act.memory_format(cl)) : torch::Tensor();
@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
                                                   {pad, pad}, {1, 1}, false, {0, 0}, 1,
                                                   {true, false, false}));
     };
-    auto today = [&] {
+    auto separate = [&] {
       if (s.shortcut == Shortcut::kIdentity) {
         // The model's conv1x1_backward_with_sink: waiting += dy @ W, one GEMM in place.
         waiting.permute({0, 2, 3, 1})
@@ -267,14 +267,14 @@ int main(int argc, char** argv) {
         bn_backward(dgrad());
       }
     };
-    const double today_ms = median_ms(today, warmup, iters);
+    const double separate_ms = median_ms(separate, warmup, iters);
     // Today's dx for the same inputs, for the comparison column (the in-place GEMM's target
     // reset first).
     if (add) waiting.copy_(shortcut_grad);
-    today();
-    const auto today_dx = dx.to(torch::kFloat);
-    const auto today_dres = add ? dres.to(torch::kFloat) : torch::Tensor();
-    const auto today_dscale = grad_weight.clone(), today_dbias = grad_bias.clone();
+    separate();
+    const auto separate_dx = dx.to(torch::kFloat);
+    const auto separate_dres = add ? dres.to(torch::kFloat) : torch::Tensor();
+    const auto separate_dscale = grad_weight.clone(), separate_dbias = grad_bias.clone();
 
     // The fused graph: the recomputed ReLU input first, the saved output where that is refused.
     orch::resnet::DgradReluDbnArgs args;
@@ -313,12 +313,12 @@ int main(int argc, char** argv) {
     const char* sc = s.shortcut == Shortcut::kNone       ? "-"
                      : s.shortcut == Shortcut::kIdentity ? "identity"
                                                          : "downsample";
-    total_today += today_ms * s.count;
+    total_separate += separate_ms * s.count;
     if (std::holds_alternative<std::string>(made)) {
-      std::printf("| %s | %s | %d | %.3f | refused: %s | | | | |\n", shape, sc, s.count, today_ms,
-                  cell(why).c_str());
-      total_fused += today_ms * s.count;
-      total_best += today_ms * s.count;
+      std::printf("| %s | %s | %d | %.3f | refused: %s | | | | |\n", shape, sc, s.count,
+                  separate_ms, cell(why).c_str());
+      total_fused += separate_ms * s.count;
+      total_best += separate_ms * s.count;
       std::fflush(stdout);
       continue;
     }
@@ -326,11 +326,12 @@ int main(int argc, char** argv) {
     const auto graph = std::get<std::shared_ptr<orch::resnet::DgradReluDbnGraph>>(made);
     const double fused_ms = median_ms([&] { graph->run(args); }, warmup, iters);
     const auto fused = graph->run(args);
-    // How far from today's: per tensor the largest difference relative to today's largest
-    // magnitude, not counting the few elements beyond 1% of it, which are counted instead. Those
-    // are the ReLU's zero boundary: the graph decides y > 0 on its fp32 recomputation of the
-    // ReLU's input, today's path on the stored output, which rounds inputs below half the
-    // dtype's smallest step to 0; each such element passes (or not) a whole gradient value.
+    // How far from the separate path's: per tensor the largest difference relative to the separate
+    // path's largest magnitude, not counting the few elements beyond 1% of it, which are counted
+    // instead. Those are the ReLU's zero boundary: the graph decides y > 0 on its fp32
+    // recomputation of the ReLU's input, the separate path on the stored output, which rounds
+    // inputs below half the dtype's smallest step to 0; each such element passes (or not) a whole
+    // gradient value.
     const auto close = [](const char* what, const torch::Tensor& got, const torch::Tensor& ref) {
       const auto diff = (got.to(torch::kFloat) - ref).abs();
       const double scale = std::max(ref.abs().max().item<double>(), 1e-30);
@@ -345,25 +346,25 @@ int main(int argc, char** argv) {
                       static_cast<long long>(n));
       return std::string(buf);
     };
-    std::string errs = close("dx", fused.dx, today_dx) + ", " +
-                       close("dscale", fused.grad_weight, today_dscale) + ", " +
-                       close("dbias", fused.grad_bias, today_dbias);
-    if (add) errs += ", " + close("dy'", fused.dy_relu, today_dres);
+    std::string errs = close("dx", fused.dx, separate_dx) + ", " +
+                       close("dscale", fused.grad_weight, separate_dscale) + ", " +
+                       close("dbias", fused.grad_bias, separate_dbias);
+    if (add) errs += ", " + close("dy'", fused.dy_relu, separate_dres);
     total_fused += fused_ms * s.count;
-    total_best += std::min(today_ms, fused_ms) * s.count;
-    if (fused_ms < today_ms) ++wins;
+    total_best += std::min(separate_ms, fused_ms) * s.count;
+    if (fused_ms < separate_ms) ++wins;
     std::printf("| %s | %s | %d | %.3f | %.3f | %+.1f | %.2f | %s | %s, ReLU input %s |\n", shape,
-                sc, s.count, today_ms, fused_ms, 100.0 * (fused_ms - today_ms) / today_ms,
-                (today_ms - fused_ms) * s.count, errs.c_str(), graph->engine().c_str(),
+                sc, s.count, separate_ms, fused_ms, 100.0 * (fused_ms - separate_ms) / separate_ms,
+                (separate_ms - fused_ms) * s.count, errs.c_str(), graph->engine().c_str(),
                 variant.c_str());
     std::fflush(stdout);
   }
   std::printf(
-      "\nPer %s step (each shape x its count): today %.2f ms; fused where cuDNN takes the shape "
+      "\nPer %s step (each shape x its count): separate %.2f ms; fused where cuDNN takes the shape "
       "%.2f ms (%+.1f%%); the faster of the two per shape %.2f ms (%+.1f%%). cuDNN took %d "
       "shapes, the fused path won %d.\n",
-      dtype == torch::kHalf ? "fp16" : "bf16", total_today, total_fused,
-      100.0 * (total_fused - total_today) / total_today, total_best,
-      100.0 * (total_best - total_today) / total_today, taken, wins);
+      dtype == torch::kHalf ? "fp16" : "bf16", total_separate, total_fused,
+      100.0 * (total_fused - total_separate) / total_separate, total_best,
+      100.0 * (total_best - total_separate) / total_separate, taken, wins);
   return 0;
 }

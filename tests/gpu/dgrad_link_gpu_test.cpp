@@ -1,6 +1,6 @@
 // The resnet option `dgrad_graph` (plugins/model/resnet/ops/dgrad_link.h) on the GPU: a fused
 // batch-norm's backward computing the next convolution's data gradient in cuDNN's graph. Pairs
-// of ResNet50's kinds (3x3, strided 3x3, 1x1) give the gradients of today's path; whole
+// of ResNet50's kinds (3x3, strided 3x3, 1x1) give the gradients of the separate path; whole
 // ResNet50s link every pair they can (43 a step), one step within the noise floor of two valid
 // implementations, 300 fp16 steps training like the unfused model, `auto` timing each shape
 // once and replaying in a CUDA graph like its eager step.
@@ -37,9 +37,9 @@ void print_decisions(std::size_t from) {
   const auto all = resnet::dgrad_graph_decisions();
   for (std::size_t i = from; i < all.size(); ++i) {
     const auto& d = all[i];
-    std::cout << "dgrad_graph: " << d.shape << ": " << (d.graph ? "graph" : "today");
+    std::cout << "dgrad_graph: " << d.shape << ": " << (d.graph ? "graph" : "separate");
     if (d.graph_ms >= 0)
-      std::cout << ", graph " << d.graph_ms << " ms, today " << d.today_ms << " ms";
+      std::cout << ", graph " << d.graph_ms << " ms, separate " << d.separate_ms << " ms";
     std::cout << " (" << d.why << ")\n";
   }
 }
@@ -89,7 +89,7 @@ resnet::ResNetOptions fused_options(resnet::DgradGraphMode mode) {
 
 }  // namespace
 
-TEST_CASE("dgrad_graph: a linked batch-norm + convolution pair gives today's gradients",
+TEST_CASE("dgrad_graph: a linked batch-norm + convolution pair gives the separate path's gradients",
           "[gpu][dgrad_graph]") {
   const std::vector<PairCase> cases = {{8, 64, 56, 64, 3, 1, 1},
                                        {8, 128, 56, 128, 3, 2, 1},
@@ -102,12 +102,12 @@ TEST_CASE("dgrad_graph: a linked batch-norm + convolution pair gives today's gra
     what << "bn " << pc.n << "x" << pc.c << "x" << pc.h << " <- conv " << pc.k << " " << pc.r << "x"
          << pc.r << "/" << pc.stride;
     INFO(what.str());
-    Pair today = make_pair(pc), linked = make_pair(pc);
-    for (auto [from, to] :
-         {std::pair<torch::nn::Module*, torch::nn::Module*>{today.conv1.get(), linked.conv1.get()},
-          {today.conv2.get(), linked.conv2.get()},
-          {today.bn1.get(), linked.bn1.get()},
-          {today.bn2.get(), linked.bn2.get()}})
+    Pair separate = make_pair(pc), linked = make_pair(pc);
+    for (auto [from, to] : {std::pair<torch::nn::Module*, torch::nn::Module*>{separate.conv1.get(),
+                                                                              linked.conv1.get()},
+                            {separate.conv2.get(), linked.conv2.get()},
+                            {separate.bn1.get(), linked.bn1.get()},
+                            {separate.bn2.get(), linked.bn2.get()}})
       test::copy_state(*from, *to);
     const auto x = torch::randn({pc.n, 32, pc.h, pc.h}, opts).to(torch::kHalf).contiguous(kCl);
     std::vector<torch::Tensor> grads[2];
@@ -115,7 +115,7 @@ TEST_CASE("dgrad_graph: a linked batch-norm + convolution pair gives today's gra
     const auto before = resnet::dgrad_graph_counters();
     torch::Tensor dy;
     for (int i = 0; i < 2; ++i) {
-      Pair& p = i == 0 ? today : linked;
+      Pair& p = i == 0 ? separate : linked;
       auto xi = x.clone().requires_grad_(true);
       torch::Tensor y;
       {
@@ -286,7 +286,8 @@ TEST_CASE("dgrad_graph auto: each shape timed once, then a CUDA graph replays th
     CHECK(decided > 0);
     CHECK(decided <= 43);
     for (const auto& d : resnet::dgrad_graph_decisions()) {
-      if (d.graph_ms >= 0) CHECK(d.graph == (d.graph_ms < d.today_ms));
+      if (d.graph_ms >= 0)
+        CHECK(d.graph == (d.graph_ms <= d.separate_ms * (1.0 + resnet::kDgradGraphTieTolerance)));
     }
     std::vector<torch::Tensor> other;
     for (int i = 0; i < 3; ++i) other = step(unlinked);

@@ -3,7 +3,7 @@
 // the dx pass) against ATen's reference in fp32 at small shapes, fp16 and bf16: each case
 // prints whether cuDNN took it (and which plan) or its reason; where taken, dy', dx, dscale and
 // dbias must match the reference within the dtype's tolerance. A refusal must come back as a
-// reason (the caller then runs today's path), never as a crash or an exception.
+// reason (the caller then runs the separate path), never as a crash or an exception.
 //
 // The reference: at::convolution_backward's data gradient of the same rounded dy and w in fp32
 // (TF32 off), plus the shortcut's gradient, masked by y > 0 of the forward's output as stored
@@ -242,7 +242,7 @@ TEST_CASE("fused dgrad + ReLU + BN weight gradient: bf16, no shortcut, matches A
           "[gpu][dgrad_relu_dbn]") {
   const int taken = probe(torch::kBFloat16, kPlain);
   std::cout << "bf16 without shortcut: cuDNN took " << taken << " of 3\n";
-  if (taken == 0) WARN("cuDNN took no bf16 case: bf16 runs today's path on every shape");
+  if (taken == 0) WARN("cuDNN took no bf16 case: bf16 runs the separate path on every shape");
 }
 
 // The shortcut's gradient and the residual are two ADDs outside the documented pattern: taken

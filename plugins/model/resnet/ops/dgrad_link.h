@@ -1,6 +1,6 @@
 // The resnet option `dgrad_graph`: the backward of conv_{i+1}(relu(bn_i(x) [+ residual])) as one
 // cuDNN graph (dgrad_relu_dbn_graph.h) instead of conv_{i+1}'s data gradient followed by our
-// batch-norm backward, on the shapes where it measures faster.
+// batch-norm backward, on the shapes where it does not measure slower.
 //
 // Autograd sees two nodes: the convolution (ConvStatsFunction, conv_bn_from_stats.cpp) and the
 // batch-norm before it (FusedBnReluFunction, fused_bn.cpp). They meet through a DgradLink, as
@@ -13,12 +13,15 @@
 // through autograd as usual and becomes the graph's shortcut gradient.
 //
 // Per shape, the first backward decides (`dgrad_graph: auto`): it builds the graph (cuDNN's
-// fastest plan) and times it against today's path (ATen's data gradient, then our kernels) on
-// the same arguments, and keeps whichever is faster (`always` skips the timing, to measure the
+// fastest plan) and times it against the separate path (ATen's data gradient, then our kernels) on
+// the same arguments, and keeps the graph unless it is more than kDgradGraphTieTolerance slower
+// (timed alone, the graph misses what it saves inside a step: the data gradient's write and
+// re-read, and two launches; end to end, `always` measured at least as fast as a strict
+// choice). `always` skips the timing, to measure the
 // graph everywhere cuDNN takes it); cuDNN's refusals (bf16 on sm90, shapes without an engine)
-// keep today's path. Both decisions are remembered per shape and thread and counted. A backward
-// under CUDA graph capture never decides (timing synchronises): it runs today's path for a shape it
-// has not seen, which the warm-up steps before a capture make rare.
+// keep the separate path. Both decisions are remembered per shape and thread and counted. A
+// backward under CUDA graph capture never decides (timing synchronises): it runs the separate path
+// for a shape it has not seen, which the warm-up steps before a capture make rare.
 #pragma once
 
 #include <ATen/core/ivalue.h>
@@ -41,10 +44,14 @@ struct DgradLink : torch::CustomClassHolder {
 };
 using DgradLinkPtr = c10::intrusive_ptr<DgradLink>;
 
+/// How much slower than the separate path, timed alone, a shape's graph may be and still be
+/// taken under `auto` (dgrad_link.cpp says why a near tie goes to the graph).
+inline constexpr double kDgradGraphTieTolerance = 0.05;
+
 /// The resnet option `dgrad_graph`.
 enum class DgradGraphMode {
-  kOff,     ///< today's backward everywhere
-  kAuto,    ///< the graph on the shapes where it times faster
+  kOff,     ///< the separate backward everywhere
+  kAuto,    ///< the graph on the shapes where it does not time clearly slower
   kAlways,  ///< the graph wherever cuDNN takes it
 };
 /// "off", "auto" or "always"; throws std::invalid_argument naming the allowed values otherwise.
@@ -98,16 +105,16 @@ struct LinkedBnInputs {
 
 /// The batch-norm's backward with the next convolution's data gradient waiting in `link`: the
 /// graph where this shape decided for it, otherwise ATen's data gradient (+ grad_out) handed to
-/// `today`, the batch-norm's own backward given its output's full gradient.
+/// `separate`, the batch-norm's own backward given its output's full gradient.
 BnGrads linked_bn_backward(const DgradLink& link, const LinkedBnInputs& in,
-                           const std::function<BnGrads(const torch::Tensor& grad_y)>& today);
+                           const std::function<BnGrads(const torch::Tensor& grad_y)>& separate);
 
 /// Calls of linked_bn_backward by path, in this copy of the library.
 struct DgradGraphCounters {
   std::int64_t graph = 0;    ///< ran the fused graph
-  std::int64_t slower = 0;   ///< today's path: the graph timed slower on this shape
-  std::int64_t refused = 0;  ///< today's path: cuDNN refused the shape or dtype
-  std::int64_t capture = 0;  ///< today's path: an undecided shape under graph capture
+  std::int64_t slower = 0;   ///< the separate path: the graph timed slower on this shape
+  std::int64_t refused = 0;  ///< the separate path: cuDNN refused the shape or dtype
+  std::int64_t capture = 0;  ///< the separate path: an undecided shape under graph capture
   std::int64_t offered = 0;  ///< forwards that offered a link
   std::int64_t claimed = 0;  ///< convolutions that claimed one
 };
@@ -118,8 +125,8 @@ struct DgradGraphDecision {
   std::string shape;     ///< "bn N x C x H x W <- conv K x RxS / stride [+ shortcut] [+ residual]"
   bool graph = false;    ///< whether the graph runs
   double graph_ms = -1;  ///< its time (median of the timed calls), -1 where refused
-  double today_ms = -1;  ///< today's path's time, -1 where not timed
-  std::string why;       ///< cuDNN's refusal or the chosen plan
+  double separate_ms = -1;  ///< the separate path's time, -1 where not timed
+  std::string why;          ///< cuDNN's refusal or the chosen plan
 };
 /// The decisions made so far in this copy of the library (every thread's), in order.
 std::vector<DgradGraphDecision> dgrad_graph_decisions();

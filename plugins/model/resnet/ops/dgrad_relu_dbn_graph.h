@@ -2,7 +2,7 @@
 // optionally plus the shortcut's gradient, through the ReLU's backward into the batch-norm's
 // weight gradient, as one cuDNN graph built with cudnn-frontend's v1 graph API, then the
 // batch-norm's dx in one element-wise pass (bn_dx_apply_kernels.h). Where a block runs
-// conv_{i+1}(relu(bn_i(x) [+ residual])), the backward today runs conv_{i+1}'s data gradient
+// conv_{i+1}(relu(bn_i(x) [+ residual])), the separate backward runs conv_{i+1}'s data gradient
 // (writing it), then our batch-norm backward (reading it, the ReLU mask and x twice); the graph
 // computes the data gradient, masks it and reduces it against x in the convolution's epilogue,
 // so the separate reduction pass over the gradient and x goes away.
@@ -16,7 +16,7 @@
 // read. The shortcut's gradient (an ADD between the data gradient and RELU_BWD), the forward's
 // residual in the recomputation (another ADD) and the saved output as the ReLU's input instead
 // of the recomputation are not in the documented pattern: built all the same, they are what
-// cuDNN takes or refuses (the refusal comes back, and the caller runs today's path). cuDNN
+// cuDNN takes or refuses (the refusal comes back, and the caller runs the separate path). cuDNN
 // 9.19 on the H200 takes both ADDs and refuses the saved output (no engine).
 //
 // The ReLU's mask at its zero boundary: the recomputing graph passes the gradient where its
@@ -106,7 +106,7 @@ class DgradReluDbnGraph {
 };
 
 /// DgradReluDbnGraph::make and run for one call: the results, or cuDNN's reason for not taking
-/// the problem (then run today's path: the data gradient, then our batch-norm backward).
+/// the problem (then run the separate path: the data gradient, then our batch-norm backward).
 std::variant<DgradReluDbn, std::string> dgrad_relu_dbn(const DgradReluDbnArgs& a);
 
 /// Whether this build carries the graph (cuDNN's and cudnn-frontend's headers and our CUDA
