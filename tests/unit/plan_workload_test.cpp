@@ -94,6 +94,12 @@ TEST_CASE("workload: commands split like a shell, args become sorted words", "[p
   const nlohmann::json args = {{"workers", 8}, {"compile", "off"}, {"amp", true}, {"lr", 0.5}};
   CHECK(arg_words(args) == std::vector<std::string>{"--amp", "true", "--compile", "off", "--lr",
                                                     "0.5", "--workers", "8"});
+  // Small and large floats reach the program as the numbers they are, not rounded to 0.000000.
+  for (const double lr : {1e-7, 3.0e-5, 1e30, 0.1}) {
+    const auto words = arg_words(nlohmann::json{{"lr", lr}});
+    REQUIRE(words.size() == 2);
+    CHECK(std::stod(words[1]) == lr);
+  }
 }
 
 TEST_CASE("workload: a script run's configuration keeps only what a program uses",

@@ -11,6 +11,7 @@
 #include "plan/content_hash.h"
 #include "plan/experiment_schema.h"
 #include "plan/plan_error.h"
+#include "plan/scalars.h"
 
 namespace orch {
 namespace {
@@ -103,7 +104,7 @@ std::vector<std::string> arg_words(const json& args) {
     else if (v.is_number_integer())
       out.push_back(std::to_string(v.get<std::int64_t>()));
     else if (v.is_number_float())
-      out.push_back(to_string(Value{v.get<double>()}));
+      out.push_back(number_text(v.get<double>()));  // round-trips: 1e-07 reaches the program
     else if (v.is_string())
       out.push_back(v.get<std::string>());
     else
