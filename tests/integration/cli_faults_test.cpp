@@ -93,6 +93,35 @@ TEST_CASE("a matrix far over --max-runs is refused before it is expanded", "[cli
   CHECK(took < std::chrono::seconds(20));
 }
 
+TEST_CASE("a plan bigger than memory could hold is exit 2 before it is built", "[cli]") {
+  // --max-runs raised to allow a million runs, and a data limit (ulimit -d, 3 GB) far under
+  // what a million runs would take: the planner refuses at once, instead of growing until the
+  // allocator fails (bad_alloc, exit 134) or the OOM killer ends it.
+  test::TempDir tmp;
+  std::string seeds, batches;
+  for (int i = 0; i < 1000; ++i) {
+    seeds += (i ? ", " : "") + std::to_string(i);
+    batches += (i ? ", " : "") + std::to_string(i + 1);
+  }
+  write(tmp.path() / "huge.yaml",
+        std::string(kTiny) + "matrix:\n  seed: [" + seeds + "]\n  batch_size: [" + batches + "]\n");
+  const auto start = std::chrono::steady_clock::now();
+  auto r = test::run_command("ulimit -d 3000000; '" + std::string(ORCH_BINARY) + "' plan " +
+                             q(tmp.path() / "huge.yaml") + " --max-runs 2000000");
+  const auto took = std::chrono::steady_clock::now() - start;
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("huge.yaml:") && Contains("1000000 runs") &&
+                           Contains("of memory") && Contains("split the matrix"));
+  CHECK(took < std::chrono::seconds(20));
+  // Under the same limit, a plan that fits is still built.
+  write(tmp.path() / "fits.yaml", std::string(kTiny) + "matrix:\n  seed: [" + seeds + "]\n");
+  auto ok = test::run_command("ulimit -d 3000000; '" + std::string(ORCH_BINARY) + "' plan " +
+                              q(tmp.path() / "fits.yaml"));
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+}
+
 TEST_CASE("orch run takes the sweep's lock, through any spelling of the database", "[cli]") {
   test::TempDir tmp;
   write(tmp.path() / "tiny.yaml", kTiny);

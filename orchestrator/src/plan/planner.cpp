@@ -24,6 +24,7 @@
 #include "plan/experiment_schema.h"
 #include "plan/matrix.h"
 #include "plan/overrides.h"
+#include "plan/plan_memory.h"
 #include "plan/plan_names.h"
 #include "plan/scalars.h"
 #include "plan/yaml_tree.h"
@@ -265,6 +266,20 @@ class Planner {
                         std::to_string(opts_.max_runs) + "; raise it with --max-runs");
   }
 
+  [[noreturn]] void too_big_for_memory(std::size_t configs, std::int64_t repeats,
+                                       std::uint64_t memory) {
+    const std::size_t runs = configs * static_cast<std::size_t>(repeats);
+    throw PlanError(
+        matrix_.present ? matrix_.spec.mark : base_mark_, matrix_.present ? "matrix" : "base",
+        "the plan has " + std::to_string(runs) + " runs (" + std::to_string(configs) +
+            " configurations x " + std::to_string(repeats) + " repeats); building it needs " +
+            approximate_size(static_cast<std::uint64_t>(runs) * kPlanBytesPerRun) +
+            " of memory (about 64 KiB a run) and this process can allocate " +
+            approximate_size(memory) +
+            ", of which a plan may take half (the system's available memory, ulimit -v and -d); "
+            "split the matrix into several experiment files or narrow it");
+  }
+
   // `baseline:` must name a configuration the plan has: a misspelt one would silently fall back
   // to comparing with the slowest.
   void check_baseline(const Plan& plan) const {
@@ -280,7 +295,13 @@ class Planner {
 
   void expand(Plan& plan) {
     const std::int64_t repeats = repeat_count(base_);
-    const std::size_t limit = opts_.max_runs / static_cast<std::size_t>(repeats);
+    const std::size_t by_max_runs = opts_.max_runs / static_cast<std::size_t>(repeats);
+    // Expanding no more than memory could hold: a plan too big for it fails here, with exit 2,
+    // before it is built, not in the allocator halfway.
+    const std::optional<std::uint64_t> memory = allocatable_bytes();
+    const std::size_t by_memory =
+        memory ? runs_that_fit(*memory) / static_cast<std::size_t>(repeats) : by_max_runs;
+    const std::size_t limit = std::min(by_max_runs, by_memory);
     MatrixExpansion ex;
     if (matrix_.present) {
       ex = expand_matrix(matrix_.spec, limit);
@@ -289,7 +310,9 @@ class Planner {
       ex.over_limit = limit < 1;
       ex.combinations.emplace_back();
     }
-    if (ex.over_limit) too_many(ex.count, ex.counted_before_exclude, repeats);
+    if (ex.over_limit && ex.count > by_max_runs)
+      too_many(ex.count, ex.counted_before_exclude, repeats);
+    if (ex.over_limit) too_big_for_memory(ex.count, repeats, memory.value_or(0));
 
     // Axes: the matrix's, then keys that only include entries add, in file order.
     for (const MatrixAxis& axis : matrix_.spec.axes) {
