@@ -66,6 +66,11 @@ const KnownField kKnown[] = {
     {"pcie.width_max", "PCIe width (maximum)", nullptr},
     {"persistence_mode", "persistence mode",
      [](const json& v) { return v.is_boolean() ? std::string(v.get<bool>() ? "on" : "off") : ""; }},
+    {"code.repository", "your code's repository", nullptr},
+    {"code.commit", "your code's commit", nullptr},
+    {"code.dirty", "your code's uncommitted changes",
+     [](const json& v) { return v.is_boolean() ? std::string(v.get<bool>() ? "yes" : "no") : ""; }},
+    {"code.diff_hash", "your code's uncommitted changes (hash)", nullptr},
     {"gpu_other_processes", "other processes on the GPU", nullptr},
     {"nvml_error", "NVML error", nullptr},
 };

@@ -24,6 +24,7 @@
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
 #include "plan/workload_config.h"
+#include "runner/code_version.h"
 #include "runner/divergence.h"
 #include "runner/environment.h"
 #include "runner/leftover_processes.h"
@@ -493,6 +494,10 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
     const std::vector<std::string> argv = script_argv(spec);
     doc.environment = exec_environment(pci_bus_id);
     doc.environment["script_argv"] = argv;
+    // The user's code as it was: the script's repository (or the working folder's, for a
+    // command that names no file), so compare can say two runs measured different code.
+    doc.environment["code"] =
+        code_version_of(spec.workload.script_path.empty() ? "." : spec.workload.script_path);
 
     const int interval = static_cast<int>(spec.telemetry.interval_ms);
     if (!spec.telemetry.enabled) {
