@@ -122,6 +122,25 @@ TEST_CASE("a plan bigger than memory could hold is exit 2 before it is built", "
   CHECK(ok.exit_code == 0);
 }
 
+TEST_CASE("a sweep with a long non-ASCII name runs, and is found again by that name", "[cli]") {
+  // 40 CJK characters: 120 bytes, 360 once escaped for the lock's file name, which the file
+  // system refused (ENAMETOOLONG) before names were shortened by bytes.
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  std::string name;
+  for (int i = 0; i < 40; ++i) name += "\u591c";
+  const std::string db = "--db " + q(tmp.path() / "r.db") + " ";
+  auto r = test::run_orch(db + "sweep " + q(tmp.path() / "tiny.yaml") + " --sweep '" + name + "'");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, !Contains("File name too long"));
+  auto again =
+      test::run_orch(db + "sweep " + q(tmp.path() / "tiny.yaml") + " --sweep '" + name + "'");
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK_THAT(again.output, Contains("1 already finished, 0 to run"));
+}
+
 TEST_CASE("orch run takes the sweep's lock, through any spelling of the database", "[cli]") {
   test::TempDir tmp;
   write(tmp.path() / "tiny.yaml", kTiny);

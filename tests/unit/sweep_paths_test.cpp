@@ -42,6 +42,27 @@ TEST_CASE("sweep names: a/b and a_b get their own lock and run folder", "[sweep]
   CHECK(sweep_file_component("a/b") == "a%2Fb");
 }
 
+TEST_CASE("sweep names: long non-ASCII names are shortened by bytes, each its own", "[sweep]") {
+  std::string night, other;
+  for (int i = 0; i < 80; ++i) night += "\u591c";        // 80 x U+591C: 240 bytes, 720 encoded
+  other = night.substr(0, night.size() - 3) + "\u65e5";  // the same but the last character
+  const std::string a = sweep_file_component(night), b = sweep_file_component(other);
+  INFO(a << "\n" << b);
+  CHECK(a.size() <= kMaxSweepComponentBytes);
+  CHECK(b.size() <= kMaxSweepComponentBytes);
+  CHECK(a != b);
+  CHECK(a.rfind("%E5%A4%9C", 0) == 0);  // still readable as the name's start
+  CHECK(a.find('/') == std::string::npos);
+  // Every '%' starts a whole escape: the cut never splits one.
+  for (std::size_t p = a.find('%'); p != std::string::npos; p = a.find('%', p + 1)) {
+    REQUIRE(p + 2 < a.find('~'));
+  }
+  CHECK(sweep_file_component(night) == a);  // stable
+  // Names that fit are unchanged, so existing sweeps keep their locks and folders.
+  const std::string fits(kMaxSweepComponentBytes, 'x');
+  CHECK(sweep_file_component(fits) == fits);
+}
+
 TEST_CASE("sweep names: '..' and '.' never leave DB.runs/", "[sweep]") {
   for (const std::string n : {"..", ".", "../..", "../x", "./.."}) {
     INFO(n);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "plan/content_hash.h"
 #include "sweep/environment_fault.h"
 
 namespace orch::sweep {
@@ -16,7 +17,15 @@ std::string sweep_file_component(const std::string& sweep) {
                       c == '_' || c == '-' || (c == '.' && i > 0);
     out += keep ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
   }
-  return out;
+  if (out.size() <= kMaxSweepComponentBytes) return out;
+  // Too long for a file name beside the database's own (NAME_MAX is 255 bytes, and each
+  // non-ASCII byte took three): a prefix cut between escapes, then a hash of the whole name,
+  // so two long names that share the prefix still get their own lock and folder.
+  constexpr std::size_t kHashChars = 16;
+  std::size_t cut = kMaxSweepComponentBytes - kHashChars - 1;
+  if (cut >= 1 && out[cut - 1] == '%') cut -= 1;
+  if (cut >= 2 && out[cut - 2] == '%') cut -= 2;
+  return out.substr(0, cut) + "~" + content_hash_hex(sweep).substr(0, kHashChars);
 }
 
 std::string real_db_path(const std::string& db) {

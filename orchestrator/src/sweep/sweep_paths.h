@@ -3,14 +3,19 @@
 // database file has one lock whatever spelling of its path a command was given.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace orch::sweep {
 
 /// The sweep's name as one file-name component, reversibly: letters, digits, '_', '-' and '.'
 /// stay (except a leading '.'), every other byte becomes %XX. So "a/b" -> "a%2Fb" is not
-/// "a_b", and ".." -> "%2E." stays inside the folder it is put in.
+/// "a_b", and ".." -> "%2E." stays inside the folder it is put in. An encoding longer than
+/// kMaxSweepComponentBytes (a long non-ASCII name: three bytes per byte) is cut to a prefix and
+/// a hash of the whole name, so the lock's file name (the database's, the name, ".lock") stays
+/// under the file system's 255 bytes for any database name of up to about 120 bytes.
 std::string sweep_file_component(const std::string& sweep);
+inline constexpr std::size_t kMaxSweepComponentBytes = 120;
 
 /// The database's path with symbolic links, "." and ".." resolved (for a file that does not
 /// exist yet, its folder's), so a symlink or another spelling of one file meets one lock.
