@@ -11,6 +11,7 @@
 #include "report/metric_catalog.h"
 #include "report/rank_table.h"
 #include "report/ranking.h"
+#include "report/sweep_diff.h"
 #include "result/result_document.h"
 #include "storage/store.h"
 #include "sweep/progress.h"
@@ -36,7 +37,8 @@ bool has_control(const std::string& s, bool newlines_allowed) {
       return true;
     }
   }
-  return false;
+  // The bidirectional overrides and isolates, raw: U+202E and U+2066 (UTF-8).
+  return s.find("\xe2\x80\xae") != std::string::npos || s.find("\xe2\x81\xa6") != std::string::npos;
 }
 
 }  // namespace
@@ -45,6 +47,11 @@ TEST_CASE("terminal text: control characters are shown escaped, the rest kept", 
   CHECK(terminal_text(kEvil) == "fast\\x1b[2J\\x1b]0;pwned\\x07\\nfake row\\t\\u009b31m");
   CHECK(terminal_text("amp-bf16/b256 µ ü 日本") == "amp-bf16/b256 µ ü 日本");
   CHECK(terminal_text(std::string("a\0b\x7f", 4)) == "a\\x00b\\x7f");
+  // Trojan Source: a right-to-left override shows "exe.txt" as "txt.exe"; isolates, marks and
+  // the line separator are escaped too, by code point.
+  CHECK(terminal_text("\u202etxt.exe\u2066x\u2069\u200f\u061c\u2028") ==
+        "\\u202etxt.exe\\u2066x\\u2069\\u200f\\u061c\\u2028");
+  CHECK(terminal_text("\u2014 \u2030 \u20ac") == "\u2014 \u2030 \u20ac");  // neighbours kept
 }
 
 TEST_CASE("terminal text: progress lines escape the name, the error and the best name",
@@ -89,6 +96,10 @@ TEST_CASE("terminal text: rank and compare escape names, diagnoses and sweep des
       format_comparison(select_runs(store, runs, "plain"), select_runs(store, runs, kEvil));
   INFO(cmp);
   CHECK_FALSE(has_control(cmp, true));
+  const std::string nights = format_sweep_diff(SweepDiff{}, "night\x1b[2J", "\u202enight");
+  INFO(nights);
+  CHECK_FALSE(has_control(nights, true));
+  CHECK_THAT(nights, Catch::Contains("night\\x1b[2J") && Catch::Contains("\\u202enight"));
 }
 
 TEST_CASE("CSV export: formula-like text cells are quoted with a leading quote, numbers kept",

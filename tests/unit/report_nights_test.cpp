@@ -147,7 +147,8 @@ TEST_CASE("sweep diff: every recorded environment field, variables unset or set"
   std::map<std::string, std::pair<std::string, std::string>> more;
   for (const auto& e : c.changes) more[e.fact] = {e.a, e.b};
   CHECK(more.size() == 3);
-  CHECK(more["code.dirty"] == std::make_pair(std::string("false"), std::string("true")));
+  CHECK(more["your code's uncommitted changes"] ==
+        std::make_pair(std::string("no"), std::string("yes")));
   CHECK(more["other processes on the GPU"] == std::make_pair(std::string("0"), std::string("1")));
   CHECK(more["GPU memory cap"] ==
         std::make_pair(std::string("not recorded"), std::string("8.0 GiB")));

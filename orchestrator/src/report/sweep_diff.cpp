@@ -154,8 +154,8 @@ std::string format_gate(const SweepDiff& diff, const std::vector<ConfigChange>& 
 
 std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
                               const std::string& b_name) {
-  std::string out =
-      fmt::format("sweep {} (A) against sweep {} (B): throughput (img/s)\n\n", a_name, b_name);
+  std::string out = fmt::format("sweep {} (A) against sweep {} (B): throughput (img/s)\n\n",
+                                terminal_text(a_name), terminal_text(b_name));
   out += format_environment_comparison(d.environment, "sweeps") + "\n";
   if (d.configs.empty()) {
     out += "no configuration ran in both sweeps (configurations are paired by hash)\n";
@@ -165,7 +165,7 @@ std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
         {"configuration", "A img/s", "n", "B img/s", "n", "change", "verdict"}};
     for (const auto& c : d.configs) {
       const std::string noisy = noisy_sides(c.a, c.b);
-      rows.push_back({c.name, fmt_side(c.a), std::to_string(c.a.n), fmt_side(c.b),
+      rows.push_back({terminal_text(c.name), fmt_side(c.a), std::to_string(c.a.n), fmt_side(c.b),
                       std::to_string(c.b.n),
                       c.change_pct ? fmt::format("{:+.1f}%", *c.change_pct) : "-",
                       noisy.empty() ? c.verdict : c.verdict + "; " + noisy});
