@@ -10,7 +10,6 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>

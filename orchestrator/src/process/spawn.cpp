@@ -13,6 +13,7 @@
 #include <array>
 #include <cerrno>
 #include <set>
+#include <stdexcept>
 
 #include "plan/workload_config.h"  // find_on_path
 #include "process/parent_death.h"
