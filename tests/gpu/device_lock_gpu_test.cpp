@@ -8,8 +8,8 @@
 #include <iostream>
 
 #include "integration/test_support.h"
+#include "process/child.h"
 #include "storage/store.h"
-#include "sweep/child_process.h"
 
 using namespace orch;
 namespace fs = std::filesystem;
@@ -18,7 +18,7 @@ namespace {}  // namespace
 
 TEST_CASE("two sweeps started at once on one GPU never overlap their runs", "[device_lock]") {
   test::TempDir tmp;
-  std::vector<std::unique_ptr<sweep::ChildProcess>> sweeps;
+  std::vector<std::unique_ptr<process::Child>> sweeps;
   for (const std::string name : {"left", "right"}) {
     std::ofstream(tmp.path() / (name + ".yaml"))
         << "name: " << name << "\nbase:\n"
@@ -27,7 +27,7 @@ TEST_CASE("two sweeps started at once on one GPU never overlap their runs", "[de
         << "  precision: {plugin: amp, dtype: bf16}\n"
         << "  device: cuda\n  batch_size: 64\n  steps: {warmup: 5, measure: 40}\n"
         << "matrix:\n  seed: [1, 2]\n";
-    sweep::ChildOptions o;
+    process::ChildOptions o;
     o.argv = {ORCH_BINARY,
               "--db",
               (tmp.path() / (name + ".db")).string(),
@@ -35,9 +35,9 @@ TEST_CASE("two sweeps started at once on one GPU never overlap their runs", "[de
               (tmp.path() / (name + ".yaml")).string(),
               "--gpus",
               "0"};
-    o.stdout_path = (tmp.path() / (name + ".out")).string();
-    o.stderr_path = (tmp.path() / (name + ".err")).string();
-    sweeps.push_back(std::make_unique<sweep::ChildProcess>(o));
+    o.out = process::Stdio::file((tmp.path() / (name + ".out")).string());
+    o.err = process::Stdio::file((tmp.path() / (name + ".err")).string());
+    sweeps.push_back(std::make_unique<process::Child>(o));
   }
   std::string said;
   for (std::size_t i = 0; i < sweeps.size(); ++i) {

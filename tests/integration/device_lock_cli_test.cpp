@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "integration/test_support.h"
+#include "process/child.h"
 #include "storage/store.h"
-#include "sweep/child_process.h"
 
 namespace orch {
 namespace {
@@ -38,12 +38,12 @@ TEST_CASE("two sweeps on one device: the second waits for the first, or exits un
   test::TempDir tmp;
   const fs::path db_a = tmp.path() / "a.db", db_b = tmp.path() / "b.db";
   const fs::path first = slow_experiment(tmp, "first"), second = slow_experiment(tmp, "second");
-  sweep::ChildOptions o;
+  process::ChildOptions o;
   o.argv = {ORCH_BINARY,           "--db",  db_a.string(), "--plugin-path",
             ORCH_FAULT_PLUGIN_DIR, "sweep", first.string()};
-  o.stdout_path = (tmp.path() / "first.out").string();
-  o.stderr_path = (tmp.path() / "first.err").string();
-  sweep::ChildProcess a(o);
+  o.out = process::Stdio::file((tmp.path() / "first.out").string());
+  o.err = process::Stdio::file((tmp.path() / "first.err").string());
+  process::Child a(o);
   // Until the first sweep has a run in flight (it holds the CPU's lock before its first run).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   bool running = false;

@@ -292,6 +292,51 @@ report(times, s)
   CHECK(log.find("left 2 processes") != std::string::npos);
 }
 
+TEST_CASE("script workload: a daemon outlives an orch exec killed past the grace, not the sweep",
+          "[script][sweep]") {
+  // The program starts a daemon in a session of its own, then ignores SIGTERM: at the timeout
+  // the sweep's SIGTERM (forwarded by exec) changes nothing, so after the grace the sweep kills
+  // exec's process group. Exec is gone before it could end the daemon; the sweep, a child
+  // subreaper, inherits the daemon and ends it, and the run's log and error name it.
+  TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  const fs::path pids = tmp.path() / "pids";
+  write_script(tmp.path(), "stubborn.py", R"PY(
+import signal, subprocess
+daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                          start_new_session=True)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+with open(ARGS["pids"], "w") as f:
+    f.write("%d %d" % (os.getpid(), daemon.pid))
+time.sleep(300)
+)PY");
+  const auto file = write_experiment(tmp.path(), "stubborn",
+                                     "  timeout: 3s\n  args: {pids: '" + pids.string() + "'}\n");
+  const auto r =
+      test::run_orch("--db '" + db.string() + "' sweep '" + file.string() + "' --grace 1");
+  INFO(r.output);
+  pid_t script = 0, daemon = 0;
+  std::istringstream(test::slurp(pids)) >> script >> daemon;
+  REQUIRE(script > 0);
+  REQUIRE(daemon > 0);
+  const bool daemon_gone = process_gone(daemon);
+  if (!daemon_gone) ::kill(daemon, SIGKILL);  // not left behind by a failing test either
+  CHECK(daemon_gone);
+  CHECK(process_gone(script));
+  const auto runs = runs_of(db, "stubborn");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == "timeout");
+  // The program itself, SIGKILLed with exec, is normally reaped before the sweep looks: named
+  // or not, the daemon is.
+  const std::string daemon_named = "pid " + std::to_string(daemon) + " python";
+  INFO(runs[0].stderr_tail);
+  CHECK_THAT(runs[0].stderr_tail,
+             Contains("orch: the run's process left ") && Contains(daemon_named));
+  CHECK_THAT(runs[0].error, Contains("then SIGKILL after 1 s; the run's process left ") &&
+                                Contains(daemon_named) &&
+                                Contains("running when it ended; ended them"));
+}
+
 TEST_CASE("script workload: editing the script changes the hash, and a resume runs it again",
           "[script][sweep]") {
   TempDir tmp;

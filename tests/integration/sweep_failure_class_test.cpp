@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "integration/test_support.h"
+#include "process/child.h"
 #include "storage/store.h"
-#include "sweep/child_process.h"
 
 namespace orch {
 namespace {
@@ -261,13 +261,13 @@ TEST_CASE(
                                "{warmup: 1, measure: 8}", "  seed: [1, 2, 3]\n");
   const auto hashes = plan_hashes(file);
   REQUIRE(hashes.size() == 3);
-  sweep::ChildOptions o;
+  process::ChildOptions o;
   o.argv = {ORCH_BINARY,           "--db",  db.string(),  "--plugin-path",
             ORCH_FAULT_PLUGIN_DIR, "sweep", file.string()};
   o.env["ORCH_BUSY_TIMEOUT_MS"] = "500";
-  o.stdout_path = (tmp.path() / "sweep.out").string();
-  o.stderr_path = (tmp.path() / "sweep.err").string();
-  sweep::ChildProcess sweep(o);
+  o.out = process::Stdio::file((tmp.path() / "sweep.out").string());
+  o.err = process::Stdio::file((tmp.path() / "sweep.err").string());
+  process::Child sweep(o);
   auto running = [&] {
     if (!fs::exists(db)) return false;
     storage::Store store(db.string());
@@ -282,7 +282,7 @@ TEST_CASE(
   storage::Database other(db.string());
   sqlite3_busy_timeout(other.get(), 30000);
   other.exec("BEGIN IMMEDIATE");  // another program's write lock, held until the sweep stops
-  sweep::ExitStatus st;
+  process::ExitStatus st;
   REQUIRE(wait_for(
       [&] {
         auto s = sweep.poll();
@@ -291,7 +291,7 @@ TEST_CASE(
       },
       120));
   other.exec("ROLLBACK");
-  const std::string output = test::slurp(o.stdout_path) + test::slurp(o.stderr_path);
+  const std::string output = test::slurp(o.out.path) + test::slurp(o.err.path);
   INFO(output);
   CHECK(st.exit_code == 4);
   CHECK(output.find("database is locked by another process: ") != std::string::npos);

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "integration/test_support.h"
+#include "process/child.h"
 #include "storage/store.h"
-#include "sweep/child_process.h"
 
 namespace orch {
 namespace {
@@ -147,13 +147,13 @@ int count_with_status(const fs::path& db, const std::string& status) {
   return n;
 }
 
-sweep::ChildProcess start_sweep(const fs::path& db, const fs::path& file, const fs::path& log) {
-  sweep::ChildOptions o;
+process::Child start_sweep(const fs::path& db, const fs::path& file, const fs::path& log) {
+  process::ChildOptions o;
   o.argv = {ORCH_BINARY,           "--db",  db.string(),  "--plugin-path",
             ORCH_FAULT_PLUGIN_DIR, "sweep", file.string()};
-  o.stdout_path = log.string();
-  o.stderr_path = log.string() + ".err";
-  return sweep::ChildProcess(o);
+  o.out = process::Stdio::file(log.string());
+  o.err = process::Stdio::file(log.string() + ".err");
+  return process::Child(o);
 }
 
 bool wait_for(const std::function<bool()>& cond, double seconds) {
@@ -257,12 +257,12 @@ TEST_CASE("sweep: under nohup a hangup is ignored and the sweep runs to its end"
   }
   INFO("nohup (coreutils) in /usr/bin, /bin or /usr/local/bin");
   REQUIRE_FALSE(nohup.empty());
-  sweep::ChildOptions o;
+  process::ChildOptions o;
   o.argv = {nohup,           ORCH_BINARY,           "--db",  db.string(),
             "--plugin-path", ORCH_FAULT_PLUGIN_DIR, "sweep", file.string()};
-  o.stdout_path = (tmp.path() / "nohup.log").string();
-  o.stderr_path = (tmp.path() / "nohup.err").string();
-  sweep::ChildProcess sweep(o);
+  o.out = process::Stdio::file((tmp.path() / "nohup.log").string());
+  o.err = process::Stdio::file((tmp.path() / "nohup.err").string());
+  process::Child sweep(o);
   REQUIRE(wait_for([&] { return fs::exists(db) && count_with_status(db, "ok") >= 1; }, 120));
   ::kill(sweep.pid(), SIGHUP);
   const auto st = sweep.wait();

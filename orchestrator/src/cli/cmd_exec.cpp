@@ -2,11 +2,9 @@
 // result document written to RESULT. This is what `orch sweep` starts in a child process for
 // every run and batch-size probe (and what a cluster task runs): whatever happens in here
 // (a CUDA error, a crash) dies with this process, not with the sweep.
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +14,8 @@
 #include "cli/plugin_loading.h"
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
+#include "process/leftovers.h"
+#include "process/parent_death.h"
 #include "result/result_document.h"
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
@@ -43,6 +43,8 @@ struct ExecOptions {
 // timeout, a document written for a crash, the batch_size: auto probes), so a cluster task runs
 // its run exactly as `orch sweep` would. CUDA_VISIBLE_DEVICES is left as the scheduler set it.
 nlohmann::json supervise(const RunSpec& spec, const GlobalOptions& g, const ExecOptions& o) {
+  // As `orch sweep` (sweep_session.cpp): what a killed child leaves running comes here, and ends.
+  (void)process::become_child_subreaper();
   sweep::ChildLaunchOptions launch;
   launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
   launch.plugin_paths = g.plugin_paths;
@@ -116,8 +118,7 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "RESULT.work)");
   cmd->callback([&g, &exit_code, o] {
     if (o->parent_pid > 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != o->parent_pid) {  // the parent died before prctl took effect
+      if (!process::die_with_parent(static_cast<pid_t>(o->parent_pid))) {
         std::cerr << "orch exec: the sweep that started this run is gone\n";
         exit_code = kExitRunFailed;
         return;

@@ -13,6 +13,7 @@
 
 #include "cli/device_locking.h"
 #include "cli/stop_signals.h"
+#include "process/leftovers.h"
 #include "sweep/child_run.h"
 #include "sweep/rehearsal.h"
 
@@ -68,6 +69,8 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
       return exit_code;
     }
   }
+  // As `orch sweep` (sweep_session.cpp): what a killed rehearsal leaves running ends with it.
+  (void)process::become_child_subreaper();
   sweep::ChildLaunchOptions launch;
   launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
   launch.plugin_paths = g.plugin_paths;

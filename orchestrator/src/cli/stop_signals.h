@@ -5,7 +5,8 @@
 #pragma once
 
 #include <atomic>
-#include <csignal>
+
+#include "process/signal_guard.h"
 
 namespace orch::cli {
 
@@ -16,7 +17,6 @@ namespace orch::cli {
 class StopSignals {
  public:
   StopSignals();  ///< clears the flag, then installs the handler
-  ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
@@ -24,8 +24,8 @@ class StopSignals {
   std::atomic<bool>& flag();
 
  private:
-  struct sigaction old_int_ {
-  }, old_term_{}, old_hup_{};
+  [[maybe_unused]] bool cleared_;  ///< first: the flag is cleared before any handler is installed
+  process::SignalGuard int_, term_, hup_;
 };
 
 }  // namespace orch::cli

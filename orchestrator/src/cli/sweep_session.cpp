@@ -4,6 +4,7 @@
 #include "cli/command_failure.h"
 #include "cli/device_locking.h"
 #include "cli/stop_signals.h"
+#include "process/leftovers.h"
 #include "sweep/child_run.h"
 #include "sweep/environment_fault.h"
 #include "sweep/sweep_paths.h"
@@ -15,6 +16,11 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
                                                  const std::vector<sweep::LockedDevice>& devices,
                                                  bool wait) {
   const std::string who = "orch " + command + ": ";
+  // A run's process that is killed (a timeout past the grace) cannot end what its program left
+  // running outside its process group; as a child subreaper this process inherits those orphans
+  // instead of init, and sweep/child_run.cpp ends them with the run. Where the kernel refuses,
+  // they go to init as before.
+  (void)process::become_child_subreaper();
   auto s = std::make_unique<SweepSession>();
   try {
     sweep::create_database_folder(g.db);

@@ -2,16 +2,11 @@
 #include "runner/script_workload.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,23 +14,23 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
 #include "plan/workload_config.h"
+#include "process/child.h"
+#include "process/leftovers.h"
+#include "process/pipe_reader.h"
+#include "process/signal_guard.h"
 #include "runner/code_version.h"
 #include "runner/divergence.h"
 #include "runner/environment.h"
-#include "runner/leftover_processes.h"
 #include "runner/out_of_memory.h"
 #include "storage/row_values.h"  // utc_now
 #include "telemetry/gpu_facts.h"
 #include "telemetry/host_facts.h"
 #include "telemetry/nvml_sampler.h"
 #include "telemetry/telemetry_record.h"
-
-extern char** environ;
 
 #ifndef ORCH_PYTHON_DIR
 #define ORCH_PYTHON_DIR ""
@@ -54,13 +49,6 @@ constexpr std::size_t kTailBytes = 4000;
 bool executable_file(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
-
-// execvp's search, done before fork: the child then only calls async-signal-safe functions.
-std::string find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const std::string found = find_on_path(name);
-  return found.empty() ? name : found;  // else execve fails with ENOENT, the program's failure
 }
 
 // The CUDA driver API, loaded at run time: exec must not link or initialise the runtime (that
@@ -206,120 +194,92 @@ struct Finished {
   int leftovers = 0;  ///< processes the program left running, ended by exec
 };
 
+// The program: in exec's process group, so a sweep that kills the group kills it and its own
+// children (DataLoader workers) too; killed if exec alone dies; its stderr through a pipe.
+process::ChildOptions program_options(const std::vector<std::string>& argv,
+                                      const std::map<std::string, std::string>& added_env) {
+  process::ChildOptions o;
+  o.argv = argv;
+  o.env = added_env;
+  o.search_path = true;
+  o.in = process::Stdio::null();
+  o.out = process::Stdio::inherit();
+  o.err = process::Stdio::pipe();
+  o.own_group = false;
+  o.default_signals = false;  // what exec ignores stays ignored, as execve leaves it
+  o.die_with_parent = true;
+  return o;
+}
+
+void write_stderr(std::string_view text) {
+  (void)!::write(STDERR_FILENO, text.data(), text.size());
+}
+
+// Copies the program's stderr to exec's (the run's log) while keeping a tail, until it has ended
+// and its pipe is closed; the program's children (workers) may hold the pipe a little longer
+// than it lives, not forever.
+process::ExitStatus follow_program(process::Child& program, process::TailBuffer& tail) {
+  process::PipeReader reader;
+  reader.add(program.stderr_fd(), [&](std::string_view text) {
+    write_stderr(text);
+    tail.append(text);
+  });
+  std::optional<process::ExitStatus> status;
+  std::optional<Clock::time_point> ended;
+  for (;;) {
+    const bool open = reader.read_for(std::chrono::milliseconds(reader.open() ? 100 : 0));
+    if (!status) {
+      status = open ? program.poll() : program.wait();
+      if (status) ended = Clock::now();
+    }
+    if (ended && (!open || Clock::now() - *ended > std::chrono::seconds(2))) break;
+  }
+  return *status;
+}
+
 // Starts the program, copies its stderr to exec's (the run's log) while keeping a tail, and
-// waits for it. The program stays in exec's process group, so a sweep that kills the group
-// kills it and its own children (DataLoader workers) too; PR_SET_PDEATHSIG kills it if exec
-// alone dies. What it leaves running outside the group (setsid) is ended once it has ended,
-// before the run is reported (leftover_processes.h).
+// waits for it. What it leaves running outside exec's group (setsid) is ended once it has
+// ended, before the run is reported (process/leftovers.h).
 Finished run_program(const std::vector<std::string>& argv,
                      const std::map<std::string, std::string>& added_env) {
   Finished f;
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry(*e);
-    if (!added_env.count(entry.substr(0, entry.find('=')))) env_strings.push_back(entry);
-  }
-  for (const auto& [k, v] : added_env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> words = argv;
-  const std::string program = find_program(words[0]);
-  for (auto& s : words) args.push_back(s.data());
-  args.push_back(nullptr);
-
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    f.spawn_error = std::string("cannot make a pipe: ") + std::strerror(errno);
-    return f;
-  }
-  struct sigaction sa {};
-  sa.sa_handler = forward_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_term {
-  }, old_int{};
-  ::sigaction(SIGTERM, &sa, &old_term);
-  ::sigaction(SIGINT, &sa, &old_int);
+  const process::SignalGuard term(SIGTERM, forward_signal), interrupt(SIGINT, forward_signal);
   // Where the kernel refuses, orphans go to init as before: nothing else changes.
-  (void)become_child_subreaper();
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls from here on.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // exec died before prctl took effect
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGINT, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(pipe_fds[1], STDERR_FILENO);  // dup2 clears O_CLOEXEC on the copy
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-    ::execve(program.c_str(), args.data(), envp.data());
-    const char msg[] = "orch exec: cannot start the script's program: ";
-    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
-    const char* why = std::strerror(errno);
-    (void)!::write(STDERR_FILENO, why, std::strlen(why));
-    (void)!::write(STDERR_FILENO, "\n", 1);
-    ::_exit(127);
-  }
-  ::close(pipe_fds[1]);
-  if (pid < 0) {
-    f.spawn_error = std::string("cannot fork: ") + std::strerror(errno);
-    ::close(pipe_fds[0]);
+  (void)process::become_child_subreaper();
+  process::TailBuffer tail(kTailBytes);
+  std::optional<process::Child> program;
+  try {
+    program.emplace(program_options(argv, added_env));
+  } catch (const process::SpawnError& e) {
+    if (e.step() == process::SpawnError::Step::pipe) {
+      f.spawn_error = std::string("cannot make a pipe: ") + std::strerror(e.code().value());
+      return f;
+    }
+    if (e.step() == process::SpawnError::Step::fork) {
+      f.spawn_error = std::string("cannot fork: ") + std::strerror(e.code().value());
+      return f;
+    }
+    // The program could not be started: it failed, as one that exits 127 at once would.
+    const std::string said = std::string("orch exec: cannot start the script's program: ") +
+                             std::strerror(e.code().value()) + "\n";
+    write_stderr(said);
+    f.exit_code = 127;
+    f.stderr_tail = said;
     return f;
   }
-  g_child = pid;
-  if (g_signal != 0) ::kill(pid, g_signal);  // a signal that came before the pid was known
-
-  std::string tail;
-  bool open = true;
-  std::optional<Clock::time_point> ended;
-  int status = 0;
-  auto read_some = [&](int timeout_ms) {
-    pollfd p{pipe_fds[0], POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) <= 0) return;
-    char buf[4096];
-    const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
-    if (n <= 0) {
-      open = false;
-      return;
-    }
-    (void)!::write(STDERR_FILENO, buf, static_cast<std::size_t>(n));
-    tail.append(buf, static_cast<std::size_t>(n));
-    if (tail.size() > 4 * kTailBytes) tail.erase(0, tail.size() - kTailBytes);
-  };
-  for (;;) {
-    if (open) read_some(100);
-    if (!ended) {
-      const pid_t r = ::waitpid(pid, &status, open ? WNOHANG : 0);
-      if (r == pid) ended = Clock::now();
-    }
-    // The program's children (workers) may hold the pipe a little longer; not forever.
-    if (ended && (!open || Clock::now() - *ended > std::chrono::seconds(2))) break;
-  }
-  ::close(pipe_fds[0]);
+  g_child = program->pid();
+  if (g_signal != 0) program->signal(g_signal);  // a signal that came before the pid was known
+  const process::ExitStatus status = follow_program(*program, tail);
   g_child = 0;
-  if (const auto left = end_own_children(std::chrono::seconds(2)); !left.empty()) {
-    const std::string msg = "orch exec: the script's program left " + describe_leftovers(left) +
-                            " running when it ended; ended them\n";
-    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+  program.reset();  // its pipe closed: what it left running writes to nobody
+  if (const auto left = process::end_leftover_children(); !left.empty()) {
+    write_stderr("orch exec: the script's program left " + process::describe_leftovers(left) +
+                 " running when it ended; ended them\n");
     f.leftovers = static_cast<int>(left.size());
   }
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  ::sigaction(SIGINT, &old_int, nullptr);
-  if (WIFEXITED(status)) {
-    f.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    f.signal = WTERMSIG(status);
-  }
-  if (tail.size() > kTailBytes) {
-    tail.erase(0, tail.size() - kTailBytes);
-    if (auto nl = tail.find('\n'); nl != std::string::npos && nl + 1 < tail.size())
-      tail.erase(0, nl + 1);
-  }
-  f.stderr_tail = tail;
+  f.exit_code = status.exit_code;
+  f.signal = status.signal;
+  f.stderr_tail = tail.text();
   return f;
 }
 

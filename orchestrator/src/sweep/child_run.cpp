@@ -14,12 +14,14 @@
 
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
+#include "process/child.h"
+#include "process/leftovers.h"
 #include "result/result_document.h"
 #include "result/run_phases.h"
 #include "sweep/batch_search.h"
-#include "sweep/child_process.h"
 #include "sweep/environment_fault.h"
 #include "sweep/fastest_batch_search.h"
+#include "sweep/file_tail.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::sweep {
@@ -87,7 +89,7 @@ class Attempt {
     write_file(spec_path.string(), run_spec_json(spec).dump(2) + "\n");
     // A retry must not leave the previous attempt's trace behind as if it were its own.
     remove_file((dir_ / kTraceFileName).string());
-    ChildOptions c;
+    process::ChildOptions c;
     c.argv = {o.orch_binary};
     for (const auto& p : o.plugin_paths) {
       c.argv.push_back("--plugin-path");
@@ -108,13 +110,13 @@ class Attempt {
     }
     // Pinned to its GPU: the child sees exactly one device, as cuda:0.
     if (!gpu.empty()) c.env["CUDA_VISIBLE_DEVICES"] = gpu;
-    c.stdout_path = (dir_ / "stdout.log").string();
-    c.stderr_path = (dir_ / "stderr.log").string();
+    c.out = process::Stdio::file((dir_ / "stdout.log").string());
+    c.err = process::Stdio::file((dir_ / "stderr.log").string());
     // Made here, checked, so a log that cannot be created is named (the child reopens them).
-    create_empty_file(c.stdout_path);
-    create_empty_file(c.stderr_path);
+    create_empty_file(c.out.path);
+    create_empty_file(c.err.path);
     started_ = Steady::now();
-    child_ = std::make_unique<ChildProcess>(c);
+    child_ = std::make_unique<process::Child>(c);
   }
 
   /// The attempt's document once the child has ended.
@@ -149,8 +151,29 @@ class Attempt {
     }
   }
 
-  ResultDocument finish(const ExitStatus& st) {
-    const std::string tail = file_tail((dir_ / "stderr.log").string());
+  // An `orch exec` killed before it could end what its program left running outside its process
+  // group (a run that ignored SIGTERM past the grace, a crash) leaves those orphans to the
+  // nearest child subreaper: this process, when the command made itself one
+  // (cli/sweep_session.cpp). They are ended here, and named in the run's log. The other runs'
+  // `orch exec` processes and the device checks are live Child objects, never touched. Returns
+  // the sentence, or "" when nothing was left.
+  std::string end_leftovers() {
+    if (!process::is_child_subreaper()) return {};
+    const auto left = process::end_leftover_children();
+    if (left.empty()) return {};
+    const std::string said = "the run's process left " + process::describe_leftovers(left) +
+                             " running when it ended; ended them";
+    std::ofstream(dir_ / "stderr.log", std::ios::app) << "orch: " << said << "\n";
+    return said;
+  }
+
+  ResultDocument finish(const process::ExitStatus& st) {
+    // Ending leftovers takes time of its own, not the run's.
+    const double process_s = std::chrono::duration<double>(Steady::now() - started_).count();
+    const std::string log = (dir_ / "stderr.log").string();
+    const std::string run_tail = file_tail(log);
+    const std::string ended = end_leftovers();
+    const std::string tail = ended.empty() ? run_tail : file_tail(log);
     std::optional<ResultDocument> written = read_document(dir_ / "result.json");
     ResultDocument doc = written ? *written : ResultDocument{};
     if (stop_reason_ == "timeout") {
@@ -163,7 +186,7 @@ class Attempt {
       doc.error = "the sweep was stopped (SIGINT/SIGTERM) while this run was in progress";
     } else if (!written) {
       doc.status = RunStatus::failed;
-      std::string last_line = tail;
+      std::string last_line = run_tail;
       while (!last_line.empty() && last_line.back() == '\n') last_line.pop_back();
       if (auto nl = last_line.rfind('\n'); nl != std::string::npos) last_line.erase(0, nl + 1);
       if (last_line.empty() && st.exit_code == kEnvironmentExitCode) {
@@ -175,11 +198,11 @@ class Attempt {
       doc.error = "the run's process ended without a result (" + st.describe() + ")" +
                   (last_line.empty() ? "" : ": " + last_line);
     }
+    if (!ended.empty() && doc.error) *doc.error += "; " + ended;
     // The process's wall time as the sweep saw it, and what of it the run did not measure itself
     // (result/run_phases.h); a run that wrote no document gets its process time alone.
     if (doc.metrics.is_null()) doc.metrics = nlohmann::json::object();
-    add_process_phases(doc.metrics,
-                       std::chrono::duration<double>(Steady::now() - started_).count());
+    add_process_phases(doc.metrics, process_s);
     ProcessOutcome outcome;
     if (st.signal)
       outcome.signal = st.signal;
@@ -195,7 +218,7 @@ class Attempt {
   Steady::time_point started_, stop_sent_;
   std::string stop_reason_;
   bool killed_ = false;
-  std::unique_ptr<ChildProcess> child_;
+  std::unique_ptr<process::Child> child_;
 };
 
 // What a probe's document says, for the search.

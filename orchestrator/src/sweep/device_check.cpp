@@ -5,8 +5,9 @@
 #include <chrono>
 #include <filesystem>
 
-#include "sweep/child_process.h"
+#include "process/child.h"
 #include "sweep/environment_fault.h"
+#include "sweep/file_tail.h"
 
 namespace orch::sweep {
 namespace {
@@ -27,14 +28,14 @@ class ChildCheck final : public CheckHandle {
     create_directories(base.parent_path().string());
     create_empty_file(out_);
     create_empty_file(err_);
-    ChildOptions c;
+    process::ChildOptions c;
     c.argv = {o.orch_binary, "health-check", "--device", gpu.empty() ? "cpu" : "cuda:0"};
     // Pinned like a run: the child sees exactly the slot's GPU, as cuda:0.
     if (!gpu.empty()) c.env["CUDA_VISIBLE_DEVICES"] = gpu;
-    c.stdout_path = out_;
-    c.stderr_path = err_;
+    c.out = process::Stdio::file(out_);
+    c.err = process::Stdio::file(err_);
     started_ = Steady::now();
-    child_ = std::make_unique<ChildProcess>(c);
+    child_ = std::make_unique<process::Child>(c);
   }
 
   std::optional<DeviceVerdict> poll() override {
@@ -59,7 +60,7 @@ class ChildCheck final : public CheckHandle {
   double timeout_;
   std::string out_, err_;
   Steady::time_point started_;
-  std::unique_ptr<ChildProcess> child_;
+  std::unique_ptr<process::Child> child_;
 };
 
 }  // namespace
