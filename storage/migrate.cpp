@@ -1,4 +1,4 @@
-// Schema creation and the migrations from versions 1 to 6.
+// Schema creation and the migrations from versions 1 to 8.
 #include "storage/migrate.h"
 
 #include <stdexcept>
@@ -142,14 +142,11 @@ void migrate_v2_to_v3(Database& db) {
 
 void migrate_v3_to_v4(Database& db) { db.exec(schema_statement("CREATE TABLE sweep_plans")); }
 
-void migrate_v4_to_v5(Database& db) {
-  for (const char* view : {"failures", "sweep_status", "run_summary"})
-    db.exec(std::string("DROP VIEW ") + view);
-  db.exec(
-      "ALTER TABLE runs ADD COLUMN failure_class TEXT CHECK (failure_class IN "
-      "('configuration', 'device', 'environment'))");
-  // The stored text becomes the current schema's, which has the same columns in the same order
-  // and a CHECK that admits every status the old one did, so no row needs rewriting.
+namespace {
+
+// The stored text of `runs` becomes the current schema's, which has the same columns in the
+// same order and a CHECK that admits every status the old one did, so no row needs rewriting.
+void replace_runs_definition(Database& db) {
   std::int64_t schema_cookie = 0;
   {
     Statement st(db, "PRAGMA schema_version");
@@ -164,6 +161,17 @@ void migrate_v4_to_v5(Database& db) {
   }
   db.exec("PRAGMA schema_version=" + std::to_string(schema_cookie + 1));
   db.exec("PRAGMA writable_schema=OFF");
+}
+
+}  // namespace
+
+void migrate_v4_to_v5(Database& db) {
+  for (const char* view : {"failures", "sweep_status", "run_summary"})
+    db.exec(std::string("DROP VIEW ") + view);
+  db.exec(
+      "ALTER TABLE runs ADD COLUMN failure_class TEXT CHECK (failure_class IN "
+      "('configuration', 'device', 'environment'))");
+  replace_runs_definition(db);
   for (const char* head :
        {"CREATE TABLE batch_probes", "CREATE TABLE device_checks", "CREATE VIEW run_summary",
         "CREATE VIEW failures", "CREATE VIEW sweep_status"})
@@ -178,6 +186,23 @@ void migrate_v5_to_v6(Database& db) {
 void migrate_v6_to_v7(Database& db) {
   db.exec("DROP VIEW run_environment");
   db.exec(schema_statement("CREATE VIEW run_environment"));
+}
+
+void migrate_v7_to_v8(Database& db) {
+  for (const char* view : {"ranking", "sweep_status", "run_summary"})
+    db.exec(std::string("DROP VIEW ") + view);
+  // From version 4, the 5 step already stored the current definition (rung included), and
+  // a record shorter than its table reads NULL for the columns it lacks, as after ADD COLUMN.
+  bool has_rung = false;
+  {
+    Statement st(db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'rung'");
+    has_rung = st.step();
+  }
+  if (!has_rung) db.exec("ALTER TABLE runs ADD COLUMN rung INTEGER");
+  replace_runs_definition(db);
+  for (const char* head :
+       {"CREATE VIEW run_summary", "CREATE VIEW ranking", "CREATE VIEW sweep_status"})
+    db.exec(schema_statement(head));
 }
 
 void fill_t_quantiles(Database& db) {

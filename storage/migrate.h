@@ -51,6 +51,12 @@ void migrate_v5_to_v6(Database& db);
 /// statement. Views hold no rows, so nothing else changes.
 void migrate_v6_to_v7(Database& db);
 
+/// Version 7 -> 8: successive halving. runs.status allows 'pruned' and runs gains `rung` (the
+/// same procedure as version 5's: the column added, the stored definition replaced); the views
+/// ranking (full measurements only), sweep_status (a pruned count) and run_summary (the rung)
+/// are recreated. Every run recorded before is a full measurement: rung NULL.
+void migrate_v7_to_v8(Database& db);
+
 /// Fills student_t_975 (dof 1..1000) if it is empty.
 void fill_t_quantiles(Database& db);
 

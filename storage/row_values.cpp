@@ -105,6 +105,8 @@ RowValues run_identity_values(std::int64_t sweep_id, const ResultDocument& doc) 
   std::optional<std::int64_t> batch = json_integer(config, "batch_size");
   if (!batch) batch = doc.batch_size;
   row.set("batch_size", batch);
+  // A rung's shorter measurement says so in its configuration (plan/halving_schedule.h).
+  row.set("rung", json_integer(json_object(config, "search"), "rung"));
   row.set("config_json", config.dump());
   return row;
 }

@@ -1,4 +1,4 @@
--- orch results database, schema version 7 (PRAGMA user_version = 7).
+-- orch results database, schema version 8 (PRAGMA user_version = 8).
 --
 -- A sweep is one named execution of an experiment file; it has one row in `runs` per run
 -- (configuration hash + repeat index). A retry updates that row (`attempts` counts them), so a
@@ -45,7 +45,9 @@ CREATE TABLE runs (
   repeat          INTEGER NOT NULL DEFAULT 0,   -- 0-based repeat index
   status          TEXT    NOT NULL CHECK (status IN
                     ('running', 'ok', 'failed', 'oom', 'timeout', 'interrupted', 'skipped',
-                     'diverged')),                -- diverged: the loss became NaN or infinite
+                     'diverged', 'pruned')),      -- diverged: the loss became NaN or infinite;
+                                                -- pruned: measured in a rung of successive
+                                                -- halving, where its configuration was dropped
   error           TEXT,                         -- what went wrong, when status is not ok
   -- the configuration, denormalised for filtering (all of it is in config_json)
   model           TEXT,                         -- plugin names
@@ -92,6 +94,10 @@ CREATE TABLE runs (
   -- device), the device's (a sticky CUDA error, a lost GPU, a killed process), or the
   -- environment's (a full disk, a locked database); NULL for ok and unclassified runs
   failure_class   TEXT    CHECK (failure_class IN ('configuration', 'device', 'environment')),
+  -- `search: halving`: the rung of a shorter measurement before the last rung (0, 1, ...; its
+  -- config_json says `search: {rung, configuration}`); NULL for a full measurement (a grid's
+  -- run, or the last rung's, which is the grid's run of that configuration)
+  rung            INTEGER,
   UNIQUE (sweep_id, config_hash, repeat)
 );
 CREATE INDEX runs_by_experiment ON runs (experiment);
@@ -261,19 +267,21 @@ SELECT r.id AS run_id, s.name AS sweep, r.experiment, r.name, r.config_hash, r.r
        r.gpu_name, r.started_at, r.finished_at, r.duration_s,
        p.kernels_per_step AS profile_kernels_per_step,
        p.gpu_busy_share AS profile_gpu_busy_share,
-       p.trace_path AS profile_trace
+       p.trace_path AS profile_trace,
+       r.rung
 FROM runs r
 JOIN sweeps s ON s.id = r.sweep_id
 LEFT JOIN run_key_metrics m ON m.run_id = r.id
 LEFT JOIN run_profile p ON p.run_id = r.id;
 
--- One row per configuration of a sweep over its successful runs, fastest first: mean
+-- One row per configuration of a sweep over its successful full measurements (a rung's
+-- shorter ones are left out: they are not comparable), fastest first: mean
 -- throughput, sample standard deviation, 95% confidence half-width (Student t, n-1 degrees
 -- of freedom; NULL when n = 1), speed-up over the sweep's slowest configuration.
 CREATE VIEW ranking AS
 WITH ok AS (
   SELECT sweep_id, config_hash, images_per_s AS x
-  FROM runs WHERE status = 'ok' AND images_per_s IS NOT NULL
+  FROM runs WHERE status = 'ok' AND images_per_s IS NOT NULL AND rung IS NULL
 ), agg AS (
   SELECT sweep_id, config_hash, COUNT(*) AS n, AVG(x) AS mean, MIN(x) AS lo, MAX(x) AS hi
   FROM ok GROUP BY sweep_id, config_hash
@@ -294,7 +302,7 @@ WITH ok AS (
          MAX(r.device) AS device, MAX(r.gpu_name) AS gpu_name,
          MAX(r.finished_at) AS last_finished_at
   FROM runs r LEFT JOIN run_key_metrics m ON m.run_id = r.id
-  WHERE r.status = 'ok' AND r.images_per_s IS NOT NULL
+  WHERE r.status = 'ok' AND r.images_per_s IS NOT NULL AND r.rung IS NULL
   GROUP BY r.sweep_id, r.config_hash
 )
 SELECT s.name AS sweep, agg.sweep_id, info.experiment, info.name, agg.config_hash,
@@ -334,7 +342,8 @@ SELECT s.id AS sweep_id, s.name AS sweep, s.experiment, s.created_at, s.updated_
        COALESCE(SUM(r.status = 'running'), 0) AS running,
        COALESCE(SUM(r.status = 'interrupted'), 0) AS interrupted,
        COALESCE(SUM(r.status = 'skipped'), 0) AS skipped,
-       COALESCE(SUM(r.status = 'diverged'), 0) AS diverged
+       COALESCE(SUM(r.status = 'diverged'), 0) AS diverged,
+       COALESCE(SUM(r.status = 'pruned'), 0) AS pruned
 FROM sweeps s LEFT JOIN runs r ON r.sweep_id = s.id
 GROUP BY s.id;
 

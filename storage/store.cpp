@@ -67,6 +67,7 @@ Store::Store(const std::string& path) : db_(path) {
     if (version >= 2 && version <= 4) migrate_v4_to_v5(db_);
     if (version >= 2 && version <= 5) migrate_v5_to_v6(db_);
     if (version >= 2 && version <= 6) migrate_v6_to_v7(db_);
+    if (version >= 2 && version <= 7) migrate_v7_to_v8(db_);
     // Steps N -> N+1 for later versions go here, each inside this one transaction.
     if (version < kSchemaVersion) db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();
@@ -209,19 +210,24 @@ std::vector<SweepInfo> Store::sweeps() const {
 }
 
 std::vector<SweepListing> Store::sweep_listing() const {
-  // The runs a revision owns are its configurations' with repeat < their repeats, as
-  // runs_of_plan (sweep_plans.h) picks them for rank and compare; a plan that is not valid JSON
-  // owns none, as there.
+  // The runs a revision owns are its configurations' (and their rungs') with repeat < their
+  // repeats, as runs_of_plan (sweep_plans.h) picks them for rank and compare; a plan that is
+  // not valid JSON owns none, as there. A pruned run measured: it counts as ok.
   Statement st(db_, R"(
     WITH latest AS (SELECT sweep_id, MAX(revision) AS revision FROM sweep_plans GROUP BY sweep_id),
-    planned AS (
-      SELECT p.sweep_id, json_extract(c.value, '$.hash') AS hash,
-             COALESCE(json_extract(c.value, '$.repeats'), 1) AS repeats
+    configs AS (
+      SELECT p.sweep_id, c.value AS config
       FROM sweep_plans p JOIN latest l ON l.sweep_id = p.sweep_id AND l.revision = p.revision,
            json_each(CASE WHEN json_valid(p.plan_json) THEN p.plan_json ELSE '{}' END,
-                     '$.configurations') c)
-    SELECT s.id, COALESCE(l.revision, 0),
-           COUNT(r.id), COALESCE(SUM(r.status = 'ok'), 0), COALESCE(SUM(r.status = 'running'), 0)
+                     '$.configurations') c),
+    planned AS (
+      SELECT sweep_id, json_extract(config, '$.hash') AS hash,
+             COALESCE(json_extract(config, '$.repeats'), 1) AS repeats FROM configs
+      UNION ALL  -- successive halving's shorter runs (sweep_plans.h: PlannedRung)
+      SELECT sweep_id, json_extract(g.value, '$.hash'), COALESCE(json_extract(g.value, '$.repeats'), 1)
+      FROM configs, json_each(configs.config, '$.rungs') g)
+    SELECT s.id, COALESCE(l.revision, 0), COUNT(r.id),
+           COALESCE(SUM(r.status IN ('ok', 'pruned')), 0), COALESCE(SUM(r.status = 'running'), 0)
     FROM sweeps s LEFT JOIN latest l ON l.sweep_id = s.id
     LEFT JOIN runs r ON r.sweep_id = s.id AND (l.revision IS NULL OR EXISTS (
       SELECT 1 FROM planned pl
@@ -255,7 +261,8 @@ void Store::touch_sweep(std::int64_t sweep_id) {
 
 std::map<std::pair<std::string, int>, RunState> Store::run_states(std::int64_t sweep_id) const {
   Statement st(db_, R"(SELECT id, name, status, owner_host, heartbeat_at, owner_pid, attempts,
-                       duration_s, batch_size, config_hash, repeat FROM runs WHERE sweep_id = ?1)");
+                       duration_s, batch_size, config_hash, repeat, images_per_s
+                       FROM runs WHERE sweep_id = ?1)");
   st.bind(1, sweep_id);
   std::map<std::pair<std::string, int>, RunState> out;
   while (st.step()) {
@@ -267,9 +274,11 @@ std::map<std::pair<std::string, int>, RunState> Store::run_states(std::int64_t s
                st.column_int(5),
                static_cast<int>(st.column_int(6)),
                std::nullopt,
+               std::nullopt,
                std::nullopt};
     if (!st.is_null(7)) s.duration_s = st.column_double(7);
     if (!st.is_null(8)) s.batch_size = st.column_int(8);
+    if (!st.is_null(11)) s.images_per_s = st.column_double(11);
     out.emplace(std::make_pair(st.column_text(9), static_cast<int>(st.column_int(10))),
                 std::move(s));
   }
@@ -340,6 +349,16 @@ void Store::mark_interrupted(std::int64_t run_id, const std::string& reason) {
                        finished_at = COALESCE(finished_at, ?3) WHERE id = ?1 AND status = 'running')");
   st.bind(1, run_id).bind(2, reason).bind(3, utc_now());
   st.step();
+  tx.commit();
+}
+
+void Store::mark_pruned(std::int64_t sweep_id, const std::string& hash, int repeat) {
+  Transaction tx(db_);
+  Statement st(db_, R"(UPDATE runs SET status = 'pruned' WHERE sweep_id = ?1 AND config_hash = ?2
+                       AND repeat = ?3 AND status = 'ok')");
+  st.bind(1, sweep_id).bind(2, hash).bind(3, std::int64_t{repeat});
+  st.step();
+  touch_sweep(sweep_id);
   tx.commit();
 }
 

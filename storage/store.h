@@ -18,7 +18,7 @@ namespace orch::storage {
 
 /// The schema version this build writes. Older databases are migrated on open; newer ones
 /// are refused (a newer orch wrote them, and this one would misread them).
-constexpr int kSchemaVersion = 7;
+constexpr int kSchemaVersion = 8;
 
 /// How long a write waits for another connection's lock before it fails with SQLITE_BUSY:
 /// 10 s, or ORCH_BUSY_TIMEOUT_MS (for tests that hold a lock on purpose).
@@ -49,7 +49,7 @@ struct SweepInfo {
 struct SweepListing {
   SweepInfo sweep;
   int revision = 0;  ///< its latest plan revision; 0 when none was recorded
-  std::int64_t runs = 0, ok = 0, running = 0;
+  std::int64_t runs = 0, ok = 0, running = 0;  ///< ok: pruned ones too (they measured)
   std::int64_t not_ok() const { return runs - ok - running; }  ///< failed, oom, skipped, ...
 };
 
@@ -61,6 +61,7 @@ struct RunState {
   int attempts = 0;
   std::optional<double> duration_s;
   std::optional<std::int64_t> batch_size;
+  std::optional<double> images_per_s{};  ///< of a measured run (ok or pruned)
 };
 
 /// One entry of a profiled run's top kernels or host operators (run_profile_ops).
@@ -88,6 +89,8 @@ struct RunRecord {
   std::string sweep, experiment, name, config_hash, status, error, device, gpu;
   std::string failure_class;  ///< configuration, device, environment; empty when unclassified
   int repeat = 0, attempts = 0;
+  /// The rung of a shorter measurement of successive halving; none for a full measurement.
+  std::optional<int> rung;
   std::optional<std::int64_t> batch_size, exit_code, term_signal;
   bool batch_auto = false;
   std::optional<double> duration_s;
@@ -165,6 +168,9 @@ class Store {
   /// A run still 'running' becomes 'interrupted' with `reason` as its error; a run that already
   /// finished is left as it is.
   void mark_interrupted(std::int64_t run_id, const std::string& reason);
+  /// The run (sweep, hash, repeat), measured ok in a rung of successive halving, becomes
+  /// 'pruned': its configuration was dropped at that rung. A run not 'ok' is left as it is.
+  void mark_pruned(std::int64_t sweep_id, const std::string& hash, int repeat);
   /// Records where one invocation of `orch sweep` spent its time (sweep_invocations; the
   /// sweep_efficiency view adds them up).
   void record_invocation(std::int64_t sweep_id, const InvocationTime& t);

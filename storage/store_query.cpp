@@ -56,7 +56,8 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
       r.diagnosis_detail, r.stderr_tail, r.gpu_name, r.driver_version, r.cuda_version,
       r.cudnn_version, r.torch_version, r.hostname, r.config_json, r.environment_json, )" +
                         // A read-only open leaves an older schema as it is: no failure_class.
-                        std::string(schema_version() >= 5 ? "r.failure_class" : "NULL") + R"(
+                        std::string(schema_version() >= 5 ? "r.failure_class" : "NULL") + ", " +
+                        std::string(schema_version() >= 8 ? "r.rung" : "NULL") + R"(
       FROM runs r JOIN sweeps s ON s.id = r.sweep_id
       WHERE )" + where + R"( AND (?2 = '' OR r.status = ?2)
       ORDER BY r.name, r.config_hash, r.repeat)");
@@ -101,6 +102,7 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
     r.environment = nlohmann::json::parse(st.column_text(29), nullptr, /*allow_exceptions=*/false);
     if (!r.environment.is_object()) r.environment = nlohmann::json::object();
     r.failure_class = st.column_text(30);
+    if (!st.is_null(31)) r.rung = static_cast<int>(st.column_int(31));
     index[r.id] = out.size();
     out.push_back(std::move(r));
   }

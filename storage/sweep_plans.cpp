@@ -26,9 +26,14 @@ SweepPlan read_plan(Statement& st) {
       pc.name = c.value("name", "");
       pc.repeats = c.value("repeats", 1);
       pc.steps = c.value("steps", json::object());
+      for (const json& r : c.value("rungs", json::array())) {
+        pc.rungs.push_back(PlannedRung{r.value("hash", ""), r.value("measure", std::int64_t{0}),
+                                       r.value("repeats", 1)});
+      }
       p.configs.push_back(std::move(pc));
     }
     p.baseline = doc.value("baseline", "");
+    if (doc.contains("search")) p.search = doc.at("search");
   }
   if (!st.is_null(4)) {
     const json w = json::parse(st.column_text(4), nullptr, false);
@@ -57,6 +62,15 @@ std::string steps_text(const json& steps) {
   return out;
 }
 
+std::string search_text(const json& search) {
+  if (!search.is_object()) return "grid";
+  std::string out =
+      fmt::format("halving (eta {}, {} rungs", search.value("eta", 0), search.value("rungs", 0));
+  if (search.contains("min_steps"))
+    out += fmt::format(", min_steps {}", search.at("min_steps").dump());
+  return out + fmt::format(", rung_repeat {})", search.value("rung_repeat", 1));
+}
+
 std::string list_names(const std::vector<std::string>& names) {
   constexpr std::size_t kShown = 5;
   std::string out;
@@ -74,9 +88,15 @@ json SweepPlan::to_json() const {
   for (const PlannedConfig& c : configs) {
     configs_json.push_back(
         {{"hash", c.hash}, {"name", c.name}, {"repeats", c.repeats}, {"steps", c.steps}});
+    if (c.rungs.empty()) continue;  // a grid's plan is written as it always was
+    json rungs = json::array();
+    for (const PlannedRung& r : c.rungs)
+      rungs.push_back({{"hash", r.hash}, {"measure", r.measure}, {"repeats", r.repeats}});
+    configs_json.back()["rungs"] = rungs;
   }
   json out = {{"configurations", configs_json}};
   if (!baseline.empty()) out["baseline"] = baseline;
+  if (!search.is_null()) out["search"] = search;
   return out;
 }
 
@@ -177,6 +197,11 @@ std::vector<std::string> plan_differences(const SweepPlan& stored, const SweepPl
     out.push_back(fmt::format("repeats {} -> {} for {} {}", change.first, change.second, n,
                               plural(static_cast<std::size_t>(n))));
   }
+  // The search decides which runs a configuration gets: grid and halving, or two schedules,
+  // are two plans.
+  if (stored.search != now.search) {
+    out.push_back("search: " + search_text(stored.search) + " -> " + search_text(now.search));
+  }
   // The baseline decides what every speed-up is against: a new one is a new revision, so the
   // read commands never mix the two.
   if (stored.baseline != now.baseline) {
@@ -194,7 +219,10 @@ std::vector<std::string> plan_differences(const SweepPlan& stored, const SweepPl
 
 std::vector<RunRecord> runs_of_plan(const std::vector<RunRecord>& runs, const SweepPlan& plan) {
   std::map<std::string, int> repeats;
-  for (const auto& c : plan.configs) repeats[c.hash] = c.repeats;
+  for (const auto& c : plan.configs) {
+    repeats[c.hash] = c.repeats;
+    for (const auto& r : c.rungs) repeats[r.hash] = r.repeats;
+  }
   std::vector<RunRecord> out;
   for (const RunRecord& r : runs) {
     auto it = repeats.find(r.config_hash);

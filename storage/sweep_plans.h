@@ -14,10 +14,18 @@
 
 namespace orch::storage {
 
+/// A shorter measurement of a configuration in a rung of successive halving, before the last.
+struct PlannedRung {
+  std::string hash;          ///< the rung run's own hash (plan/halving_schedule.h: rung_hash)
+  std::int64_t measure = 0;  ///< measured steps
+  int repeats = 1;
+};
+
 struct PlannedConfig {
   std::string hash, name;
   int repeats = 1;
   nlohmann::json steps;  ///< the configuration's `steps` group: {"warmup": 10, "measure": 50}
+  std::vector<PlannedRung> rungs{};  ///< `search: halving`: rungs before the last; else none
 };
 
 struct SweepPlan {
@@ -27,6 +35,10 @@ struct SweepPlan {
   std::vector<std::string> warnings;   ///< the doctor's warnings at the sweep's start
   /// The hash of the configuration the file's `baseline:` names; empty when none.
   std::string baseline;
+  /// `search: halving`: {"method": "halving", "eta", "rungs" (as used), "rung_repeat",
+  /// "min_steps" (when written), "schedule": [{"entrants", "keep", "repeats"}, ...]}; null for
+  /// the grid.
+  nlohmann::json search;
 
   nlohmann::json to_json() const;  ///< plan_json: {"configurations": [...], "baseline": hash}
 };
@@ -50,7 +62,7 @@ void set_plan_warnings(Database& db, std::int64_t sweep_id, int revision,
 std::vector<std::string> plan_differences(const SweepPlan& stored, const SweepPlan& now);
 
 /// The runs of `runs` that belong to the revision: its configurations' runs with repeat <
-/// their repeats.
+/// their repeats, and, for successive halving, their rungs' runs likewise.
 std::vector<RunRecord> runs_of_plan(const std::vector<RunRecord>& runs, const SweepPlan& plan);
 
 }  // namespace orch::storage

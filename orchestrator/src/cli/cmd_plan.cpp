@@ -8,6 +8,7 @@
 #include "cli/plan_arguments.h"
 #include "cli/plan_check.h"
 #include "cli/plugin_loading.h"
+#include "plan/halving_table.h"
 #include "plan/plan_table.h"
 #include "plan/terminal_text.h"
 #include "report/plan_estimate.h"
@@ -61,7 +62,8 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     PluginRegistry registry;
     load_registry(registry, g);
     if (auto plan = plan_or_report(*args, registry)) {
-      std::cout << format_plan_table(*plan) << estimate_text(*plan, g.db);
+      std::cout << format_plan_table(*plan) << format_halving_schedule(*plan)
+                << estimate_text(*plan, g.db);
       if (*check)
         exit_code = rehearse_plan(*plan, g, visible_gpu_slots(), /*grace_s=*/10, !*no_wait);
     } else {

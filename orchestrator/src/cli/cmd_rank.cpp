@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "report/halving_status.h"
 #include "report/input_error.h"
 #include "report/metric_catalog.h"
 #include "report/rank_table.h"
@@ -43,6 +44,7 @@ void add_rank_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       const Diverged diverged = o->include_diverged ? Diverged::include : Diverged::leave_out;
       std::cout << format_rank_table(
           rank_runs(shown.runs, metric, o->top, diverged, shown.baseline), sweep);
+      std::cout << format_halving(halving_status(shown));  // nothing for a grid
       if (!shown.note.empty()) std::cout << shown.note << "\n";
     } catch (const InputError& e) {
       std::cerr << "orch: " << e.what() << "\n";

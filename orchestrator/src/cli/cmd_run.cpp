@@ -87,6 +87,10 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       throw bad_input(plan.file + ": cuda_connections: " + e.what() + " (allowed: " + allowed +
                       ")");
     }
+    if (plan.search.halving()) {
+      std::cerr << "orch run: search: halving is for `orch sweep`; `orch run` measures every "
+                   "configuration in full, as the grid does\n";
+    }
     // The sweep's lock, the devices its runs measure on and the database, as `orch sweep` takes
     // them: never two writers measuring one sweep, never two measurements on one device.
     const auto session =

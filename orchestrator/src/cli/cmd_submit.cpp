@@ -74,6 +74,13 @@ void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
 
 int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const GlobalOptions& g,
                     const SlurmCliOptions& o, bool wait) {
+  if (plan.search.halving()) {
+    std::cerr << "orch submit: " << plan.file
+              << ": search: halving decides between rungs which configurations run on, which one "
+                 "Slurm job array cannot; run it with `orch sweep` (the local launcher), or use "
+                 "method: grid for Slurm\n";
+    return kExitBadInput;
+  }
   std::string name;
   try {
     name = sweep_name.empty() ? plan.name : sweep::expand_sweep_name_now(sweep_name);

@@ -29,6 +29,7 @@
 #include "sweep/deadline.h"
 #include "sweep/device_check.h"
 #include "sweep/environment_fault.h"
+#include "sweep/halving.h"
 #include "sweep/plan_revision.h"
 #include "sweep/store_recorder.h"
 #include "sweep/sweep_name.h"
@@ -281,6 +282,8 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 << std::endl;
       // Progress goes through a stream that turns a vanished reader of stdout into a stop.
       PipeGuardStream progress(STDOUT_FILENO, stop.flag());
+      if (plan.search.halving())
+        return sweep::run_halving(plan, options, launcher, recorder, clock, progress, stop.flag());
       return sweep::run_sweep(plan.runs, options, launcher, recorder, clock, progress, stop.flag());
     }();
 

@@ -22,19 +22,21 @@
 #include "plan/config_hash.h"
 #include "plan/did_you_mean.h"
 #include "plan/experiment_schema.h"
+#include "plan/halving_schedule.h"
 #include "plan/matrix.h"
 #include "plan/overrides.h"
 #include "plan/plan_memory.h"
 #include "plan/plan_names.h"
 #include "plan/scalars.h"
+#include "plan/search_spec.h"
 #include "plan/yaml_tree.h"
 
 namespace orch {
 
 namespace {
 
-const std::vector<std::string> kTopLevelKeys = {"name", "description", "base", "matrix",
-                                                "baseline"};
+const std::vector<std::string> kTopLevelKeys = {"name",   "description", "base",
+                                                "matrix", "baseline",    "search"};
 
 // The matrix as written, plus each path's validated SettingPath.
 struct ParsedMatrix {
@@ -62,6 +64,10 @@ class Planner {
     errors_.throw_if_any();
     expand(plan);
     check_baseline(plan);
+    if (plan.search.halving()) {
+      const std::string note = halving_schedule(plan).note;
+      if (!note.empty()) plan.notes.push_back(note);
+    }
     return plan;
   }
 
@@ -95,6 +101,8 @@ class Planner {
         }
         plan.baseline = e.value.text;
         baseline_mark_ = e.value.mark;
+      } else if (e.key == "search") {
+        errors_.attempt([&] { plan.search = parse_search(e.value); });
       } else if (e.key == "base") {
         base = &e.value;
       } else if (e.key == "matrix") {

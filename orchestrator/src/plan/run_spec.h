@@ -15,6 +15,7 @@
 #include "orch/params.h"
 #include "orch/plugin.h"
 #include "plan/plan_error.h"
+#include "plan/search_spec.h"
 
 namespace orch {
 
@@ -119,6 +120,9 @@ struct Plan {
   /// What the planner did that the file does not say (combinations merged into one
   /// configuration), one sentence each, for under the plan's table.
   std::vector<std::string> notes;
+  /// `search:` how a sweep goes through the configurations: the grid (all in full) or
+  /// successive halving (plan/halving_schedule.h).
+  SearchSpec search;
 };
 
 /// What the planner needs to know about plugins: their schemas. The host's plugin registry

@@ -11,6 +11,7 @@
 #include "report/html_batch_search.h"
 #include "report/html_environment.h"
 #include "report/html_escape.h"
+#include "report/html_halving.h"
 #include "report/html_trend.h"
 #include "report/svg_axis.h"
 #include "report/svg_charts.h"
@@ -503,6 +504,7 @@ std::string render_html_report(const ReportData& d) {
         errors > 0 ? " error" : "", errors, warnings.size() - errors);
   }
   out += ranking_section(d);
+  out += halving_section(d);
   out += throughput_section(d);
   out += step_section(d);
   out += before_after_section(d);

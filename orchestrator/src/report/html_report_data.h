@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report/compare.h"
+#include "report/halving_status.h"
 #include "report/ranking.h"
 #include "storage/store.h"
 
@@ -79,6 +80,7 @@ struct ReportData {
   /// Ranked configurations also measured by earlier sweeps of this database (sweeps created
   /// up to this one), best first, at most kMaxTrendSeries.
   std::vector<TrendSeries> trends;
+  HalvingStatus halving;     ///< `search: halving`: its rungs and pruned configurations
   std::string generated_at;  ///< ISO 8601 UTC
 };
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "plan/terminal_text.h"
+#include "report/halving_status.h"
 #include "report/shown_runs.h"
 #include "report/sweep_choice.h"
 
@@ -190,7 +191,7 @@ std::string format_sweep_ranking(const storage::Store& store, std::int64_t sweep
   return format_rank_table(rank_runs(shown.runs, require_metric("images_per_s"), 0,
                                      Diverged::leave_out, shown.baseline),
                            *sweep) +
-         (shown.note.empty() ? "" : shown.note + "\n");
+         format_halving(halving_status(shown)) + (shown.note.empty() ? "" : shown.note + "\n");
 }
 
 }  // namespace orch

@@ -48,8 +48,26 @@ ShownRuns shown_runs(const storage::Store& store, const storage::SweepInfo& swee
   out.revision = plan->revision;
   out.baseline = plan->baseline;
   out.runs = storage::runs_of_plan(all, *plan);
+  out.search = plan->search;
+  for (const auto& c : plan->configs) out.configurations.emplace_back(c.hash, c.name);
+  if (out.search.is_object()) {
+    std::vector<storage::RunRecord> full;
+    std::set<std::string> pruned;  // configurations a cut dropped
+    for (auto& r : out.runs) {
+      const bool shorter = r.rung && (r.status == "ok" || r.status == "pruned");
+      if (shorter && r.status == "pruned")
+        pruned.insert(
+            r.config.value("search", nlohmann::json::object()).value("configuration", ""));
+      (shorter ? out.rung_runs : full).push_back(std::move(r));
+    }
+    // A pruned configuration is not ranked, whatever full runs an earlier grid revision of the
+    // sweep left of it.
+    out.runs.clear();
+    for (auto& r : full)
+      if (!pruned.count(r.config_hash)) out.runs.push_back(std::move(r));
+  }
   if (out.revisions > 1) {
-    const std::size_t hidden = all.size() - out.runs.size();
+    const std::size_t hidden = all.size() - out.runs.size() - out.rung_runs.size();
     out.note = fmt::format("plan revision {} of {} (recorded {}){}; --revision N shows another",
                            out.revision, out.revisions, plan->created_at,
                            hidden == 0 ? std::string()

@@ -4,7 +4,9 @@
 // there are told apart by their hash.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/store.h"
@@ -18,6 +20,15 @@ struct ShownRuns {
   std::string note;  ///< a line saying what is shown and why, or empty when there is nothing to say
   /// The hash of the revision's `baseline:` configuration; empty when the file names none.
   std::string baseline;
+  /// `search: halving`: the measured runs (ok or pruned) of the rungs before the last. They are
+  /// shorter measurements, so they are kept out of `runs`, which rank, compare, export and the
+  /// report read: a mean never mixes them with full ones. A rung's run that failed stays in
+  /// `runs`, where failures are listed.
+  std::vector<storage::RunRecord> rung_runs;
+  /// The revision's search (storage::SweepPlan::search): null for the grid.
+  nlohmann::json search;
+  /// Per configuration hash, its name, in plan order (halving's summary lists by it).
+  std::vector<std::pair<std::string, std::string>> configurations;
 };
 
 /// The runs of `sweep` to show: those of plan revision `revision` (0: the latest). A revision

@@ -83,6 +83,7 @@ std::optional<FailureClass> classify_failure(const ResultDocument& doc) {
     case RunStatus::running:
     case RunStatus::interrupted:
     case RunStatus::skipped:
+    case RunStatus::pruned:
       return std::nullopt;
     default:
       break;

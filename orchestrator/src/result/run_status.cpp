@@ -6,7 +6,7 @@
 namespace orch {
 namespace {
 
-constexpr std::array<std::pair<RunStatus, std::string_view>, 8> kNames = {{
+constexpr std::array<std::pair<RunStatus, std::string_view>, 9> kNames = {{
     {RunStatus::running, "running"},
     {RunStatus::ok, "ok"},
     {RunStatus::failed, "failed"},
@@ -15,6 +15,7 @@ constexpr std::array<std::pair<RunStatus, std::string_view>, 8> kNames = {{
     {RunStatus::interrupted, "interrupted"},
     {RunStatus::skipped, "skipped"},
     {RunStatus::diverged, "diverged"},
+    {RunStatus::pruned, "pruned"},
 }};
 
 }  // namespace

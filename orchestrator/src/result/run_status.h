@@ -16,6 +16,9 @@ enum class RunStatus {
   interrupted,  ///< stopped because the sweep was stopped
   skipped,      ///< not run (its GPU slots were retired)
   diverged,     ///< ran, but its loss became NaN or infinite: not ranked by default
+  /// measured ok in a rung of successive halving, and its configuration was dropped there
+  /// (sweep/halving.h): only in the store, set by the sweep after the rung's cut
+  pruned,
 };
 
 /// "ok", "failed", ...: the spelling in documents, the store and the commands' output.
@@ -25,7 +28,8 @@ std::string to_string(RunStatus status);
 std::optional<RunStatus> parse_run_status(std::string_view text);
 
 /// A finished run that a resumed sweep does not run again (unless told to retry failures):
-/// failed, oom, timeout, skipped or diverged.
+/// failed, oom, timeout, skipped or diverged. Not `pruned`: a resumed sweep does not run a
+/// pruned run again either, but it measured what it had to, so it is no failure.
 bool is_final_failure(RunStatus status);
 
 }  // namespace orch

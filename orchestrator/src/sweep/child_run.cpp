@@ -246,6 +246,15 @@ bool wants_largest_batch(const RunSpec& spec) {
   return it != spec.config.end() && it->is_string() && it->get<std::string>() == "auto-largest";
 }
 
+// Whose batch a search finds: the configuration's, so that the rungs of successive halving
+// (plan/halving_schedule.h: shorter runs of the same configuration) search once between them.
+std::string batch_key(const RunSpec& spec) {
+  const auto it = spec.config.find("search");
+  if (it != spec.config.end() && it->is_object() && it->contains("configuration"))
+    return it->value("configuration", spec.hash);
+  return spec.hash;
+}
+
 // A run: for `batch_size: auto`, a series of probes first, then the run itself.
 class ChildRun final : public RunHandle {
  public:
@@ -259,7 +268,7 @@ class ChildRun final : public RunHandle {
     remove_file((dir_ / "result.json").string());
     if (spec.batch_size) {
       start_run(*spec.batch_size);
-    } else if (auto it = chosen_.find(spec.hash); it != chosen_.end()) {
+    } else if (auto it = chosen_.find(batch_key(spec)); it != chosen_.end()) {
       auto_ = true;
       start_run(it->second);
     } else {
@@ -291,7 +300,7 @@ class ChildRun final : public RunHandle {
       if (search_->next()) {
         start_probe();
       } else if (auto b = search_->result()) {
-        chosen_[spec_.hash] = *b;
+        chosen_[batch_key(spec_)] = *b;
         start_run(*b);
       } else {
         doc->status = RunStatus::oom;
@@ -313,7 +322,7 @@ class ChildRun final : public RunHandle {
       if (search_->next()) {
         start_probe();
       } else {
-        chosen_[spec_.hash] = *search_->result();
+        chosen_[batch_key(spec_)] = *search_->result();
         start_run(*search_->result());
       }
       return std::nullopt;

@@ -7,16 +7,19 @@
 #include <set>
 
 #include "plan/config_flatten.h"
+#include "plan/halving_schedule.h"
 
 namespace orch::sweep {
 
 storage::SweepPlan sweep_plan_of(const Plan& plan) {
   storage::SweepPlan out;
   out.experiment_file = plan.file;
-  std::map<std::string, std::size_t> index;
-  for (const RunSpec& run : plan.runs) {
+  std::map<std::string, std::size_t> index, first_run;
+  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+    const RunSpec& run = plan.runs[i];
     auto [it, fresh] = index.emplace(run.hash, out.configs.size());
     if (fresh) {
+      first_run[run.hash] = i;
       storage::PlannedConfig c;
       c.hash = run.hash;
       c.name = run.name;
@@ -26,6 +29,17 @@ storage::SweepPlan sweep_plan_of(const Plan& plan) {
     }
     ++out.configs[it->second].repeats;
     if (!plan.baseline.empty() && run.name == plan.baseline) out.baseline = run.hash;
+  }
+  if (!plan.search.halving()) return out;
+  const HalvingSchedule schedule = halving_schedule(plan);
+  out.search = schedule_json(plan.search, schedule);
+  for (storage::PlannedConfig& c : out.configs) {
+    const RunSpec& full = plan.runs[first_run.at(c.hash)];
+    for (int k = 0; k + 1 < schedule.count(); ++k) {
+      const RunSpec rung = rung_run(full, schedule, k, 0);
+      c.rungs.push_back(
+          {rung.hash, rung.measure_steps, schedule.rungs[static_cast<std::size_t>(k)].repeats});
+    }
   }
   return out;
 }

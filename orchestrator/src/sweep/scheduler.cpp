@@ -124,9 +124,11 @@ class Loop {
       auto it = prior.find(Key{spec.hash, spec.repeat});
       if (it != prior.end()) {
         const std::optional<RunStatus> st = parse_run_status(it->second.status);
-        if (st == RunStatus::ok || (st && is_final_failure(*st) && !opt_.retry_failed)) {
+        // A pruned run measured what its rung asked (sweep/halving.h): done, and no failure.
+        const bool measured = st == RunStatus::ok || st == RunStatus::pruned;
+        if (measured || (st && is_final_failure(*st) && !opt_.retry_failed)) {
           ++summary_.already_done;
-          if (st != RunStatus::ok) ++summary_.already_not_ok;
+          if (!measured) ++summary_.already_not_ok;
           continue;
         }
         if (st == RunStatus::running) {

@@ -88,8 +88,10 @@ class DeviceChecker {
 
 /// What the store knows about a run from an earlier (possibly killed) invocation.
 struct PriorRun {
-  std::string status;  ///< ok | failed | oom | timeout | interrupted | skipped | running
-  std::optional<double> duration_s;  ///< of a finished attempt
+  /// ok | failed | oom | timeout | interrupted | skipped | diverged | pruned | running
+  std::string status;
+  std::optional<double> duration_s;      ///< of a finished attempt
+  std::optional<double> images_per_s{};  ///< of a measured run: what halving cuts by
 };
 
 /// Where results go. Implemented over the SQLite store by `orch sweep`; by a fake in tests.
@@ -113,6 +115,10 @@ class Recorder {
     (void)gpu;
     (void)verdict;
   }
+  /// Successive halving dropped the configuration of `spec`, a run measured ok in one of its
+  /// rungs (sweep/halving.h): the run is recorded `pruned`. Recorders that keep no statuses
+  /// ignore it.
+  virtual void mark_pruned(const RunSpec& spec) { (void)spec; }
   // Every write above throws EnvironmentFault when the surroundings keep it from happening.
 };
 

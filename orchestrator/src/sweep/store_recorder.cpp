@@ -35,7 +35,7 @@ StoreRecorder::StoreRecorder(storage::Store& store, std::int64_t sweep_id)
 std::map<std::pair<std::string, int>, PriorRun> StoreRecorder::prior_runs() {
   std::map<std::pair<std::string, int>, PriorRun> out;
   for (const auto& [key, st] : guarded(store_, [&] { return store_.run_states(sweep_id_); })) {
-    out[key] = {st.status, st.duration_s};
+    out[key] = {st.status, st.duration_s, st.images_per_s};
     ids_[key] = st.id;
     // Only completed measurements predict how long a run takes (not crashes or timeouts).
     if (parse_run_status(st.status) == RunStatus::ok && st.duration_s) {
@@ -78,6 +78,10 @@ void StoreRecorder::mark_stale(const RunSpec& spec, const std::string& reason) {
 void StoreRecorder::device_checked(const std::string& gpu, const DeviceVerdict& verdict) {
   guarded(store_,
           [&] { store_.record_device_check(sweep_id_, gpu, verdict.healthy, verdict.detail); });
+}
+
+void StoreRecorder::mark_pruned(const RunSpec& spec) {
+  guarded(store_, [&] { store_.mark_pruned(sweep_id_, spec.hash, spec.repeat); });
 }
 
 }  // namespace orch::sweep

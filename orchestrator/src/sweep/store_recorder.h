@@ -23,6 +23,7 @@ class StoreRecorder final : public Recorder {
   void finish(std::int64_t id, const nlohmann::json& document) override;
   void mark_stale(const RunSpec& spec, const std::string& reason) override;
   void device_checked(const std::string& gpu, const DeviceVerdict& verdict) override;
+  void mark_pruned(const RunSpec& spec) override;
 
  private:
   storage::Store& store_;

@@ -61,4 +61,9 @@ void WatchedRecorder::device_checked(const std::string& gpu, const DeviceVerdict
   inner_.device_checked(gpu, verdict);
 }
 
+void WatchedRecorder::mark_pruned(const RunSpec& spec) {
+  check();
+  inner_.mark_pruned(spec);
+}
+
 }  // namespace orch::sweep

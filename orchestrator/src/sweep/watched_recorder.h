@@ -33,6 +33,7 @@ class WatchedRecorder final : public Recorder {
   void finish(std::int64_t id, const nlohmann::json& document) override;
   void mark_stale(const RunSpec& spec, const std::string& reason) override;
   void device_checked(const std::string& gpu, const DeviceVerdict& verdict) override;
+  void mark_pruned(const RunSpec& spec) override;
 
   /// Throws DatabaseGone when the path no longer names the file the sweep opened.
   void check() const;
