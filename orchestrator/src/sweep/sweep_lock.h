@@ -39,7 +39,8 @@ class SweepLock {
 };
 
 /// The lock file for sweep `name` of database `db_path`: "<db>.<name>.lock" beside the real
-/// database file (real_db_path), the name encoded by sweep_file_component (shortened with a hash when long).
+/// database file (real_db_path), the name encoded by sweep_file_component (shortened with a hash
+/// when long).
 std::string lock_path(const std::string& db_path, const std::string& sweep_name);
 
 }  // namespace orch::sweep
