@@ -1,39 +1,50 @@
-// code_version.h: git's answers, read through `git -C DIR ...` with the user's own git.
+// code_version.h: git's answers, read through `git -C DIR ...` with the user's own git, started
+// as a child process (no shell: a folder name is an argument, never a command line).
 #include "runner/code_version.h"
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
+#include <chrono>
 #include <filesystem>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "plan/content_hash.h"
+#include "process/child.h"
+#include "process/pipe_reader.h"
 
 namespace orch {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+// A git that takes longer (a repository on a hung network mount, a huge untracked tree) gives
+// no answer rather than holding the run back.
+constexpr std::chrono::seconds kGitTimeout{30};
 
 /// git's standard output for `args` in `dir`, or nullopt when it fails. Its stderr is
 /// dropped: "not a git repository" is an answer here, not a message for the run's log.
-std::optional<std::string> git(const fs::path& dir, const std::string& args) {
-  const std::string command =
-      "git -C " + shell_quoted(dir.string()) + " " + args + " 2>/dev/null </dev/null";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return std::nullopt;
+std::optional<std::string> git(const fs::path& dir, const std::vector<std::string>& args) {
+  process::ChildOptions o;
+  o.argv = {"git", "-C", dir.string()};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.search_path = true;
+  o.out = process::Stdio::pipe();
+  std::optional<process::Child> child;
+  try {
+    child.emplace(o);
+  } catch (const process::SpawnError&) {
+    return std::nullopt;  // no git on PATH, or no process to spare: no answer
+  }
   std::string out;
-  std::array<char, 65536> buf{};
-  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;)
-    out.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  process::PipeReader reader;
+  reader.add(child->stdout_fd(), [&out](std::string_view text) { out.append(text); });
+  const bool read_all = reader.read_until(process::PipeReader::Clock::now() + kGitTimeout);
+  const auto status = read_all ? child->wait_for(std::chrono::seconds(5)) : std::nullopt;
+  if (!status) {
+    (void)child->stop(std::chrono::seconds(1));
+    return std::nullopt;
+  }
+  if (!status->success()) return std::nullopt;
   return out;
 }
 
@@ -46,15 +57,16 @@ nlohmann::json code_version_of(const std::string& path) {
   fs::path dir = fs::absolute(path, ec);
   if (ec) return nullptr;
   if (!fs::is_directory(dir, ec)) dir = dir.parent_path();
-  const auto top = git(dir, "rev-parse --show-toplevel");
+  const auto top = git(dir, {"rev-parse", "--show-toplevel"});
   if (!top) return nullptr;
   // From the top: ls-files lists only what is under the folder it runs in.
   dir = first_line(*top);
   nlohmann::json v = {{"repository", dir.string()}};
-  if (const auto head = git(dir, "rev-parse --verify -q HEAD")) v["commit"] = first_line(*head);
+  if (const auto head = git(dir, {"rev-parse", "--verify", "-q", "HEAD"}))
+    v["commit"] = first_line(*head);
   // Untracked files count: a new module the script imports is code the commit does not hold.
-  const auto untracked = git(dir, "ls-files --others --exclude-standard -z");
-  const auto diff = v.contains("commit") ? git(dir, "diff HEAD --binary") : std::nullopt;
+  const auto untracked = git(dir, {"ls-files", "--others", "--exclude-standard", "-z"});
+  const auto diff = v.contains("commit") ? git(dir, {"diff", "HEAD", "--binary"}) : std::nullopt;
   std::string changed = diff.value_or("");
   if (untracked) {
     const fs::path& root = dir;
