@@ -111,3 +111,54 @@ TEST_CASE("a run keeps the resnet's path counts with its counters",
   REQUIRE(again["status"] == "ok");
   CHECK(again["counters"]["model.conv_bn_stats.fallback"].get<double>() == 3 * 16);
 }
+
+TEST_CASE("fused_downsample on the CPU computes exactly what conv_bn_stats alone does, counted",
+          "[resnet][conv_bn_from_stats][dual_bn]") {
+  const PluginInfo* info = test::built_plugins().find(PluginKind::kModel, "resnet");
+  REQUIRE(info != nullptr);
+  const ParamSpec* p = nullptr;
+  for (const auto& s : info->params) {
+    if (s.name == "fused_downsample") p = &s;
+  }
+  REQUIRE(p != nullptr);
+  CHECK(std::get<bool>(p->default_value) == false);
+  CHECK_FALSE(p->hashed_at_default);
+
+  torch::manual_seed(22);
+  resnet::ResNetOptions o;
+  o.depth = 50;
+  o.num_classes = 10;
+  o.fused_bn = true;
+  o.fused_residual_grad = true;
+  o.conv_bn_stats = true;
+  resnet::ResNet stats(o);
+  o.fused_downsample = true;
+  resnet::ResNet dual(o);
+  test::copy_state(*stats, *dual);
+  const auto images = torch::randn({2, 3, 32, 32}).contiguous(torch::MemoryFormat::ChannelsLast);
+  const auto labels = torch::tensor({1, 4}, torch::kLong);
+  torch::Tensor logits[2];
+  int i = 0;
+  resnet::ConvBnFromStatsCounters counts[2];
+  for (auto* net : {&stats, &dual}) {
+    const auto before = resnet::conv_bn_from_stats_counters();
+    logits[i] = (*net)->forward(images);
+    torch::nn::functional::cross_entropy(logits[i], labels).backward();
+    const auto after = resnet::conv_bn_from_stats_counters();
+    counts[i] = {after.taken - before.taken, after.fallback - before.fallback,
+                 after.dual - before.dual, after.dual_fallback - before.dual_fallback};
+    ++i;
+  }
+  // The four downsample blocks fell back to the usual path (no CUDA), which counts its own
+  // pairs as conv_bn_stats alone does.
+  CHECK(counts[1].dual == 0);
+  CHECK(counts[1].dual_fallback == 4);
+  CHECK(counts[0].dual_fallback == 0);
+  CHECK(counts[1].fallback == counts[0].fallback);
+  CHECK(torch::equal(logits[0], logits[1]));
+  auto grads = stats->named_parameters();
+  for (const auto& q : dual->named_parameters()) {
+    INFO(q.key());
+    CHECK(torch::equal(q.value().grad(), grads[q.key()].grad()));
+  }
+}

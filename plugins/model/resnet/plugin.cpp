@@ -32,6 +32,8 @@ std::map<std::string, double> path_counts() {
           {"downsample_bn.module", static_cast<double>(f.plain_module)},
           {"conv_bn_stats.taken", static_cast<double>(c.taken)},
           {"conv_bn_stats.fallback", static_cast<double>(c.fallback)},
+          {"fused_downsample.dual", static_cast<double>(c.dual)},
+          {"fused_downsample.fallback", static_cast<double>(c.dual_fallback)},
           {"max_pool.orch", static_cast<double>(p.orch)},
           {"max_pool.aten", static_cast<double>(p.aten)},
           {"residual_grad.accumulated", static_cast<double>(r.accumulated)},
@@ -200,6 +202,18 @@ class ResNetPlugin final : public ModelPlugin {
               "the separate path, always: wherever cuDNN takes it, off: the separate path (cuDNN's "
               "refusals keep the separate path; the counters dgrad_graph.* say which ran)",
               // Added after resnet results were recorded: off, it leaves their hashes alone.
+              /*hashed_at_default=*/false},
+             {"fused_downsample",
+              ParamType::kBool,
+              false,
+              {},
+              {},
+              {},
+              "with conv_bn_stats (fp16): in each downsample block, bn3, the shortcut's "
+              "batch-norm (its statistics from the shortcut convolution too), the add and the "
+              "ReLU in one pass forward and one reduction + one pass backward (our kernels); the "
+              "usual path where they do not apply (the counters fused_downsample.* say which ran)",
+              // Added after resnet results were recorded: off, it leaves their hashes alone.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -221,6 +235,7 @@ class ResNetPlugin final : public ModelPlugin {
     o.relu_mask = !p.has("relu_mask") || p.get_bool("relu_mask");
     if (p.has("dgrad_graph"))
       o.dgrad_graph = dgrad_graph_mode_from_string(p.get_string("dgrad_graph"));
+    o.fused_downsample = p.has("fused_downsample") && p.get_bool("fused_downsample");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -119,6 +119,15 @@ torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
           conv_bn_relu_from_stats(*conv1, *bn1, x, {}, fused_bn_impl, {}, sink, conv1_unfused);
       const auto b = conv_bn_relu_from_stats(*conv2, *bn2, a, {}, fused_bn_impl, {}, {},
                                              [&] { return conv2(a); });
+      if (downsample && fused_downsample) {
+        // Module::as, not Sequential::ptr<T>: see downsample_forward.
+        auto* conv_s = downsample->ptr(0)->as<nn::Conv2dImpl>();
+        auto* bn_s = downsample->ptr(1)->as<nn::BatchNorm2dImpl>();
+        TORCH_CHECK(conv_s && bn_s, "a downsample branch that is not conv1x1 + BatchNorm2d");
+        return conv_bn_add_shortcut_relu_from_stats(
+            *conv3, *bn3, b, *conv_s, *bn_s, x, fused_bn_impl, [&] { return conv3(b); },
+            [&] { return downsample_forward(downsample, x, downsample_bn_cudnn); });
+      }
       const auto shortcut = downsample ? downsample_forward(downsample, x, downsample_bn_cudnn) : x;
       return conv_bn_relu_from_stats(*conv3, *bn3, b, shortcut, fused_bn_impl, sink, {},
                                      [&] { return conv3(b); });
@@ -146,7 +155,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
       downsample_bn_cudnn_(o.downsample_bn_cudnn),
       stem_conv_(o.stem_conv),
       conv_bn_stats_(o.conv_bn_stats),
-      dgrad_graph_(o.dgrad_graph) {
+      dgrad_graph_(o.dgrad_graph),
+      fused_downsample_(o.fused_downsample) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1",
@@ -198,6 +208,9 @@ nn::Sequential ResNetImpl::make_layer(std::int64_t planes, std::int64_t blocks,
     }();
     b->downsample_bn_cudnn = fused_bn_ && downsample_bn_cudnn_;
     b->conv_bn_stats = fused_bn_ && conv_bn_stats_;
+    if constexpr (std::is_same_v<Block, Bottleneck>) {
+      b->fused_downsample = fused_bn_ && conv_bn_stats_ && fused_downsample_;
+    }
     return b;
   };
   layer->push_back(block(stride, downsample));

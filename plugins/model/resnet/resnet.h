@@ -61,6 +61,9 @@ struct BottleneckImpl : torch::nn::Module {
   bool downsample_bn_cudnn = false;  ///< with fused_bn: the shortcut's batch-norm, see downsample()
   /// With fused_bn: statistics from the convolutions (conv_bn_from_stats.h).
   bool conv_bn_stats = false;
+  /// With conv_bn_stats, in a downsample block: bn3, the shortcut's batch-norm, the add and the
+  /// ReLU in one pass each way (dual_bn.h).
+  bool fused_downsample = false;
 };
 TORCH_MODULE(Bottleneck);
 
@@ -86,6 +89,9 @@ struct ResNetOptions {
   /// next convolution's data gradient in one cuDNN graph where that measures faster
   /// (dgrad_link.h).
   DgradGraphMode dgrad_graph = DgradGraphMode::kOff;
+  /// The option `fused_downsample`. With conv_bn_stats: a downsample block's two batch-norms,
+  /// the add and the ReLU in one pass each way (dual_bn.h).
+  bool fused_downsample = false;
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -112,6 +118,7 @@ struct ResNetImpl : torch::nn::Module {
   StemConv stem_conv_ = StemConv::kDirect;
   bool conv_bn_stats_ = false;
   DgradGraphMode dgrad_graph_ = DgradGraphMode::kOff;
+  bool fused_downsample_ = false;
 };
 TORCH_MODULE(ResNet);
 

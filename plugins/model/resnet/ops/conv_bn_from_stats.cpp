@@ -21,12 +21,15 @@
 
 #include "conv_stats_graph.h"
 #include "dgrad_link.h"
+#include "dual_bn.h"
 
 namespace orch::resnet {
 namespace {
 
 std::atomic<std::int64_t> g_taken{0};
 std::atomic<std::int64_t> g_fallback{0};
+std::atomic<std::int64_t> g_dual{0};
+std::atomic<std::int64_t> g_dual_fallback{0};
 
 const auto kCl = at::MemoryFormat::ChannelsLast;
 
@@ -199,8 +202,58 @@ torch::Tensor conv_bn_relu_from_stats(torch::nn::Conv2dImpl& conv, torch::nn::Ba
   return fused_bn_relu(bn, outs[0], residual, impl, bn_sink);
 }
 
+torch::Tensor conv_bn_add_shortcut_relu_from_stats(
+    torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
+    torch::nn::Conv2dImpl& conv_s, torch::nn::BatchNorm2dImpl& bn_s, const torch::Tensor& x_s,
+    FusedBnImpl impl, const std::function<torch::Tensor()>& unfused_conv,
+    const std::function<torch::Tensor()>& shortcut) {
+  auto usual = [&](const std::string& why) {
+    ++g_dual_fallback;
+    if (!why.empty()) note_fallback("fused_downsample: " + why);
+    return conv_bn_relu_from_stats(conv, bn, x, shortcut(), impl, {}, {}, unfused_conv);
+  };
+  if (!bn_trains_running_stats(bn) || !bn_trains_running_stats(bn_s)) return usual("");
+  std::int64_t stride = 1, padding = 0, stride_s = 1, padding_s = 0;
+  if (const std::string why = unsupported(conv, x, &stride, &padding); !why.empty())
+    return usual(why);
+  if (const std::string why = unsupported(conv_s, x_s, &stride_s, &padding_s); !why.empty())
+    return usual("the shortcut: " + why);
+  auto graph = graph_for(x, conv.weight, stride, padding);
+  auto graph_s = graph_for(x_s, conv_s.weight, stride_s, padding_s);
+  for (const auto* g : {&graph, &graph_s}) {
+    if (const auto* refused = std::get_if<std::string>(g)) {
+      return usual("cuDNN's graph refused a convolution (" + *refused + ")");
+    }
+  }
+  // conv claims its input's link as conv_bn_relu_from_stats would; the shortcut's convolution
+  // shares the block's input with conv1, which claimed it, and its data gradient reaches the
+  // previous batch-norm through autograd.
+  auto outs =
+      ConvStatsFunction::apply(x, conv.weight, std::get<std::shared_ptr<ConvStatsGraph>>(graph),
+                               stride, padding, ResidualGradSinkPtr(), claim_dgrad_link(x));
+  auto outs_s = ConvStatsFunction::apply(
+      x_s, conv_s.weight, std::get<std::shared_ptr<ConvStatsGraph>>(graph_s), stride_s, padding_s,
+      ResidualGradSinkPtr(), DgradLinkPtr());
+  auto y =
+      dual_bn_relu_from_sums(bn, outs[0], outs[1], outs[2], bn_s, outs_s[0], outs_s[1], outs_s[2]);
+  if (y.defined()) {
+    ++g_dual;
+    ++g_taken;
+    return y;
+  }
+  // The kernels did not take the pair (different shapes or dtypes, parameters not fp32): each
+  // batch-norm on its own, from the convolutions already run.
+  ++g_dual_fallback;
+  note_fallback(
+      "fused_downsample: the two batch-norms' kernels did not take the convolutions' "
+      "outputs");
+  const auto residual = batch_norm_cudnn(bn_s, outs_s[0]);
+  auto out = fused_bn_relu_from_sums(bn, outs[0], outs[1], outs[2], residual, {});
+  return out.defined() ? out : fused_bn_relu(bn, outs[0], residual, impl, {});
+}
+
 ConvBnFromStatsCounters conv_bn_from_stats_counters() {
-  return {g_taken.load(), g_fallback.load()};
+  return {g_taken.load(), g_fallback.load(), g_dual.load(), g_dual_fallback.load()};
 }
 
 }  // namespace orch::resnet

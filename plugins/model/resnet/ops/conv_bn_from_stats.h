@@ -41,10 +41,26 @@ torch::Tensor conv_bn_relu_from_stats(torch::nn::Conv2dImpl& conv, torch::nn::Ba
                                       const ResidualGradSinkPtr& conv_sink,
                                       const std::function<torch::Tensor()>& unfused_conv);
 
+/// A downsample bottleneck block's end, `fused_downsample`: relu(bn(conv(x)) + bn_s(conv_s(x_s)))
+/// with both convolutions' statistics from their epilogues and both batch-norms, the add and
+/// the ReLU in one pass each way (dual_bn.h). Where that does not apply (as
+/// conv_bn_relu_from_stats, for either convolution, or the kernels refuse), it returns
+/// conv_bn_relu_from_stats(conv, bn, x, shortcut(), impl, {}, {}, unfused_conv), what the caller
+/// would have run; `shortcut` is the downsample branch the usual way.
+torch::Tensor conv_bn_add_shortcut_relu_from_stats(
+    torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
+    torch::nn::Conv2dImpl& conv_s, torch::nn::BatchNorm2dImpl& bn_s, const torch::Tensor& x_s,
+    FusedBnImpl impl, const std::function<torch::Tensor()>& unfused_conv,
+    const std::function<torch::Tensor()>& shortcut);
+
 /// Calls of conv_bn_relu_from_stats, in this copy of the library.
 struct ConvBnFromStatsCounters {
   std::int64_t taken = 0;     ///< statistics from the convolution's epilogue
   std::int64_t fallback = 0;  ///< the convolution, then fused_bn_relu, as without conv_bn_stats
+  /// conv_bn_add_shortcut_relu_from_stats calls that ran the two batch-norms in one pass
+  std::int64_t dual = 0;
+  /// and those that ran the usual way (a refusal, said once on stderr)
+  std::int64_t dual_fallback = 0;
 };
 ConvBnFromStatsCounters conv_bn_from_stats_counters();
 

@@ -23,6 +23,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include "fused_bn_kernels.h"
+#include "fused_bn_launch.h"
 #endif
 
 namespace orch::resnet {
@@ -41,27 +42,6 @@ std::atomic<std::int64_t> g_masked{0};
 thread_local bool t_relu_mask = true;
 
 #ifdef ORCH_FUSED_BN_CUDA
-
-kernels::Dtype kernel_dtype(const torch::Tensor& x) {
-  return x.scalar_type() == torch::kHalf ? kernels::Dtype::kHalf : kernels::Dtype::kBFloat16;
-}
-
-bool aligned16(const torch::Tensor& t) {
-  return !t.defined() || reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
-}
-
-void check_cuda(cudaError_t err, const char* what) {
-  TORCH_CHECK(err == cudaSuccess, "fused_bn: ", what, " failed: ", cudaGetErrorName(err), " (",
-              cudaGetErrorString(err), ")");
-}
-
-kernels::Tiling tiling_for(std::int64_t rows, std::int64_t channels,
-                           std::initializer_list<torch::Tensor> tensors) {
-  bool vec8 = true;
-  for (const auto& t : tensors) vec8 = vec8 && aligned16(t);
-  return kernels::make_tiling(rows, channels,
-                              at::cuda::getCurrentDeviceProperties()->multiProcessorCount, vec8);
-}
 
 /// relu(batch_norm(x) [+ residual]) in training mode; see fused_bn_kernels.cu for the passes.
 class FusedBnReluFunction : public torch::autograd::Function<FusedBnReluFunction> {
@@ -272,6 +252,7 @@ void note_cudnn_fallback(const torch::Tensor& x, const std::string& why) {
 
 ReluMaskScope::ReluMaskScope(bool enabled) : previous_(t_relu_mask) { t_relu_mask = enabled; }
 ReluMaskScope::~ReluMaskScope() { t_relu_mask = previous_; }
+bool relu_mask_enabled() { return t_relu_mask; }
 
 FusedBnImpl fused_bn_impl_from_string(const std::string& name) {
   if (name == "orch") return FusedBnImpl::kOrch;

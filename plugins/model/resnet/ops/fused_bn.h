@@ -31,6 +31,10 @@ class ReluMaskScope {
   bool previous_;
 };
 
+/// Whether our kernels' forwards on this thread save ReLU's mask (the innermost ReluMaskScope's
+/// choice; true without one).
+bool relu_mask_enabled();
+
 /// Which fused implementation fused_bn_relu runs (the resnet parameter `fused_bn_impl`).
 enum class FusedBnImpl {
   kOrch,   ///< our kernels (fused_bn_kernels.cu)
