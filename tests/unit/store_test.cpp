@@ -21,16 +21,17 @@ std::int64_t count(Store& store, const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("a new database gets schema version 8 in WAL mode with every table and view", "[store]") {
+TEST_CASE("a new database gets schema version 9 in WAL mode with every table and view", "[store]") {
   TempDb db;
   Store store(db.path);
   CHECK(store.schema_version() == kSchemaVersion);
-  CHECK(kSchemaVersion == 8);
+  CHECK(kSchemaVersion == 9);
   Statement mode(store.database(), "PRAGMA journal_mode");
   REQUIRE(mode.step());
   CHECK(mode.column_text(0) == "wal");
   for (const char* name :
-       {"sweeps", "runs", "run_metrics", "run_steps", "telemetry_samples", "student_t_975",
+       {"sweeps", "runs", "run_metrics", "run_steps", "telemetry_samples", "host_samples",
+        "student_t_975",
         "run_profile", "run_profile_ops", "sweep_plans", "batch_probes", "device_checks",
         "sweep_invocations", "sweep_efficiency", "ranking", "run_summary", "run_key_metrics",
         "failures", "sweep_status", "run_environment"}) {
