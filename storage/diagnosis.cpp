@@ -100,6 +100,27 @@ std::optional<double> window_mean(const nlohmann::json& telemetry, const std::st
 
 }  // namespace
 
+std::optional<std::string> host_cpu_evidence(const nlohmann::json& metrics) {
+  const auto all = number_at(metrics, "host_cpu_util_mean_pct");
+  if (!all) return std::nullopt;
+  const auto core = number_at(metrics, "host_cpu_busiest_core_mean_pct");
+  const auto cores = number_at(metrics, "host_cpu_cores");
+  const std::string of = cores ? fmt::format(" of {:.0f}", *cores) : "";
+  if (*all >= kHostBusyPct) {
+    return fmt::format(
+        "host CPU busy: all{} cores {:.0f}% (at least {:.0f}%): the loader needs more CPU than "
+        "the host has (lighter decoding, GPU decoding, cached tensors)",
+        of, *all, kHostBusyPct);
+  }
+  if (core && *core >= kCorePeggedPct) {
+    return fmt::format(
+        "one host core pegged: the busiest{} cores {:.0f}% (at least {:.0f}%) while all average "
+        "{:.0f}%: a single-threaded loader or launch thread (more loader workers, or CUDA graphs)",
+        of, *core, kCorePeggedPct, *all);
+  }
+  return std::nullopt;
+}
+
 std::optional<double> telemetry_window_mean(const nlohmann::json& doc, const std::string& field) {
   if (!doc.is_object()) return std::nullopt;
   const auto tel = doc.find("telemetry");
@@ -144,9 +165,14 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
                             100 * wait_share, *step);
   }
 
+  // The host's CPU, where the GPU is under-used; on a CPU run the host is the device, and its
+  // busy cores are the work itself.
+  const bool on_gpu = !(doc.device && doc.device->rfind("cpu", 0) == 0);
+  const auto host = on_gpu ? host_cpu_evidence(metrics) : std::nullopt;
   if (input_share > input_threshold) {
-    return Diagnosis{"input-bound",
-                     fmt::format("{} (over {:.0f}%)", wait_text, 100 * input_threshold)};
+    std::string detail = fmt::format("{} (over {:.0f}%)", wait_text, 100 * input_threshold);
+    if (host) detail += "; " + *host;
+    return Diagnosis{"input-bound", detail};
   }
 
   // PCIe: host-to-device traffic (NVML's RX, as seen by the GPU) against the link's rate.
@@ -199,8 +225,11 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
   // own host cost); the trace's numbers stand beside it as the evidence to look at.
   if (trace) detail += "; " + trace->text;
   if (*util < kBusyUtilPct) {
-    return Diagnosis{"launch-bound",
-                     fmt::format("{} (GPU busy under {:.0f}% {})", detail, kBusyUtilPct, no_wait)};
+    detail = fmt::format("{} (GPU busy under {:.0f}% {})", detail, kBusyUtilPct, no_wait);
+    // The GPU waits, yet not at the batch hand-off: a host this busy may be starving the
+    // training thread itself (loader workers competing with it for cores).
+    if (host) detail += "; input-bound hint: " + *host;
+    return Diagnosis{"launch-bound", detail};
   }
   if (trace && trace->busy_pct < kBusyUtilPct) {
     // NVML counts a sampling period as busy when any kernel ran in it, so short gaps between

@@ -12,6 +12,11 @@
 //   compute-bound           the GPU is busy and no data is awaited
 //   unknown (no telemetry)  no GPU utilization recorded (CPU run, no NVML, old document)
 //
+// A GPU run whose GPU is under-used (input-bound, or launch-bound) and whose host CPU was busy
+// over the measured steps (telemetry/host_sampler.h) gains the host's evidence in its detail:
+// every core busy (the loader needs more CPU than the host has), or one core pegged while the
+// others idle (a single-threaded loader, or the one thread that launches the kernels).
+//
 // "GPU busy" is NVML's mean utilization over the measured steps. A run profiled on a GPU
 // (`profile.steps`) adds the trace's kernels per step, mean kernel time and busy share to the
 // detail, and decides launch- vs compute-bound from the trace's busy share when NVML recorded
@@ -51,6 +56,15 @@ constexpr double kBusyUtilPct = 80.0;
 /// measured host-to-device copies top out around 80-90% of the theoretical rate.
 constexpr double kPcieBoundShare = 0.70;
 
+/// The host's CPU, all cores together, at or above this mean share over the measured steps is
+/// busy: more loader workers would only compete with the training thread for what is left.
+constexpr double kHostBusyPct = 85.0;
+
+/// One core at or above this mean share is pegged: a thread that never waits, which no other
+/// core can help (a single-threaded loader or launch thread). Per-core shares are sampled at
+/// USER_HZ (10 ms ticks), so a thread that runs all the time reads 95-100%.
+constexpr double kCorePeggedPct = 90.0;
+
 struct Diagnosis {
   std::string label;   ///< one of the labels above
   std::string detail;  ///< the numbers that led to it, one line
@@ -60,6 +74,11 @@ struct Diagnosis {
 std::optional<Diagnosis> diagnose(const ResultDocument& document);
 /// The same for a document as JSON (a stored one, when the store is migrated).
 std::optional<Diagnosis> diagnose(const nlohmann::json& document);
+
+/// The host's evidence for an under-used GPU, from the `host_cpu_*` metrics: "host CPU busy:
+/// ..." or "one host core pegged: ..."; nullopt when the host had CPU to spare or was not
+/// sampled.
+std::optional<std::string> host_cpu_evidence(const nlohmann::json& metrics);
 
 /// Theoretical one-direction bandwidth of a PCIe link in bytes/s (after line encoding), or
 /// nullopt for an unknown generation or width.

@@ -1,4 +1,4 @@
-// Schema creation and the migrations from versions 1 to 8.
+// Schema creation and the migrations from versions 1 to 9.
 #include "storage/migrate.h"
 
 #include <stdexcept>
@@ -202,6 +202,15 @@ void migrate_v7_to_v8(Database& db) {
   replace_runs_definition(db);
   for (const char* head :
        {"CREATE VIEW run_summary", "CREATE VIEW ranking", "CREATE VIEW sweep_status"})
+    db.exec(schema_statement(head));
+}
+
+void migrate_v8_to_v9(Database& db) {
+  // run_summary reads run_key_metrics, so it goes first and comes back last.
+  for (const char* view : {"run_summary", "run_key_metrics"})
+    db.exec(std::string("DROP VIEW ") + view);
+  for (const char* head :
+       {"CREATE TABLE host_samples", "CREATE VIEW run_key_metrics", "CREATE VIEW run_summary"})
     db.exec(schema_statement(head));
 }
 

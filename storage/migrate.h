@@ -57,6 +57,11 @@ void migrate_v6_to_v7(Database& db);
 /// are recreated. Every run recorded before is a full measurement: rung NULL.
 void migrate_v7_to_v8(Database& db);
 
+/// Version 8 -> 9: host telemetry. The host_samples table, and the views run_key_metrics and
+/// run_summary with the host's CPU, load and memory summaries (recreated from the current
+/// schema's statements). The summaries were never recorded before, so earlier runs read NULL.
+void migrate_v8_to_v9(Database& db);
+
 /// Fills student_t_975 (dof 1..1000) if it is empty.
 void fill_t_quantiles(Database& db);
 

@@ -67,7 +67,7 @@ std::string utc_now() {
 
 void delete_run_children(Database& db, std::int64_t run_id) {
   for (const char* table : {"run_metrics", "run_steps", "telemetry_samples", "run_profile",
-                            "run_profile_ops", "batch_probes"}) {
+                            "run_profile_ops", "batch_probes", "host_samples"}) {
     Statement del(db, std::string("DELETE FROM ") + table + " WHERE run_id = ?1");
     del.bind(1, run_id);
     del.step();

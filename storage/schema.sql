@@ -1,4 +1,4 @@
--- orch results database, schema version 8 (PRAGMA user_version = 8).
+-- orch results database, schema version 9 (PRAGMA user_version = 9).
 --
 -- A sweep is one named execution of an experiment file; it has one row in `runs` per run
 -- (configuration hash + repeat index). A retry updates that row (`attempts` counts them), so a
@@ -140,6 +140,21 @@ CREATE TABLE telemetry_samples (
   PRIMARY KEY (run_id, seq)
 );
 
+-- The host's samples taken during the run, beside the GPU's (telemetry/host_sampler.h): CPU
+-- busy shares since the previous reading (NULL when no tick passed); t_s as above. The
+-- document's host_telemetry.missing says why a field is NULL.
+CREATE TABLE host_samples (
+  run_id              INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  seq                 INTEGER NOT NULL,         -- 0-based sample index
+  t_s                 REAL,
+  cpu_util_pct        REAL,                     -- every core together
+  busiest_core_pct    REAL,                     -- the busiest single core in the interval
+  busiest_core        INTEGER,                  -- its number (cpuN)
+  load1               REAL,                     -- /proc/loadavg's 1-minute load
+  mem_available_bytes INTEGER,                  -- /proc/meminfo's MemAvailable
+  PRIMARY KEY (run_id, seq)
+);
+
 -- What LibTorch's profiler saw over a run's `profile.steps` extra steps, run after the measured
 -- ones (one row per profiled run; from the document's `profile`). kernels_per_step is 0 on the
 -- CPU, where there are no kernels, and the GPU columns are NULL there.
@@ -246,13 +261,23 @@ SELECT run_id,
        MAX(CASE name WHEN 'pcie_rx_mean_bytes_per_s' THEN value END) AS pcie_rx_mean_bytes_per_s,
        MAX(CASE name WHEN 'pcie_tx_mean_bytes_per_s' THEN value END) AS pcie_tx_mean_bytes_per_s,
        MAX(CASE name WHEN 'host_peak_rss_bytes'      THEN value END) AS host_peak_rss_bytes,
+       MAX(CASE name WHEN 'host_cpu_util_mean_pct'   THEN value END) AS host_cpu_util_mean_pct,
+       MAX(CASE name WHEN 'host_cpu_util_max_pct'    THEN value END) AS host_cpu_util_max_pct,
+       MAX(CASE name WHEN 'host_cpu_busiest_core_mean_pct' THEN value END)
+         AS host_cpu_busiest_core_mean_pct,
+       MAX(CASE name WHEN 'host_load1_mean'          THEN value END) AS host_load1_mean,
+       MAX(CASE name WHEN 'host_load1_max'           THEN value END) AS host_load1_max,
+       MAX(CASE name WHEN 'host_mem_available_min_bytes' THEN value END)
+         AS host_mem_available_min_bytes,
+       MAX(CASE name WHEN 'host_cpu_cores'           THEN value END) AS host_cpu_cores,
        MAX(CASE name WHEN 'loss_first'               THEN value END) AS loss_first,
        MAX(CASE name WHEN 'loss_last'                THEN value END) AS loss_last
 FROM run_metrics
 GROUP BY run_id;
 
--- One row per run: what it was, how it ended, its key metrics and diagnosis, and for a profiled
--- run its kernels per step, GPU busy share and trace (NULL when not profiled).
+-- One row per run: what it was, how it ended, its key metrics (the GPU's and, beside them, the
+-- host CPU's, load and memory over the measured steps) and diagnosis, and for a profiled run its
+-- kernels per step, GPU busy share and trace (NULL when not profiled).
 CREATE VIEW run_summary AS
 SELECT r.id AS run_id, s.name AS sweep, r.experiment, r.name, r.config_hash, r.repeat,
        r.status, r.attempts, r.gpu, r.device, r.model, r.data, r.precision, r.stream,
@@ -262,6 +287,8 @@ SELECT r.id AS run_id, s.name AS sweep, r.experiment, r.name, r.config_hash, r.r
        m.peak_allocated_bytes, m.peak_reserved_bytes, m.gpu_util_mean_pct, m.mem_util_mean_pct,
        m.power_mean_w, m.power_max_w, m.sm_clock_mean_mhz, m.temperature_max_c,
        m.pcie_rx_mean_bytes_per_s, m.pcie_tx_mean_bytes_per_s, m.host_peak_rss_bytes,
+       m.host_cpu_util_mean_pct, m.host_cpu_util_max_pct, m.host_cpu_busiest_core_mean_pct,
+       m.host_load1_mean, m.host_load1_max, m.host_mem_available_min_bytes, m.host_cpu_cores,
        m.loss_first, m.loss_last,
        r.diagnosis, r.diagnosis_detail, r.error, r.failure_class, r.exit_code, r.term_signal,
        r.gpu_name, r.started_at, r.finished_at, r.duration_s,

@@ -68,6 +68,7 @@ Store::Store(const std::string& path) : db_(path) {
     if (version >= 2 && version <= 5) migrate_v5_to_v6(db_);
     if (version >= 2 && version <= 6) migrate_v6_to_v7(db_);
     if (version >= 2 && version <= 7) migrate_v7_to_v8(db_);
+    if (version >= 2 && version <= 8) migrate_v8_to_v9(db_);
     // Steps N -> N+1 for later versions go here, each inside this one transaction.
     if (version < kSchemaVersion) db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();

@@ -1,6 +1,6 @@
 // Store::record: one finished result document -> its run row, metrics, steps, telemetry
-// samples and profile, in one durable transaction, as an upsert so that recording it again changes
-// nothing.
+// samples (the GPU's and the host's) and profile, in one durable transaction, as an upsert so
+// that recording it again changes nothing.
 #include <stdexcept>
 
 #include "storage/diagnosis.h"
@@ -92,6 +92,34 @@ void insert_samples(Database& db, std::int64_t id, const nlohmann::json& telemet
   }
 }
 
+// The host's samples (the document's host_telemetry, telemetry/host_sampler.h).
+void insert_host_samples(Database& db, std::int64_t id, const nlohmann::json& host) {
+  if (!host.is_object()) return;
+  auto it = host.find("samples");
+  if (it == host.end() || !it->is_array()) return;
+  Statement st(db, R"(INSERT INTO host_samples (run_id, seq, t_s, cpu_util_pct, busiest_core_pct,
+      busiest_core, load1, mem_available_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))");
+  std::int64_t seq = 0;
+  for (const auto& s : *it) {
+    st.bind(1, id)
+        .bind(2, seq++)
+        .bind(3, json_number(s, "t_s"))
+        .bind(4, json_number(s, "cpu_util_pct"))
+        .bind(5, json_number(s, "busiest_core_pct"));
+    if (auto v = json_integer(s, "busiest_core"))
+      st.bind(6, *v);
+    else
+      st.bind_null(6);
+    st.bind(7, json_number(s, "load1"));
+    if (auto v = json_integer(s, "mem_available_bytes"))
+      st.bind(8, *v);
+    else
+      st.bind_null(8);
+    st.step();
+    st.reset();
+  }
+}
+
 // The probe curve of a `batch_size: auto` search, in the order probed. The document keeps
 // everything (notes included); the table is the curve, for SQL and the report.
 void insert_batch_probes(Database& db, std::int64_t id, const nlohmann::json& search) {
@@ -178,6 +206,7 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document
   insert_metrics(db_, id, metrics);
   insert_steps(db_, id, doc.steps);
   insert_samples(db_, id, telemetry);
+  insert_host_samples(db_, id, doc.host_telemetry);
   insert_profile(db_, id, document);
   insert_batch_probes(db_, id, doc.batch_search);
   touch_sweep(sweep_id);

@@ -86,6 +86,38 @@ TEST_CASE("telemetry: disabled in the experiment, the document says so", "[runne
   CHECK(doc["metrics"]["host_peak_rss_bytes"].get<std::int64_t>() > 0);
 }
 
+TEST_CASE("telemetry: a CPU run samples its host from /proc", "[runner][telemetry][host]") {
+  RunSpec spec = test::small_cpu_spec();
+  spec.telemetry.interval_ms = 5;  // several samples inside even a short measurement
+  const auto doc = run_one(spec, test::built_plugins());
+  INFO(doc.dump(2));
+  REQUIRE(doc["status"] == "ok");
+  const auto& h = doc["host_telemetry"];
+  CHECK(h["available"] == true);
+  CHECK(h["source"] == "procfs");
+  CHECK(h["cores"].get<int>() >= 1);
+  REQUIRE(h["measure_window_s"].is_array());
+  CHECK_FALSE(h["samples"].empty());
+  const auto& m = doc["metrics"];
+  CHECK(m["host_cpu_cores"] == h["cores"]);
+  REQUIRE(m.contains("host_telemetry_samples"));
+  if (m["host_telemetry_samples"].get<int>() > 0) {
+    CHECK(m["host_cpu_util_mean_pct"].get<double>() >= 0.0);
+    CHECK(m["host_cpu_util_max_pct"].get<double>() <= 100.0);
+    CHECK(m["host_mem_available_min_bytes"].get<std::int64_t>() > 0);
+  }
+}
+
+TEST_CASE("telemetry: an unreadable /proc leaves the host unsampled, with the reason",
+          "[runner][telemetry][host]") {
+  ScopedEnv root("ORCH_PROC_ROOT", "/nonexistent/proc");
+  const auto doc = run_one(test::small_cpu_spec(), test::built_plugins());
+  REQUIRE(doc["status"] == "ok");
+  CHECK(doc["host_telemetry"]["available"] == false);
+  CHECK(doc["host_telemetry"]["reason"] == "cannot read /nonexistent/proc/stat");
+  CHECK_FALSE(doc["metrics"].contains("host_cpu_util_mean_pct"));
+}
+
 TEST_CASE("telemetry: the environment carries NVML's driver version", "[runner][telemetry]") {
   ScopedEnv nvml("ORCH_NVML_LIBRARY", fake_nvml().c_str());
   ScopedEnv mode("FAKE_NVML_MODE", "ok");

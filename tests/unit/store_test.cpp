@@ -21,11 +21,11 @@ std::int64_t count(Store& store, const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("a new database gets schema version 8 in WAL mode with every table and view", "[store]") {
+TEST_CASE("a new database gets schema version 9 in WAL mode with every table and view", "[store]") {
   TempDb db;
   Store store(db.path);
   CHECK(store.schema_version() == kSchemaVersion);
-  CHECK(kSchemaVersion == 8);
+  CHECK(kSchemaVersion == 9);
   Statement mode(store.database(), "PRAGMA journal_mode");
   REQUIRE(mode.step());
   CHECK(mode.column_text(0) == "wal");
@@ -40,6 +40,7 @@ TEST_CASE("a new database gets schema version 8 in WAL mode with every table and
     st.step();
     CHECK(st.column_int(0) == 1);
   }
+  CHECK(count(store, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'host_samples'") == 1);
   CHECK(count(store, "SELECT COUNT(*) FROM student_t_975") == 1000);
   // Every view can be queried (a typo in a view only shows when it is used).
   for (const char* view : {"ranking", "run_summary", "failures", "sweep_status", "run_environment",

@@ -182,6 +182,14 @@ std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection
       {"  data wait (ms)", mean(a, "data_wait_ms_mean"), mean(b, "data_wait_ms_mean"), 2, {}},
       {"  compute (ms)", split(a), split(b), 2, {}},
   };
+  // The host's CPU, only where either side sampled it, so comparisons of older runs read as
+  // they always did.
+  for (const auto& [label, key] :
+       {std::pair{"mean host CPU, all cores (%)", "host_cpu_util_mean_pct"},
+        std::pair{"busiest host core (%)", "host_cpu_busiest_core_mean_pct"}}) {
+    auto va = mean(a, key), vb = mean(b, key);
+    if (va || vb) lines.push_back({label, va, vb, 1, {}});
+  }
   for (auto& l : lines) {
     // A change relative to a value that shows as zero (a data wait of 0.004 ms) is noise.
     const double shown_zero = 0.5 * std::pow(10.0, -l.decimals);

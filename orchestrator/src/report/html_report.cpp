@@ -191,6 +191,10 @@ std::string ranking_section(const ReportData& d) {
   const bool profiled = std::any_of(rk.rows.begin(), rk.rows.end(), [](const RankedConfig& c) {
     return c.kernels_per_step.has_value();
   });
+  // The host's CPU beside the GPU's numbers, likewise only where it was sampled.
+  const bool host = std::any_of(rk.rows.begin(), rk.rows.end(),
+                                [](const RankedConfig& c) { return c.host_cpu_pct.has_value(); });
+  if (host) out += "<th class=\"num\">host CPU all / core</th>";
   if (profiled) {
     out += "<th class=\"num\">kernels/step</th><th class=\"num\">busy (trace)</th>";
   }
@@ -205,9 +209,10 @@ std::string ranking_section(const ReportData& d) {
         "class=\"num\">{}</td><td>{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
         "class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td>{}<td>{}</td></tr>\n",
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td>{}{}<td>{}</td></tr>\n",
         c.position, esc(c.name), esc(cells.value), c.tie ? "tie" : "", c.stats.n,
         esc(cells.speedup), esc(cells.split), esc(cells.peak), esc(cells.util), esc(cells.power),
+        host ? fmt::format("<td class=\"num\">{}</td>", esc(host_cpu_cell(c))) : std::string(),
         profiled ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
                                esc(cells.kernels), esc(cells.trace_busy))
                  : std::string(),
@@ -450,6 +455,24 @@ std::string profile_section(const ReportData& d) {
   return out + "</section>\n";
 }
 
+// A run's NVML charts: utilization, power and device memory.
+std::string gpu_charts(const RunTimeline& t, double x_max) {
+  double mem_max = 0;
+  for (const auto& v : t.memory_used_bytes) mem_max = std::max(mem_max, v.value_or(0.0));
+  // GiB for a GPU's memory; MiB when it stays under one GiB, so the ticks stay readable.
+  const bool gib = mem_max >= kGiB;
+  std::vector<std::optional<double>> mem;
+  for (const auto& v : t.memory_used_bytes) {
+    mem.push_back(v ? std::optional<double>(*v / (gib ? kGiB : 1024.0 * 1024.0)) : std::nullopt);
+  }
+  std::string out =
+      svg_time_series({"GPU utilization (%)", t.t_s, t.gpu_util_pct, 100.0, t.window, x_max});
+  out += svg_time_series({"power (W)", t.t_s, t.power_w, std::nullopt, t.window, x_max});
+  out += svg_time_series(
+      {gib ? "memory used (GiB)" : "memory used (MiB)", t.t_s, mem, std::nullopt, t.window, x_max});
+  return out;
+}
+
 std::string telemetry_section(const ReportData& d) {
   std::string out = "<section id=\"telemetry\"><h2>GPU telemetry per run</h2>\n";
   out +=
@@ -458,29 +481,33 @@ std::string telemetry_section(const ReportData& d) {
       "smoothing: a saw-tooth in utilization or power is the GPU waiting). The shaded band is the "
       "measured steps (<code>telemetry.measure_window_s</code>); before it, set-up and warm-up. "
       "Memory is "
-      "NVML's device memory used (every process and the driver's reserve).</p>\n";
+      "NVML's device memory used (every process and the driver's reserve). Where the host was "
+      "sampled, its CPU is drawn beside: every core together, and the busiest single core "
+      "(<code>host_telemetry</code>).</p>\n";
   std::string without;
   for (const RunTimeline& t : d.timelines) {
     const std::string title = fmt::format("{} <span class=\"note\">(repeat {}, run {}, {})</span>",
                                           esc(t.name), t.repeat, t.run_id, esc(t.status));
-    if (t.t_s.empty()) {
+    if (t.t_s.empty() && t.host_t_s.empty()) {
       without += "<li>" + title + ": " + esc(t.reason) + "</li>\n";
       continue;
     }
-    double x_max = t.t_s.back(), mem_max = 0;
-    for (const auto& v : t.memory_used_bytes) mem_max = std::max(mem_max, v.value_or(0.0));
-    // GiB for a GPU's memory; MiB when it stays under one GiB, so the ticks stay readable.
-    const bool gib = mem_max >= kGiB;
-    std::vector<std::optional<double>> mem;
-    for (const auto& v : t.memory_used_bytes) {
-      mem.push_back(v ? std::optional<double>(*v / (gib ? kGiB : 1024.0 * 1024.0)) : std::nullopt);
-    }
     out += "<div class=\"run\"><h3>" + title + "</h3><div class=\"charts\">";
-    out += svg_time_series({"GPU utilization (%)", t.t_s, t.gpu_util_pct, 100.0, t.window, x_max});
-    out += svg_time_series({"power (W)", t.t_s, t.power_w, std::nullopt, t.window, x_max});
-    out += svg_time_series({gib ? "memory used (GiB)" : "memory used (MiB)", t.t_s, mem,
-                            std::nullopt, t.window, x_max});
-    out += "</div></div>\n";
+    double x_max = 0;
+    if (!t.t_s.empty()) x_max = t.t_s.back();
+    if (!t.host_t_s.empty()) x_max = std::max(x_max, t.host_t_s.back());
+    if (!t.t_s.empty()) out += gpu_charts(t, x_max);
+    // The host's CPU beside the GPU's utilization: every core together, and the busiest core
+    // (a single-threaded loader shows as one core near 100%).
+    if (!t.host_t_s.empty()) {
+      out += svg_time_series(
+          {"host CPU, all cores (%)", t.host_t_s, t.host_cpu_pct, 100.0, t.host_window, x_max});
+      out += svg_time_series(
+          {"busiest host core (%)", t.host_t_s, t.host_core_pct, 100.0, t.host_window, x_max});
+    }
+    out += "</div>";
+    if (t.t_s.empty()) out += "<p class=\"note\">No GPU samples: " + esc(t.reason) + "</p>";
+    out += "</div>\n";
   }
   if (!without.empty()) out += "<h3>Runs without samples</h3><ul>\n" + without + "</ul>\n";
   return out + "</section>\n";

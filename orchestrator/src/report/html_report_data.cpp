@@ -34,6 +34,27 @@ std::string utc_now() {
   return buf;
 }
 
+// The host's samples of run `id` into `t` (nothing for a run recorded without them).
+void read_host_timeline(const storage::Database& db, std::int64_t id, RunTimeline& t) {
+  storage::Statement w(
+      db,
+      "SELECT json_extract(document_json, '$.host_telemetry.measure_window_s[0]'), "
+      "json_extract(document_json, '$.host_telemetry.measure_window_s[1]') "
+      "FROM runs WHERE id = ?");
+  w.bind(1, id);
+  if (w.step() && !w.is_null(0) && !w.is_null(1))
+    t.host_window = std::make_pair(w.column_double(0), w.column_double(1));
+  storage::Statement s(db,
+                       "SELECT t_s, cpu_util_pct, busiest_core_pct FROM host_samples "
+                       "WHERE run_id = ? AND t_s IS NOT NULL ORDER BY seq");
+  s.bind(1, id);
+  while (s.step()) {
+    t.host_t_s.push_back(s.column_double(0));
+    t.host_cpu_pct.push_back(opt_double(s, 1));
+    t.host_core_pct.push_back(opt_double(s, 2));
+  }
+}
+
 RunTimeline read_timeline(const storage::Database& db, const storage::RunRecord& r) {
   RunTimeline t;
   t.run_id = r.id;
@@ -63,6 +84,7 @@ RunTimeline read_timeline(const storage::Database& db, const storage::RunRecord&
     t.power_w.push_back(opt_double(s, 2));
     t.memory_used_bytes.push_back(opt_double(s, 3));
   }
+  read_host_timeline(db, r.id, t);
   if (t.t_s.empty() && t.reason.empty()) {
     t.reason =
         r.status == "ok" ? "no telemetry samples were recorded" : "the run recorded no telemetry";

@@ -26,6 +26,11 @@ struct RunTimeline {
   std::string reason;                               ///< why there are no samples, when none
   std::vector<double> t_s;
   std::vector<std::optional<double>> gpu_util_pct, power_w, memory_used_bytes;
+  /// The host's samples (host_samples) and their window (host_telemetry.measure_window_s);
+  /// empty when the host was not sampled.
+  std::optional<std::pair<double, double>> host_window;
+  std::vector<double> host_t_s;
+  std::vector<std::optional<double>> host_cpu_pct, host_core_pct;
 };
 
 /// A row of the `failures` view.

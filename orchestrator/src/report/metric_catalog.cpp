@@ -27,6 +27,9 @@ const std::vector<MetricInfo>& metric_catalog() {
       {"power_mean_w", "W", Better::kLower, "mean board power (NVML)"},
       {"power_max_w", "W", Better::kLower, "peak board power (NVML)"},
       {"temperature_max_c", "C", Better::kLower, "peak GPU temperature (NVML)"},
+      {"host_cpu_util_mean_pct", "%", Better::kLower, "mean host CPU utilization, all cores"},
+      {"host_cpu_busiest_core_mean_pct", "%", Better::kLower,
+       "mean utilization of the busiest host core"},
       {"loss_last", "", Better::kLower, "loss at the last measured step"},
   };
   return kCatalog;

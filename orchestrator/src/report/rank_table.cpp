@@ -115,6 +115,13 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
   const bool profiled =
       std::any_of(ranking.rows.begin(), ranking.rows.end(),
                   [](const RankedConfig& c) { return c.kernels_per_step.has_value(); });
+  // The host's CPU beside the GPU's numbers, likewise only where it was sampled.
+  const bool host = std::any_of(ranking.rows.begin(), ranking.rows.end(),
+                                [](const RankedConfig& c) { return c.host_cpu_pct.has_value(); });
+  if (host) {
+    t.header.insert(t.header.end() - 1, "host CPU all / core");
+    t.left.insert(t.left.end() - 1, false);
+  }
   if (profiled) {
     t.header.insert(t.header.end() - 1, {"kernels/step", "busy (trace)"});
     t.left.insert(t.left.end() - 1, {false, false});
@@ -139,6 +146,7 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
          split,
          c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
          or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""), terminal_text(diagnosis_column(c))});
+    if (host) t.rows.back().insert(t.rows.back().end() - 1, host_cpu_cell(c));
     if (profiled) {
       auto& row = t.rows.back();
       row.insert(row.end() - 1, {or_dash(c.kernels_per_step, ""), or_dash(c.trace_busy_pct, "%")});

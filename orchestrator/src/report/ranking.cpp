@@ -98,6 +98,8 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
     c.peak_bytes = mean_of(group, "peak_allocated_bytes");
     c.gpu_util_pct = mean_of(group, "gpu_util_mean_pct");
     c.power_w = mean_of(group, "power_mean_w");
+    c.host_cpu_pct = mean_of(group, "host_cpu_util_mean_pct");
+    c.host_core_pct = mean_of(group, "host_cpu_busiest_core_mean_pct");
     c.diagnosis = most_frequent_diagnosis(group);
     c.diverged_runs = static_cast<int>(std::count_if(
         group.begin(), group.end(), [](const auto* r) { return r->status == "diverged"; }));
@@ -173,6 +175,12 @@ std::string speedup_note(const Ranking& ranking) {
   }
   return "speedup: against the slowest configuration (`baseline: NAME` in the experiment file "
          "compares with one of your choice)";
+}
+
+std::string host_cpu_cell(const RankedConfig& c) {
+  if (!c.host_cpu_pct) return "-";
+  if (!c.host_core_pct) return fmt::format("{:.0f}%", *c.host_cpu_pct);
+  return fmt::format("{:.0f}% / {:.0f}%", *c.host_cpu_pct, *c.host_core_pct);
 }
 
 std::string diagnosis_column(const RankedConfig& c) {

@@ -32,6 +32,9 @@ struct RankedConfig {
   /// profile), and the share of the profiled steps during which a kernel ran, in percent (GPU
   /// profiles only).
   std::optional<double> kernels_per_step, trace_busy_pct;
+  /// The host's CPU over the measured steps (telemetry/host_sampler.h), when sampled: every
+  /// core together, and the busiest single core, in percent.
+  std::optional<double> host_cpu_pct, host_core_pct;
   std::string diagnosis;  ///< the most frequent label of its runs; "" when none
   int diverged_runs = 0;  ///< of stats.n, runs whose loss became NaN or infinite (when included)
   /// Of stats.n, runs that started with another process computing on their GPU (metric
@@ -44,6 +47,10 @@ struct RankedConfig {
 /// most frequent diagnosis; "-" for none.
 /// Plain text: the terminal table and the report escape it their own way.
 std::string diagnosis_column(const RankedConfig& c);
+
+/// The host CPU column, beside the GPU's utilization: every core's mean share and the busiest
+/// core's, "40% / 99%" ("-" where the host was not sampled).
+std::string host_cpu_cell(const RankedConfig& c);
 
 /// What NOISY means, one sentence for the rank table's and the report's footnotes.
 std::string noisy_note();

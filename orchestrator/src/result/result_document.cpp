@@ -150,6 +150,7 @@ json to_json(const ResultDocument& d) {
   put(out, "steps", d.steps);
   put(out, "environment", d.environment);
   put(out, "telemetry", d.telemetry);
+  put(out, "host_telemetry", d.host_telemetry);
   put(out, "profile", d.profile);
   put(out, "batch_search", d.batch_search);
   return out;
@@ -185,6 +186,7 @@ ResultDocument result_from_json(const json& j) {
   take(rest, "steps", d.steps);
   take(rest, "environment", d.environment);
   take(rest, "telemetry", d.telemetry);
+  take(rest, "host_telemetry", d.host_telemetry);
   take(rest, "profile", d.profile);
   take(rest, "batch_search", d.batch_search);
   d.extra = std::move(rest);

@@ -59,11 +59,14 @@ struct ResultDocument {
   std::optional<FailureClass> failure_class;
 
   // Passed through whole; null when absent.
-  nlohmann::json metrics;       ///< name -> number (images_per_s, step_ms_mean, ...)
-  nlohmann::json counters;      ///< plugin counters, "<role>.<name>" -> number
-  nlohmann::json steps;         ///< one entry per measured step
-  nlohmann::json environment;   ///< GPU, driver, library versions, host
-  nlohmann::json telemetry;     ///< NVML samples and summaries (version 2)
+  nlohmann::json metrics;      ///< name -> number (images_per_s, step_ms_mean, ...)
+  nlohmann::json counters;     ///< plugin counters, "<role>.<name>" -> number
+  nlohmann::json steps;        ///< one entry per measured step
+  nlohmann::json environment;  ///< GPU, driver, library versions, host
+  nlohmann::json telemetry;    ///< NVML samples and summaries (version 2)
+  /// The host's CPU, load and memory samples (telemetry/host_sampler.h); an optional section
+  /// that older readers keep in `extra`, so the version stays 2.
+  nlohmann::json host_telemetry;
   nlohmann::json profile;       ///< the profiled steps' summary
   nlohmann::json batch_search;  ///< the probes of `batch_size: auto`
 

@@ -29,6 +29,7 @@
 #include "runner/step_timer.h"
 #include "storage/row_values.h"  // utc_now: the store and the documents share one time format
 #include "telemetry/host_facts.h"
+#include "telemetry/host_sampler.h"
 #include "telemetry/nvml_sampler.h"
 #include "telemetry/process_age.h"
 
@@ -132,6 +133,23 @@ std::unique_ptr<NvmlSampler> start_sampler(const RunSpec& spec, const c10::Devic
   return sampler;
 }
 
+// The host sampler for this run, started (it samples the CPU beside the GPU, and on a CPU
+// run the device itself); or nullptr with `why_not` saying why there is none.
+std::unique_ptr<HostSampler> start_host_sampler(const RunSpec& spec, std::string& why_not) {
+  if (!spec.telemetry.enabled) {
+    why_not = "telemetry disabled by the experiment (telemetry.enabled: false)";
+    return nullptr;
+  }
+  auto sampler = std::make_unique<HostSampler>(
+      HostSamplerOptions{static_cast<int>(spec.telemetry.interval_ms), default_proc_root()});
+  if (!sampler->available()) {
+    why_not = sampler->unavailable_reason();
+    return nullptr;
+  }
+  sampler->start();
+  return sampler;
+}
+
 // The warm-up, timed apart from the measured steps: cuDNN autotuning, allocator growth and
 // lazy initialisation happen here. Fills m's warm-up fields.
 void warm_up(const RunSpec& spec, const c10::Device& device, StreamStrategy& strategy,
@@ -178,10 +196,10 @@ void warm_up(const RunSpec& spec, const c10::Device& device, StreamStrategy& str
   m.warmup_s = seconds_since(t0);
 }
 
-// `sampler` (may be null) is told when the measured steps begin and end, so the telemetry
-// summaries cover exactly the steps the throughput covers.
+// `sampler` and `host` (either may be null) are told when the measured steps begin and end, so the
+// telemetry summaries cover exactly the steps the throughput covers.
 Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device,
-                  NvmlSampler* sampler, const std::string& trace_path) {
+                  NvmlSampler* sampler, HostSampler* host, const std::string& trace_path) {
   Measurement m;
   torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
   const bool channels_last = spec.memory_format == "channels_last";
@@ -249,6 +267,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   losses.reserve(n);
   m.data_wait_ms.reserve(n);
   if (sampler) sampler->mark_measure_begin();
+  if (host) host->mark_measure_begin();
   measured = &timer;
   const auto t0 = Clock::now();
   for (std::size_t i = 0; i < n; ++i) {
@@ -264,6 +283,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   m.measure_s = std::chrono::duration<double>(m.measure_ended - t0).count();
   measured = nullptr;
   if (sampler) sampler->mark_measure_end();
+  if (host) host->mark_measure_end();
 
   m.step_ms = timer.step_ms();
   m.gpu_idle_ms = timer.input_idle_ms();
@@ -373,10 +393,16 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   // above all), and the sampling thread is always joined before the document is returned.
   std::unique_ptr<NvmlSampler> sampler;
   std::optional<TelemetryRecord> telemetry;
+  std::unique_ptr<HostSampler> host_sampler;
+  std::optional<HostTelemetryRecord> host_telemetry;
   auto finish_telemetry = [&] {
     if (sampler) {
       telemetry = sampler->stop();
       sampler.reset();
+    }
+    if (host_sampler) {
+      host_telemetry = host_sampler->stop();
+      host_sampler.reset();
     }
   };
   // Out of memory, however it was spelled (out_of_memory.h), is the configuration's outcome;
@@ -401,12 +427,20 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
       telemetry =
           TelemetryRecord::unavailable(why_not, static_cast<int>(spec.telemetry.interval_ms));
     }
-    Measurement m = train(spec, registry, device, sampler.get(), outputs.trace_path);
+    std::string host_why_not;
+    host_sampler = start_host_sampler(spec, host_why_not);
+    if (!host_sampler) {
+      host_telemetry = HostTelemetryRecord::unavailable(
+          host_why_not, static_cast<int>(spec.telemetry.interval_ms));
+    }
+    Measurement m =
+        train(spec, registry, device, sampler.get(), host_sampler.get(), outputs.trace_path);
     finish_telemetry();
 
     nlohmann::json metrics = document_metrics(m, *spec.batch_size, startup_s, t0);
     measure_ended = m.measure_ended;
     metrics.update(telemetry_metrics(*telemetry));
+    if (host_telemetry) metrics.update(host_telemetry_metrics(*host_telemetry));
     // A number, so rank and the report can flag a run that shared its GPU (environment.cpp).
     if (doc.environment.contains("gpu_other_processes") &&
         doc.environment["gpu_other_processes"].is_array())
@@ -436,6 +470,7 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   }
   finish_telemetry();
   if (telemetry) doc.telemetry = telemetry_json(*telemetry);
+  if (host_telemetry) doc.host_telemetry = host_telemetry_json(*host_telemetry);
   classify_run_failure(doc);
   if (measure_ended && doc.metrics.is_object()) {
     doc.metrics[phase_key::kAfter] = seconds_since(*measure_ended);

@@ -29,6 +29,7 @@
 #include "storage/row_values.h"  // utc_now
 #include "telemetry/gpu_facts.h"
 #include "telemetry/host_facts.h"
+#include "telemetry/host_sampler.h"
 #include "telemetry/nvml_sampler.h"
 #include "telemetry/telemetry_record.h"
 
@@ -432,6 +433,9 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
   std::optional<TelemetryRecord> telemetry;
   std::unique_ptr<NvmlSampler> sampler;
   std::chrono::system_clock::time_point sampler_t0;
+  std::optional<HostTelemetryRecord> host_telemetry;
+  std::unique_ptr<HostSampler> host_sampler;
+  std::chrono::system_clock::time_point host_t0;
   try {
     if (!device.error.empty()) throw std::runtime_error(device.error);
     if (!spec.batch_size) {
@@ -482,8 +486,26 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
       }
     }
 
+    // The host is sampled whatever the device: a script's loader runs on its CPU.
+    if (!spec.telemetry.enabled) {
+      host_telemetry = HostTelemetryRecord::unavailable(
+          "telemetry disabled by the experiment (telemetry.enabled: false)", interval);
+    } else {
+      host_sampler =
+          std::make_unique<HostSampler>(HostSamplerOptions{interval, default_proc_root()});
+      if (host_sampler->available()) {
+        host_t0 = std::chrono::system_clock::now();
+        host_sampler->start();
+      } else {
+        host_telemetry =
+            HostTelemetryRecord::unavailable(host_sampler->unavailable_reason(), interval);
+        host_sampler.reset();
+      }
+    }
+
     const Finished f = run_program(argv, env);
     if (sampler) telemetry = sampler->stop();
+    if (host_sampler) host_telemetry = host_sampler->stop();
     if (!f.spawn_error.empty()) throw std::runtime_error(f.spawn_error);
 
     std::optional<json> report;
@@ -515,16 +537,20 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
       // The measured steps ended when the report was written, measure_s before that: the
       // window the telemetry summaries cover, as for a built-in run.
       struct stat st {};
-      if (telemetry && telemetry->available && ::stat(report_path.c_str(), &st) == 0 &&
-          r.contains("metrics") && r["metrics"].is_object() &&
-          r["metrics"].value("measure_s", json()).is_number()) {
+      if (::stat(report_path.c_str(), &st) == 0 && r.contains("metrics") &&
+          r["metrics"].is_object() && r["metrics"].value("measure_s", json()).is_number()) {
         const auto written = std::chrono::system_clock::time_point(
             std::chrono::seconds(st.st_mtim.tv_sec) +
             std::chrono::duration_cast<std::chrono::system_clock::duration>(
                 std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
-        const double end_s = std::chrono::duration<double>(written - sampler_t0).count();
         const double measure_s = r["metrics"]["measure_s"].get<double>();
-        telemetry->measure_window_s = std::make_pair(std::max(0.0, end_s - measure_s), end_s);
+        auto window = [&](std::chrono::system_clock::time_point t0) {
+          const double end_s = std::chrono::duration<double>(written - t0).count();
+          return std::make_pair(std::max(0.0, end_s - measure_s), end_s);
+        };
+        if (telemetry && telemetry->available) telemetry->measure_window_s = window(sampler_t0);
+        if (host_telemetry && host_telemetry->available)
+          host_telemetry->measure_window_s = window(host_t0);
       }
     }
     ProcessOutcome outcome;
@@ -536,6 +562,7 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
     doc.outcome = outcome;
   } catch (const std::exception& e) {
     if (sampler) telemetry = sampler->stop();
+    if (host_sampler) host_telemetry = host_sampler->stop();
     doc.status = RunStatus::failed;
     doc.error = e.what();
   }
@@ -543,6 +570,11 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
     doc.telemetry = telemetry_json(*telemetry);
     if (doc.status == RunStatus::ok || doc.status == RunStatus::diverged)
       doc.metrics.update(telemetry_metrics(*telemetry));
+  }
+  if (host_telemetry) {
+    doc.host_telemetry = host_telemetry_json(*host_telemetry);
+    if (doc.status == RunStatus::ok || doc.status == RunStatus::diverged)
+      doc.metrics.update(host_telemetry_metrics(*host_telemetry));
   }
   // The program's failures are its configuration's; whether its GPU is still sound is the
   // sweep's device check to find, not exec's (a check here would make a CUDA context).
