@@ -2,6 +2,7 @@
 #include "runner/run_reset.h"
 
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
@@ -20,6 +21,7 @@ ProcessSettings ProcessSettings::current() {
   s.deterministic_warn_only = c.deterministicAlgorithmsWarnOnly();
   s.tf32_cublas = c.allowTF32CuBLAS();
   s.tf32_cudnn = c.allowTF32CuDNN();
+  s.intra_op_threads = at::get_num_threads();
   return s;
 }
 
@@ -30,6 +32,9 @@ void ProcessSettings::apply() const {
   c.setDeterministicAlgorithms(deterministic_algorithms, deterministic_warn_only);
   c.setAllowTF32CuBLAS(tf32_cublas);
   c.setAllowTF32CuDNN(tf32_cudnn);
+  // Only when changed: setting it rebuilds the pool.
+  if (intra_op_threads > 0 && at::get_num_threads() != intra_op_threads)
+    at::set_num_threads(intra_op_threads);
 }
 
 void reset_between_runs(const ProcessSettings& initial) {

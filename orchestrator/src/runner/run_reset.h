@@ -3,11 +3,12 @@
 // run measures as it would in a fresh process, less the start-up.
 //
 // Reset: the cuDNN benchmark and determinism flags and the TF32 flags (the precision plugins
-// set them; back to what they were when the process started), the current CUDA stream of each
-// device (a stream strategy may leave a side stream current), the caching allocator's cached
-// blocks (emptied, so the next run's peak reserved memory is its own) and its peak and
-// accumulated statistics. The runner itself seeds every run (manual_seed, the loader's seed)
-// and makes a new NVML sampler for each, so neither needs anything here.
+// set them; back to what they were when the process started), LibTorch's intra-op thread count
+// (a plugin may narrow it), the current CUDA stream of each device (a stream strategy may leave a
+// side stream current), the caching allocator's cached blocks (emptied, so the next run's peak
+// reserved memory is its own) and its peak and accumulated statistics. The runner itself seeds
+// every run (manual_seed, the loader's seed) and makes a new NVML sampler for each, so neither
+// needs anything here.
 //
 // Kept, on purpose: ATen's cuDNN algorithm cache (what cudnn benchmark found for a shape; a
 // long training job keeps it too, and re-finding it is the warm-up a worker saves), the CUDA
@@ -24,6 +25,7 @@ struct ProcessSettings {
   bool deterministic_warn_only = false;
   bool tf32_cublas = false;
   bool tf32_cudnn = true;
+  int intra_op_threads = 0;  ///< LibTorch's CPU thread pool (a plugin may narrow it)
 
   static ProcessSettings current();
   /// Makes them the process's settings again.
