@@ -189,7 +189,7 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
       p.runs[0].config.dump() ==
       R"({"batch_size":64,"cuda_connections":"driver","cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
       R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
-      R"("device":"auto","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
+      R"("device":"auto","isolation":"process","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
       R"("fused_bn_impl":"cudnn","fused_residual_grad":true,"max_pool_impl":"orch"},)"
       R"("plugin":"resnet"},)"
       R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
@@ -197,8 +197,8 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
       R"("repeat":1,"seed":0,)"
       R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
       R"("telemetry":{"enabled":true,"interval_ms":100},"timeout":1800.0})");
-  // XXH3-128 of that JSON without "repeat", "timeout", the default "telemetry", "profile" and
-  // "cuda_connections"
+  // XXH3-128 of that JSON without "repeat", "timeout", the default "telemetry", "profile",
+  // "cuda_connections" and "isolation"
   // and resnet's default "fused_bn", "fused_bn_impl", "fused_residual_grad" and
   // "max_pool_impl" (checked against libxxhash); unchanged since before any of them existed.
   CHECK(p.runs[0].hash == "8b922a3df0c97eb438ad02254c052273");

@@ -112,8 +112,9 @@ TEST_CASE("workload: a script run's configuration keeps only what a program uses
   REQUIRE(p.runs.size() == 1);
   const RunSpec& r = p.runs[0];
   CHECK(r.workload.is_script());
-  for (const char* key : {"model", "data", "precision", "stream", "memory_format",
-                          "cudnn_benchmark", "optimizer", "cuda_connections", "profile"}) {
+  for (const char* key :
+       {"model", "data", "precision", "stream", "memory_format", "cudnn_benchmark", "optimizer",
+        "cuda_connections", "profile", "isolation"}) {
     INFO(key);
     CHECK_FALSE(r.config.contains(key));
   }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/exec_worker.h"
 #include "cli/plugin_loading.h"
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
@@ -34,7 +35,7 @@ struct ExecOptions {
   double batch_headroom = 0.9;
   long parent_pid = 0;
   std::string write_outcome, reason;
-  bool supervise = false;
+  bool supervise = false, worker = false;
   double grace_s = 10;
   std::string work_dir;
 };
@@ -79,10 +80,16 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       "execute one run specification (JSON) in this process and write its result "
       "document; `orch sweep` runs each run this way in a child process");
   auto o = std::make_shared<ExecOptions>();
-  cmd->add_option("--spec", o->spec, "run specification (JSON), as written by `orch sweep`")
-      ->required()
+  cmd->add_option("--spec", o->spec,
+                  "run specification (JSON), as written by `orch sweep` (required without "
+                  "--worker)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", o->out, "where to write the result document (JSON)")->required();
+  cmd->add_option("--out", o->out,
+                  "where to write the result document (JSON; required without "
+                  "--worker)");
+  cmd->add_flag("--worker", o->worker,
+                "a warm worker (`isolation: worker`): load the plugins once, then run one "
+                "request a line from stdin and answer each on stdout, until stdin closes");
   cmd->add_option("--batch-size", o->batch_size,
                   "the batch to use when the specification says `auto`")
       ->check(CLI::PositiveNumber);
@@ -123,6 +130,15 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
         exit_code = kExitRunFailed;
         return;
       }
+    }
+    if (o->worker) {
+      exit_code = run_exec_worker(g);
+      return;
+    }
+    if (o->spec.empty() || o->out.empty()) {
+      std::cerr << "orch exec: --spec and --out are required (or --worker)\n";
+      exit_code = kExitBadInput;
+      return;
     }
     RunSpec spec;
     try {

@@ -86,6 +86,10 @@ json norm_cuda_connections(const YNode& n, const std::string& key_path) {
   return *v;
 }
 
+json norm_isolation(const YNode& n, const std::string& key_path) {
+  return one_of(n, key_path, {"process", "worker"});
+}
+
 json norm_repeat(const YNode& n, const std::string& key_path) {
   return int_at_least(n, key_path, 1, "int >= 1");
 }
@@ -259,6 +263,12 @@ std::vector<KeySpec> make_keys() {
       // leaves the environment as it is. Hashed only when set, like `telemetry`.
       scalar_key("cuda_connections", norm_cuda_connections, "driver",
                  "driver, or an int from 1 to 32"),
+      // How `orch sweep` runs a configuration: a fresh `orch exec` process per run (process), or
+      // a long-lived one per GPU that takes run after run (worker, sweep/worker_pool.h). Hashed
+      // when not the default, like `cuda_connections`: a warm worker keeps ATen's cuDNN
+      // algorithm cache and the CUDA context between runs, which can change what is measured,
+      // so a configuration measured both ways is two configurations, each with its own numbers.
+      scalar_key("isolation", norm_isolation, "process", "process, worker"),
       // `impl` is how the same SGD update is computed: one kernel chain per tensor (loop),
       // multi-tensor ops (foreach, PyTorch's default on CUDA), or ATen's fused kernel.
       group_key("optimizer",
@@ -303,8 +313,8 @@ bool valid_arg_name(std::string_view name) {
 
 bool builtin_only_key(std::string_view name) {
   static const char* const kBuiltinOnly[] = {
-      "model",           "data",      "precision",        "stream", "memory_format",
-      "cudnn_benchmark", "optimizer", "cuda_connections", "profile"};
+      "model",           "data",      "precision",        "stream",  "memory_format",
+      "cudnn_benchmark", "optimizer", "cuda_connections", "profile", "isolation"};
   for (const char* k : kBuiltinOnly) {
     if (name == k) return true;
   }

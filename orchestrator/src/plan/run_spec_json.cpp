@@ -115,6 +115,10 @@ void fill_builtin_settings(RunSpec& run) {
   run.cuda_connections.reset();
   if (c.contains("cuda_connections") && c["cuda_connections"].is_number_integer())
     run.cuda_connections = c["cuda_connections"].get<std::int64_t>();
+  // Optional: a specification written before the key existed ran in a process of its own.
+  run.isolation = "process";
+  if (c.contains("isolation") && c["isolation"].is_string())
+    run.isolation = c["isolation"].get<std::string>();
   const json& opt = field(c, "optimizer", "config.");
   run.optimizer.name = get<std::string>(opt, "name", "config.optimizer.");
   run.optimizer.impl = get<std::string>(opt, "impl", "config.optimizer.");

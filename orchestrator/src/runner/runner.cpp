@@ -379,6 +379,8 @@ bool cudnn_benchmark_enabled(const std::string& setting, std::int64_t batch,
   return std::all_of(shape.begin(), shape.end(), [](std::int64_t d) { return d % 8 == 0; });
 }
 
+void start_up_begins_now() { g_previous_run_end = Clock::now(); }
+
 ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
                             const RunOutputs& outputs) {
   ResultDocument doc;  // of the newest version (result_document.h)

@@ -26,6 +26,10 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
 nlohmann::json run_one(const RunSpec& spec, const PluginRegistry& registry,
                        const RunOutputs& outputs = {});
 
+/// The next run's start-up phase (result/run_phases.h) starts now rather than at the previous
+/// run's end: a warm worker that has just been given a run (its idle time was no run's).
+void start_up_begins_now();
+
 /// `auto` cuDNN benchmarking: on only when batch, channels, height and width are all
 /// multiples of 8 (the shapes Tensor Cores want, as the article advises).
 bool cudnn_benchmark_enabled(const std::string& setting, std::int64_t batch,

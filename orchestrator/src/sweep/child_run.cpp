@@ -23,6 +23,7 @@
 #include "sweep/fastest_batch_search.h"
 #include "sweep/file_tail.h"
 #include "sweep/sweep_paths.h"
+#include "sweep/worker_pool.h"
 
 namespace orch::sweep {
 namespace {
@@ -74,12 +75,14 @@ std::string free_space_note(const fs::path& dir) {
   return {};
 }
 
-// One child process: `orch exec` for a run or a probe, with its timeout.
+// One child process: `orch exec` for a run or a probe, with its timeout; or, with a pool, a run
+// sent to a warm worker (worker_pool.h), with the same timeout, stop and crash handling.
 class Attempt {
  public:
   Attempt(const ChildLaunchOptions& o, const RunSpec& spec, const std::string& gpu,
-          const fs::path& dir, std::optional<std::int64_t> batch, ProbeKind kind)
-      : grace_(o.grace_s), timeout_(spec.timeout_s), dir_(dir) {
+          const fs::path& dir, std::optional<std::int64_t> batch, ProbeKind kind,
+          WorkerPool* pool = nullptr)
+      : grace_(o.grace_s), timeout_(spec.timeout_s), dir_(dir), gpu_(gpu), pool_(pool) {
     // Every write is checked (an EnvironmentFault names the path and the error). The previous
     // attempt's result goes first: left behind, a resume would record it as this attempt's.
     check_own_folder(dir_.string());
@@ -89,6 +92,10 @@ class Attempt {
     write_file(spec_path.string(), run_spec_json(spec).dump(2) + "\n");
     // A retry must not leave the previous attempt's trace behind as if it were its own.
     remove_file((dir_ / kTraceFileName).string());
+    if (pool_) {
+      send_to_worker(spec_path, batch, spec.profile.enabled());
+      return;
+    }
     process::ChildOptions c;
     c.argv = {o.orch_binary};
     for (const auto& p : o.plugin_paths) {
@@ -119,8 +126,9 @@ class Attempt {
     child_ = std::make_unique<process::Child>(c);
   }
 
-  /// The attempt's document once the child has ended.
+  /// The attempt's document once the child has ended (or the worker has answered).
   std::optional<ResultDocument> poll() {
+    if (worker_) return poll_worker();
     auto st = child_->poll();
     if (!st) {
       enforce_timeout();
@@ -133,21 +141,72 @@ class Attempt {
     if (stop_reason_.empty()) {
       stop_reason_ = "interrupted";
       stop_sent_ = Steady::now();
-      child_->signal_group(SIGTERM);
+      signal_group(SIGTERM);
     }
   }
 
  private:
+  void signal_group(int sig) {
+    if (worker_)
+      worker_->signal_group(sig);
+    else
+      child_->signal_group(sig);
+  }
+
+  void send_to_worker(const fs::path& spec_path, std::optional<std::int64_t> batch, bool profiled) {
+    WorkerRequest r;
+    r.spec = spec_path.string();
+    r.out = (dir_ / "result.json").string();
+    r.stdout_log = (dir_ / "stdout.log").string();
+    r.stderr_log = (dir_ / "stderr.log").string();
+    if (profiled) r.trace = (dir_ / kTraceFileName).string();
+    r.batch_size = batch;
+    // Made here, checked, so a log that cannot be created is named (the worker reopens them).
+    create_empty_file(r.stdout_log);
+    create_empty_file(r.stderr_log);
+    started_ = Steady::now();
+    worker_ = pool_->take(gpu_);
+    // A worker that cannot take it (gone between runs) is found ended by the first poll.
+    (void)worker_->send(r);
+  }
+
+  std::optional<ResultDocument> poll_worker() {
+    if (worker_->answered()) {
+      ResultDocument doc = finish(process::ExitStatus{0, 0});
+      if (worker_reusable(doc.status, !stop_reason_.empty()))
+        pool_->put_back(gpu_, std::move(worker_));
+      else
+        worker_.reset();  // killed with its group, reaped
+      return doc;
+    }
+    if (auto st = worker_->ended()) {
+      ResultDocument doc = finish(*st);
+      worker_.reset();
+      return doc;
+    }
+    enforce_timeout();
+    return std::nullopt;
+  }
+
+  // Which worker ran it, and its how-many-th run that was: the worker's pid changes when a
+  // fault ended the previous one.
+  void record_worker(ResultDocument& doc) const {
+    if (!worker_) return;
+    if (!doc.environment.is_object()) doc.environment = nlohmann::json::object();
+    doc.environment["worker"] = {{"pid", static_cast<long>(worker_->pid())},
+                                 {"run", worker_->runs()}};
+  }
+
   void enforce_timeout() {
     const auto now = Steady::now();
     if (stop_reason_.empty() && now - started_ > std::chrono::duration<double>(timeout_)) {
       stop_reason_ = "timeout";
       stop_sent_ = now;
-      child_->signal_group(SIGTERM);
+      signal_group(SIGTERM);
     } else if (!stop_reason_.empty() && !killed_ &&
                now - stop_sent_ > std::chrono::duration<double>(grace_)) {
       killed_ = true;
-      child_->signal_group(SIGKILL);
+      signal_group(SIGKILL);
     }
   }
 
@@ -210,11 +269,15 @@ class Attempt {
       outcome.exit_code = st.exit_code;
     outcome.stderr_tail = tail;
     doc.outcome = std::move(outcome);
+    record_worker(doc);
     return doc;
   }
 
   double grace_, timeout_;
   fs::path dir_;
+  std::string gpu_;
+  WorkerPool* pool_;
+  std::unique_ptr<Worker> worker_;
   Steady::time_point started_, stop_sent_;
   std::string stop_reason_;
   bool killed_ = false;
@@ -259,8 +322,8 @@ std::string batch_key(const RunSpec& spec) {
 class ChildRun final : public RunHandle {
  public:
   ChildRun(const ChildLaunchOptions& o, std::map<std::string, std::int64_t>& chosen,
-           const RunSpec& spec, const std::string& gpu)
-      : o_(o), chosen_(chosen), spec_(spec), gpu_(gpu) {
+           WorkerPool* pool, const RunSpec& spec, const std::string& gpu)
+      : o_(o), chosen_(chosen), pool_(pool), spec_(spec), gpu_(gpu) {
     dir_ = fs::path(o.work_dir) / run_dir_name(spec);
     check_own_folder(dir_.string());
     // An earlier attempt's result must not outlive this attempt's probes (a resume would take
@@ -340,6 +403,7 @@ class ChildRun final : public RunHandle {
 
  private:
   void start_probe() {
+    pool_->end_idle(gpu_);
     probing_ = true;
     probe_started_ = Steady::now();
     attempt_ = std::make_unique<Attempt>(
@@ -352,7 +416,12 @@ class ChildRun final : public RunHandle {
     }
     probing_ = false;
     batch_ = batch;
-    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_, dir_, batch, ProbeKind::none);
+    const bool in_worker = runs_in_worker(spec_);
+    if (!in_worker) pool_->end_idle(gpu_);
+    // The probes of `batch_size: auto` stay processes of their own: one that runs out of memory
+    // is expected, and would cost a worker each time.
+    attempt_ = std::make_unique<Attempt>(o_, spec_, gpu_, dir_, batch, ProbeKind::none,
+                                         in_worker ? pool_ : nullptr);
   }
 
   json complete(ResultDocument doc) {
@@ -382,6 +451,7 @@ class ChildRun final : public RunHandle {
 
   const ChildLaunchOptions& o_;
   std::map<std::string, std::int64_t>& chosen_;
+  WorkerPool* pool_;
   RunSpec spec_;
   std::string gpu_;
   fs::path dir_;
@@ -405,10 +475,14 @@ std::string run_dir_name(const RunSpec& spec) {
                      spec.repeat);
 }
 
-ChildLauncher::ChildLauncher(ChildLaunchOptions options) : options_(std::move(options)) {}
+ChildLauncher::ChildLauncher(ChildLaunchOptions options)
+    : options_(std::move(options)),
+      pool_(std::make_unique<WorkerPool>(options_, options_.work_dir + "/workers")) {}
+
+ChildLauncher::~ChildLauncher() = default;
 
 std::unique_ptr<RunHandle> ChildLauncher::launch(const RunSpec& spec, const std::string& gpu) {
-  return std::make_unique<ChildRun>(options_, chosen_, spec, gpu);
+  return std::make_unique<ChildRun>(options_, chosen_, pool_.get(), spec, gpu);
 }
 
 std::optional<json> ChildLauncher::unrecorded_result(const RunSpec& spec) {

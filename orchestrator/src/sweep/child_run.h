@@ -13,6 +13,8 @@
 
 namespace orch::sweep {
 
+class WorkerPool;
+
 struct ChildLaunchOptions {
   std::string orch_binary;                ///< the orch executable (normally /proc/self/exe)
   std::vector<std::string> plugin_paths;  ///< passed on as --plugin-path
@@ -39,6 +41,8 @@ constexpr const char* kTraceFileName = "trace.json";
 class ChildLauncher final : public Launcher {
  public:
   explicit ChildLauncher(ChildLaunchOptions options);
+  /// Ends the idle warm workers (`isolation: worker`).
+  ~ChildLauncher() override;
   std::unique_ptr<RunHandle> launch(const RunSpec& spec, const std::string& gpu) override;
   /// The run folder's result.json, when it is this run's and finished (ok, failed, oom,
   /// diverged; not spoiled by the environment).
@@ -51,6 +55,8 @@ class ChildLauncher final : public Launcher {
  private:
   ChildLaunchOptions options_;
   std::map<std::string, std::int64_t> chosen_;
+  /// Warm workers by GPU, for runs with `isolation: worker` (worker_pool.h).
+  std::unique_ptr<WorkerPool> pool_;
 };
 
 }  // namespace orch::sweep
