@@ -64,12 +64,10 @@ TEST_CASE("dual_bn_relu_from_sums: relu(bn(x) + bn_s(s)) against fp32, every gra
           "[gpu][dual_bn]") {
   // ResNet50's downsample outputs (256 at 56x56, 2048 at 7x7) at small batches, a channel count
   // that is not a multiple of 8 (the scalar path, no mask), and the mask switched off.
-  const std::vector<Case> cases = {{8, 256, 28, torch::kHalf, true},
-                                   {8, 256, 28, torch::kBFloat16, true},
-                                   {16, 2048, 7, torch::kHalf, true},
-                                   {8, 256, 28, torch::kHalf, false},
-                                   {4, 12, 9, torch::kHalf, true},
-                                   {4, 12, 9, torch::kBFloat16, true}};
+  const std::vector<Case> cases = {
+      {8, 256, 28, torch::kHalf, true},  {8, 256, 28, torch::kBFloat16, true},
+      {16, 2048, 7, torch::kHalf, true}, {8, 256, 28, torch::kHalf, false},
+      {4, 12, 9, torch::kHalf, true},    {4, 12, 9, torch::kBFloat16, true}};
   torch::manual_seed(51);
   const auto opts = torch::TensorOptions().device(torch::kCUDA);
   for (const auto& cc : cases) {
@@ -117,8 +115,8 @@ TEST_CASE("dual_bn_relu_from_sums: relu(bn(x) + bn_s(s)) against fp32, every gra
     // ReLU's gradient from the stored output's y > 0, as the kernels take it.
     const auto g = dy.to(torch::kFloat) * (y.detach().to(torch::kFloat) > 0).to(torch::kFloat);
     pre.backward(g);
-    INFO("rel dx " << rel(x.grad(), xr.grad()) << ", ds " << rel(s.grad(), sr.grad())
-                   << ", dgamma " << rel(bn->weight.grad(), w.grad()) << ", dbeta "
+    INFO("rel dx " << rel(x.grad(), xr.grad()) << ", ds " << rel(s.grad(), sr.grad()) << ", dgamma "
+                   << rel(bn->weight.grad(), w.grad()) << ", dbeta "
                    << rel(bn->bias.grad(), b.grad()) << ", dgamma_s "
                    << rel(bn_s->weight.grad(), w_s.grad()) << ", dbeta_s "
                    << rel(bn_s->bias.grad(), b_s.grad()));
@@ -262,8 +260,8 @@ TEST_CASE("fused_downsample: a ResNet50 takes its four downsample blocks, within
   CHECK(after.dual_fallback == before.dual_fallback);
   CHECK(after.fallback == before.fallback);
   const double noise = rel(l_other, l_plain);
-  std::cout << "rel logits: fused_downsample " << rel(l_dual, l_plain) << ", noise floor "
-            << noise << "\n";
+  std::cout << "rel logits: fused_downsample " << rel(l_dual, l_plain) << ", noise floor " << noise
+            << "\n";
   CHECK(rel(l_dual, l_plain) <= 2 * noise + 1e-3);
   auto ref = plain->named_parameters();
   auto oth = other->named_parameters();

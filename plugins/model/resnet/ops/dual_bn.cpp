@@ -103,9 +103,9 @@ class DualBnReluFunction : public torch::autograd::Function<DualBnReluFunction> 
     bn_s.grad_bias = gb_s.data_ptr<float>();
     check_cuda(kernels::dual_backward(
                    kernel_dtype(x), t, dy.data_ptr(), masked ? nullptr : saved[2].data_ptr(),
-                   masked ? saved[2].data_ptr<std::uint8_t>() : nullptr, x.data_ptr(),
-                   s.data_ptr(), bn, bn_s, dx.data_ptr(), ds.data_ptr(),
-                   workspace.data_ptr<float>(), rows, channels, at::cuda::getCurrentCUDAStream()),
+                   masked ? saved[2].data_ptr<std::uint8_t>() : nullptr, x.data_ptr(), s.data_ptr(),
+                   bn, bn_s, dx.data_ptr(), ds.data_ptr(), workspace.data_ptr<float>(), rows,
+                   channels, at::cuda::getCurrentCUDAStream()),
                "dual backward kernel launch");
     // One gradient per forward argument: x, s, weight, bias, running_mean, running_var,
     // weight_s, bias_s, running_mean_s, running_var_s, sum, sqsum, sum_s, sqsum_s, momentum,
@@ -144,9 +144,8 @@ torch::Tensor dual_bn_relu_from_sums(torch::nn::BatchNorm2dImpl& bn, const torch
   bn_s.num_batches_tracked += 1;
   ++g_calls;
   return DualBnReluFunction::apply(x, s, bn.weight, bn.bias, bn.running_mean, bn.running_var,
-                                   bn_s.weight, bn_s.bias, bn_s.running_mean, bn_s.running_var,
-                                   sum, sqsum, sum_s, sqsum_s, *bn.options.momentum(),
-                                   bn.options.eps());
+                                   bn_s.weight, bn_s.bias, bn_s.running_mean, bn_s.running_var, sum,
+                                   sqsum, sum_s, sqsum_s, *bn.options.momentum(), bn.options.eps());
 #else
   return {};
 #endif

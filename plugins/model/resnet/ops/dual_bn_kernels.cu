@@ -187,8 +187,8 @@ template <typename T, int VEC, bool MASK>
 __global__ void __launch_bounds__(kThreads)
     dual_apply_backward(const T* __restrict__ dy, const T* __restrict__ y,
                         const std::uint8_t* __restrict__ mask, const T* __restrict__ x,
-                        const T* __restrict__ s, const float* __restrict__ coef,
-                        T* __restrict__ dx, T* __restrict__ ds, std::int64_t rows, int C) {
+                        const T* __restrict__ s, const float* __restrict__ coef, T* __restrict__ dx,
+                        T* __restrict__ ds, std::int64_t rows, int C) {
   const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
   if (c0 >= C) return;
   float k[6][VEC];
@@ -216,10 +216,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T, int VEC>
-cudaError_t forward_impl(const Tiling& t, const void* x, const void* s, void* y,
-                         std::uint8_t* mask, const BnVectors& bn, const BnVectors& bn_s,
-                         float* workspace, std::int64_t rows, int C, float momentum, float eps,
-                         cudaStream_t stream) {
+cudaError_t forward_impl(const Tiling& t, const void* x, const void* s, void* y, std::uint8_t* mask,
+                         const BnVectors& bn, const BnVectors& bn_s, float* workspace,
+                         std::int64_t rows, int C, float momentum, float eps, cudaStream_t stream) {
   orch::discard_pending_cuda_error();
   dual_sums_finalize<<<dim3(div_up(C, 128), 2), 128, 0, stream>>>(
       bn, bn_s, workspace, C, static_cast<double>(rows), momentum, eps);
@@ -240,9 +239,9 @@ cudaError_t forward_impl(const Tiling& t, const void* x, const void* s, void* y,
 }
 
 template <typename T, int VEC, bool MASK>
-void backward_passes(const Tiling& t, const T* dy, const T* y, const std::uint8_t* mask,
-                     const T* x, const T* s, const BnVectors& bn, const BnVectors& bn_s, T* dx,
-                     T* ds, float* workspace, std::int64_t rows, int C, cudaStream_t stream) {
+void backward_passes(const Tiling& t, const T* dy, const T* y, const std::uint8_t* mask, const T* x,
+                     const T* s, const BnVectors& bn, const BnVectors& bn_s, T* dx, T* ds,
+                     float* workspace, std::int64_t rows, int C, cudaStream_t stream) {
   const dim3 block(t.threads_c, t.threads_r);
   float* partial = workspace;
   float* coef = workspace + static_cast<std::int64_t>(t.reduce_grid_r) * 3 * C;

@@ -24,7 +24,7 @@ struct BnVectors {
   const float* bias = nullptr;
   float* running_mean = nullptr;  ///< updated by the forward (momentum, unbiased variance)
   float* running_var = nullptr;
-  const float* sum = nullptr;  ///< forward: the input's per-channel sum (a conv epilogue's)
+  const float* sum = nullptr;    ///< forward: the input's per-channel sum (a conv epilogue's)
   const float* sqsum = nullptr;  ///< and sum of squares
   float* save_mean = nullptr;    ///< forward: written; backward: read
   float* save_invstd = nullptr;  ///< 1/sqrt(var + eps)
