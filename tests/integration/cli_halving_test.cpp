@@ -88,7 +88,11 @@ TEST_CASE("halving: slow configurations pruned at their rung, the fast ones meas
   INFO(rank.output);
   CHECK(rank.exit_code == 0);
   CHECK_THAT(rank.output, Contains("2 configurations from 4 successful runs"));
-  CHECK(std::regex_search(rank.output, std::regex(R"(\n +1  \S*sleep_ms=1\b)")));
+  // The two survivors are the ranking, in whatever order the machine's noise gives them: at
+  // n = 2 a 95% interval is 12.7 standard errors wide, so on a loaded machine the faster one is
+  // often NOISY and, by rank's rule, cannot rank above the steady one it overlaps.
+  CHECK(std::regex_search(rank.output, std::regex(R"(\n +[12]  \S*sleep_ms=1\b)")));
+  CHECK(std::regex_search(rank.output, std::regex(R"(\n +[12]  \S*sleep_ms=3\b)")));
   CHECK(std::regex_search(rank.output,
                           std::regex(R"(pruned at rung 1: [0-9.]+ img/s over 4 steps)")));
   CHECK(count(rank.output, "pruned at rung 0: ") == 3);
