@@ -20,6 +20,8 @@ finish() {
     for f in "$T"/work\ dir/*.slurm/*/logs/*.log; do
       [ -f "$f" ] && { echo "===== $f"; tail -n 30 "$f"; }
     done
+    # The checks that failed again, last, where a truncated CI log still shows them.
+    grep -h "^FAIL: " "$T/checks.log" 2>/dev/null
     echo "FAILED (files kept in $T)"
   else
     rm -rf "$T"
@@ -30,7 +32,7 @@ trap finish EXIT
 check() {  # check DESCRIPTION COMMAND...
   local what=$1
   shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; FAILED=1; fi
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what" | tee -a "$T/checks.log"; FAILED=1; fi
 }
 
 if ! slurm_up "$T/slurm"; then
@@ -137,11 +139,14 @@ YAML
 "$ORCH" --db "$DB" --plugin-path "$FAULT_PLUGINS" sweep "$W/slow.yaml" --launcher slurm --wait \
   --poll 1 --time 00:05:00 >"$T/slow.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 60); do
+# A loaded machine can take many seconds to plan and submit: wait for the submission itself
+# (up to 2 minutes), then for orch to be following the job, before the terminal closes.
+for _ in $(seq 1 240); do
   grep -q "submitted job array" "$T/slow.out" && break
   sleep 0.5
 done
-sleep 1
+check "the slow sweep was submitted before SIGHUP" grep -q "submitted job array" "$T/slow.out"
+sleep 2
 kill -HUP "$pid"
 wait "$pid"
 rc=$?
