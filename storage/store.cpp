@@ -388,6 +388,30 @@ void Store::record_invocation(std::int64_t sweep_id, const InvocationTime& t) {
   st.step();
 }
 
+std::optional<SweepTimeTotal> Store::sweep_time(std::int64_t sweep_id) const {
+  if (schema_version() < 6) return std::nullopt;  // a read-only open of an older database
+  Statement st(db_, R"(SELECT invocations, runs, wall_s, slot_s, measure_s, warmup_s, startup_s,
+                         setup_s, after_s, teardown_s, batch_search_s, unmeasured_s
+                       FROM sweep_efficiency WHERE sweep_id = ?1)");
+  st.bind(1, sweep_id);
+  if (!st.step()) return std::nullopt;
+  SweepTimeTotal t;
+  t.invocations = static_cast<int>(st.column_int(0));
+  t.runs = static_cast<int>(st.column_int(1));
+  t.wall_s = st.column_double(2);
+  t.slot_s = st.column_double(3);
+  RunPhases& p = t.phases;
+  p.measure_s = st.column_double(4);
+  p.warmup_s = st.column_double(5);
+  p.startup_s = st.column_double(6);
+  p.setup_s = st.column_double(7);
+  p.after_s = st.column_double(8);
+  p.teardown_s = st.column_double(9);
+  p.batch_search_s = st.column_double(10);
+  t.unmeasured_s = st.column_double(11);
+  return t;
+}
+
 std::string Store::path() const {
   const char* p = sqlite3_db_filename(db_.get(), "main");
   return p ? p : "";

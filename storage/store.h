@@ -118,6 +118,15 @@ struct InvocationTime {
   double unmeasured_s = 0;
 };
 
+/// Every invocation of one sweep added up (the sweep_efficiency view): where its time went.
+struct SweepTimeTotal {
+  int invocations = 0, runs = 0;
+  double wall_s = 0;  ///< the invocations' wall time
+  double slot_s = 0;  ///< wall time x GPU (or CPU) slots: the time there was to measure in
+  RunPhases phases;   ///< summed over the runs that measured (process_s is not stored)
+  double unmeasured_s = 0;
+};
+
 class Store {
  public:
   /// Opens or creates the database at `path`, sets WAL mode, FULL sync and the busy timeout
@@ -174,6 +183,9 @@ class Store {
   /// Records where one invocation of `orch sweep` spent its time (sweep_invocations; the
   /// sweep_efficiency view adds them up).
   void record_invocation(std::int64_t sweep_id, const InvocationTime& t);
+  /// The sweep's invocations added up; nullopt when none was recorded (a sweep from before
+  /// schema 6, or one only run by `orch run`/Slurm, which record no invocation).
+  std::optional<SweepTimeTotal> sweep_time(std::int64_t sweep_id) const;
   /// Records the verdict of a health check the sweep ran on GPU slot `gpu` (device_checks).
   void record_device_check(std::int64_t sweep_id, const std::string& gpu, bool healthy,
                            const std::string& detail);

@@ -12,6 +12,7 @@
 #include "report/html_environment.h"
 #include "report/html_escape.h"
 #include "report/html_halving.h"
+#include "report/html_time_split.h"
 #include "report/html_trend.h"
 #include "report/svg_axis.h"
 #include "report/svg_charts.h"
@@ -126,7 +127,7 @@ std::string header(const ReportData& d) {
       "<nav><a href=\"#ranking\">ranking</a><a href=\"#throughput\">throughput</a>"
       "<a href=\"#step-time\">step time</a><a href=\"#before-after\">before / after</a>"
       "<a href=\"#environment\">environment</a><a href=\"#failures\">failures</a>"
-      "<a href=\"#telemetry\">telemetry</a>";
+      "<a href=\"#telemetry\">telemetry</a><a href=\"#time\">time</a>";
   if (any_profile(d)) out += "<a href=\"#profiles\">profiles</a>";
   if (!d.trends.empty()) out += "<a href=\"#trend\">across sweeps</a>";
   if (!d.probe_curves.empty()) out += "<a href=\"#batch-search\">batch search</a>";
@@ -210,7 +211,7 @@ std::string ranking_section(const ReportData& d) {
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
         "class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td>{}{}<td>{}</td></tr>\n",
-        c.position, esc(c.name), esc(cells.value), c.tie ? "tie" : "", c.stats.n,
+        c.position, esc(configuration_label(c)), esc(cells.value), c.tie ? "tie" : "", c.stats.n,
         esc(cells.speedup), esc(cells.split), esc(cells.peak), esc(cells.util), esc(cells.power),
         host ? fmt::format("<td class=\"num\">{}</td>", esc(host_cpu_cell(c))) : std::string(),
         profiled ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
@@ -539,6 +540,7 @@ std::string render_html_report(const ReportData& d) {
   out += batch_search_section(d);
   out += environment_section(d, warnings);
   out += failures_section(d);
+  out += time_split_section(d);
   out += telemetry_section(d);
   out += profile_section(d);
   out +=

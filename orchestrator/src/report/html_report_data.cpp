@@ -165,6 +165,7 @@ ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& s
   const ShownRuns shown = shown_runs(store, sweep);  // the latest plan revision
   d.runs = shown.runs;
   d.halving = halving_status(shown);
+  d.time = store.sweep_time(sweep.id);
   d.ranking =
       rank_runs(d.runs, require_metric("images_per_s"), 0, Diverged::leave_out, shown.baseline);
   if (d.ranking.rows.size() >= 2) {

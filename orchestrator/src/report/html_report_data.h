@@ -85,7 +85,9 @@ struct ReportData {
   /// Ranked configurations also measured by earlier sweeps of this database (sweeps created
   /// up to this one), best first, at most kMaxTrendSeries.
   std::vector<TrendSeries> trends;
-  HalvingStatus halving;     ///< `search: halving`: its rungs and pruned configurations
+  HalvingStatus halving;  ///< `search: halving`: its rungs and pruned configurations
+  /// Where the sweep's time went, all its invocations added up; nullopt when none recorded.
+  std::optional<storage::SweepTimeTotal> time;
   std::string generated_at;  ///< ISO 8601 UTC
 };
 

@@ -138,8 +138,8 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
     if (c.data_wait_ms && c.compute_ms)
       split = fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms);
     t.rows.push_back(
-        {std::to_string(c.position), terminal_text(c.name), value, c.tie ? "tie" : "",
-         std::to_string(c.stats.n),
+        {std::to_string(c.position), terminal_text(configuration_label(c)), value,
+         c.tie ? "tie" : "", std::to_string(c.stats.n),
          std::isnan(c.speedup)
              ? "-"
              : fmt::format("{:.2f}x{}", c.speedup, c.baseline ? " (baseline)" : ""),

@@ -107,6 +107,11 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
         static_cast<int>(std::count_if(group.begin(), group.end(), [](const auto* r) {
           return r->metric("gpu_other_processes").value_or(0) > 0;
         }));
+    for (const auto* r : group)
+      if (r->batch_auto && r->batch_size) c.auto_batches.push_back(*r->batch_size);
+    std::sort(c.auto_batches.begin(), c.auto_batches.end());
+    c.auto_batches.erase(std::unique(c.auto_batches.begin(), c.auto_batches.end()),
+                         c.auto_batches.end());
     profile_means(group, c);
     out.rows.push_back(std::move(c));
   }
@@ -175,6 +180,14 @@ std::string speedup_note(const Ranking& ranking) {
   }
   return "speedup: against the slowest configuration (`baseline: NAME` in the experiment file "
          "compares with one of your choice)";
+}
+
+std::string configuration_label(const RankedConfig& c) {
+  if (c.auto_batches.empty()) return c.name;
+  std::string chosen;
+  for (const std::int64_t b : c.auto_batches)
+    chosen += (chosen.empty() ? "" : ", ") + std::to_string(b);
+  return c.name + " (chose " + chosen + ")";
 }
 
 std::string host_cpu_cell(const RankedConfig& c) {

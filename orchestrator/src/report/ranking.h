@@ -40,7 +40,15 @@ struct RankedConfig {
   /// Of stats.n, runs that started with another process computing on their GPU (metric
   /// gpu_other_processes > 0): their numbers measured a shared GPU.
   int shared_gpu_runs = 0;
+  /// The batch sizes `batch_size: auto` chose for its runs, ascending, each once; empty for a
+  /// configuration with a fixed batch.
+  std::vector<std::int64_t> auto_batches;
 };
+
+/// The configuration's name as rank and the report show it: with the batch that `batch_size:
+/// auto` chose, "batch_size=auto (chose 768)", since the name alone says only "auto".
+/// Plain text: the terminal table and the report escape it their own way.
+std::string configuration_label(const RankedConfig& c);
 
 /// The diagnosis column: the marks that qualify the numbers (DIVERGED, SHARED GPU, with how
 /// many of the runs when not all; NOISY with its interval's share of the mean) before the runs'

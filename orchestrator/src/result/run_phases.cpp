@@ -18,6 +18,26 @@ RunPhases& RunPhases::operator+=(const RunPhases& o) {
   return *this;
 }
 
+std::vector<PhaseShare> phase_shares(const RunPhases& p, double unmeasured_s, double slot_s) {
+  if (!(slot_s > 0)) return {};
+  std::vector<PhaseShare> named = {
+      {"warm-up", p.warmup_s, 0},      {"start-up", p.startup_s, 0},
+      {"set-up", p.setup_s, 0},        {"after the steps", p.after_s, 0},
+      {"exit", p.teardown_s, 0},       {"batch search", p.batch_search_s, 0},
+      {"failed runs", unmeasured_s, 0}};
+  std::stable_sort(named.begin(), named.end(),
+                   [](const PhaseShare& a, const PhaseShare& b) { return a.seconds > b.seconds; });
+  double accounted = p.measure_s;
+  std::vector<PhaseShare> out{{"measured", p.measure_s, 0}};
+  for (const PhaseShare& s : named) {
+    accounted += s.seconds;
+    out.push_back(s);
+  }
+  out.push_back({"between runs", std::max(0.0, slot_s - accounted), 0});
+  for (PhaseShare& s : out) s.share = s.seconds / slot_s;
+  return out;
+}
+
 std::optional<RunPhases> run_phases(const nlohmann::json& metrics) {
   RunPhases p;
   bool any = false;

@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace orch {
 
@@ -43,6 +45,20 @@ struct RunPhases {
   /// The phases the run's own process measured (start-up to after).
   double inside_s() const { return startup_s + setup_s + warmup_s + measure_s + after_s; }
 };
+
+/// One part of a sweep's slot time (wall time x GPU slots).
+struct PhaseShare {
+  std::string label;  ///< "measured", "warm-up", ..., "between runs"
+  double seconds = 0;
+  double share = 0;  ///< of slot_s, 0..1
+};
+
+/// Where slot_s seconds went: "measured" first, then the other phases largest first ("failed
+/// runs" is unmeasured_s, the slot time of runs that measured nothing), then "between runs",
+/// what no run took (the scheduler, recording, idle slots), which absorbs rounding and is never
+/// negative. Empty when slot_s is not positive. `orch sweep`'s closing line and the report's
+/// time section both read this, so they cannot disagree.
+std::vector<PhaseShare> phase_shares(const RunPhases& p, double unmeasured_s, double slot_s);
 
 /// The phases in a document's metrics; nullopt when it has none of them (a run that failed
 /// before measuring, a document from an older orch).

@@ -5,27 +5,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "result/run_phases.h"
 #include "sweep/progress.h"
 
 namespace orch::sweep {
 
 std::vector<std::pair<std::string, double>> time_shares(const SweepTime& t) {
-  const double total = t.wall_s * std::max(t.slots, 1);
-  if (total <= 0) return {};
-  const RunPhases& p = t.phases;
-  std::vector<std::pair<std::string, double>> named = {
-      {"warm-up", p.warmup_s},        {"start-up", p.startup_s}, {"set-up", p.setup_s},
-      {"after the steps", p.after_s}, {"exit", p.teardown_s},    {"batch search", p.batch_search_s},
-      {"failed runs", t.unmeasured_s}};
-  std::stable_sort(named.begin(), named.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  double accounted = p.measure_s;
-  std::vector<std::pair<std::string, double>> out{{"measured", p.measure_s / total}};
-  for (const auto& [label, seconds] : named) {
-    accounted += seconds;
-    out.emplace_back(label, seconds / total);
+  std::vector<std::pair<std::string, double>> out;
+  for (const PhaseShare& s :
+       phase_shares(t.phases, t.unmeasured_s, t.wall_s * std::max(t.slots, 1))) {
+    out.emplace_back(s.label, s.share);
   }
-  out.emplace_back("between runs", std::max(0.0, total - accounted) / total);
   return out;
 }
 
