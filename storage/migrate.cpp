@@ -214,6 +214,11 @@ void migrate_v8_to_v9(Database& db) {
     db.exec(schema_statement(head));
 }
 
+void migrate_v9_to_v10(Database& db) {
+  db.exec("DROP VIEW ranking");
+  db.exec(schema_statement("CREATE VIEW ranking"));
+}
+
 void fill_t_quantiles(Database& db) {
   Statement count(db, "SELECT COUNT(*) FROM student_t_975");
   count.step();

@@ -62,6 +62,11 @@ void migrate_v7_to_v8(Database& db);
 /// schema's statements). The summaries were never recorded before, so earlier runs read NULL.
 void migrate_v8_to_v9(Database& db);
 
+/// Version 9 -> 10: the ranking view gains images_per_s_ci95_share and noisy (rank's NOISY),
+/// so a user's own SQL sees what rank marks. Recreated from the current schema's statement;
+/// nothing stored changes.
+void migrate_v9_to_v10(Database& db);
+
 /// Fills student_t_975 (dof 1..1000) if it is empty.
 void fill_t_quantiles(Database& db);
 

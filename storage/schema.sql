@@ -1,4 +1,4 @@
--- orch results database, schema version 9 (PRAGMA user_version = 9).
+-- orch results database, schema version 10 (PRAGMA user_version = 10).
 --
 -- A sweep is one named execution of an experiment file; it has one row in `runs` per run
 -- (configuration hash + repeat index). A retry updates that row (`attempts` counts them), so a
@@ -344,7 +344,13 @@ SELECT s.name AS sweep, agg.sweep_id, info.experiment, info.name, agg.config_has
        info.step_ms_mean, info.data_wait_ms_mean, info.peak_allocated_bytes,
        info.gpu_util_mean_pct, info.power_mean_w,
        info.precision, info.batch_size, info.memory_format, info.stream, info.device,
-       info.gpu_name, info.last_finished_at
+       info.gpu_name, info.last_finished_at,
+       spread.stddev * COALESCE(t.t, 1.959964) / sqrt(agg.n) / agg.mean
+         AS images_per_s_ci95_share,
+       -- NOISY as rank says it (storage/statistics.h, kNoisyShare): the interval reaches
+       -- further than 10% of the mean either side; a single run has no interval and is not.
+       CASE WHEN spread.stddev * COALESCE(t.t, 1.959964) / sqrt(agg.n) > 0.10 * agg.mean
+            THEN 1 ELSE 0 END AS noisy
 FROM agg
 JOIN spread ON spread.sweep_id = agg.sweep_id AND spread.config_hash = agg.config_hash
 JOIN info ON info.sweep_id = agg.sweep_id AND info.config_hash = agg.config_hash

@@ -69,6 +69,7 @@ Store::Store(const std::string& path) : db_(path) {
     if (version >= 2 && version <= 6) migrate_v6_to_v7(db_);
     if (version >= 2 && version <= 7) migrate_v7_to_v8(db_);
     if (version >= 2 && version <= 8) migrate_v8_to_v9(db_);
+    if (version >= 2 && version <= 9) migrate_v9_to_v10(db_);
     // Steps N -> N+1 for later versions go here, each inside this one transaction.
     if (version < kSchemaVersion) db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();

@@ -18,7 +18,7 @@ namespace orch::storage {
 
 /// The schema version this build writes. Older databases are migrated on open; newer ones
 /// are refused (a newer orch wrote them, and this one would misread them).
-constexpr int kSchemaVersion = 9;
+constexpr int kSchemaVersion = 10;
 
 /// How long a write waits for another connection's lock before it fails with SQLITE_BUSY:
 /// 10 s, or ORCH_BUSY_TIMEOUT_MS (for tests that hold a lock on purpose).

@@ -2,7 +2,6 @@
 // sweep_efficiency view does), the section's shares are the ones `orch sweep`'s closing line
 // prints, its bar's widths follow the shares, and a sweep with no invocation says so.
 #include <catch2/catch.hpp>
-
 #include <regex>
 
 #include "report/html_report.h"
@@ -120,8 +119,7 @@ TEST_CASE("the report shows where the sweep's time went, its bar as wide as each
   CHECK(total == Approx(900).margin(0.05));
 }
 
-TEST_CASE("a sweep with no recorded invocation says its time split is unknown",
-          "[report][html]") {
+TEST_CASE("a sweep with no recorded invocation says its time split is unknown", "[report][html]") {
   test::TempDb db;
   storage::Store store(db.path);
   const auto id = store.open_sweep("slurm", "exp", "");

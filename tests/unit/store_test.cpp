@@ -21,11 +21,12 @@ std::int64_t count(Store& store, const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("a new database gets schema version 9 in WAL mode with every table and view", "[store]") {
+TEST_CASE("a new database gets schema version 10 in WAL mode with every table and view",
+          "[store]") {
   TempDb db;
   Store store(db.path);
   CHECK(store.schema_version() == kSchemaVersion);
-  CHECK(kSchemaVersion == 9);
+  CHECK(kSchemaVersion == 10);
   Statement mode(store.database(), "PRAGMA journal_mode");
   REQUIRE(mode.step());
   CHECK(mode.column_text(0) == "wal");
