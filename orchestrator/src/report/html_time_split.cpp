@@ -47,11 +47,10 @@ std::string stacked_bar(const std::vector<PhaseShare>& shares) {
         "</rect>\n",
         svg_num(x), svg_num(w), svg_num(kHeight), fill, html_escape(s.label), 100 * s.share);
     if (w >= 70) {  // a label only where it fits
-      svg += fmt::format(
-          "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\"{}>{} {:.0f}%</text>\n",
-          svg_num(x + w / 2), svg_num(kHeight / 2 + 4),
-          s.label == "measured" ? " style=\"fill:#fff;font-weight:600\"" : "",
-          html_escape(s.label), 100 * s.share);
+      svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\"{}>{} {:.0f}%</text>\n",
+                         svg_num(x + w / 2), svg_num(kHeight / 2 + 4),
+                         s.label == "measured" ? " style=\"fill:#fff;font-weight:600\"" : "",
+                         html_escape(s.label), 100 * s.share);
     }
     x += w;
   }
@@ -62,9 +61,8 @@ std::string stacked_bar(const std::vector<PhaseShare>& shares) {
 
 std::string time_split_section(const ReportData& d) {
   std::string out = "<section id=\"time\"><h2>Where the sweep's time went</h2>\n";
-  const auto shares =
-      d.time ? phase_shares(d.time->phases, d.time->unmeasured_s, d.time->slot_s)
-             : std::vector<PhaseShare>{};
+  const auto shares = d.time ? phase_shares(d.time->phases, d.time->unmeasured_s, d.time->slot_s)
+                             : std::vector<PhaseShare>{};
   if (shares.empty()) {
     return out +
            "<p class=\"note\">This sweep recorded no invocation of <code>orch sweep</code> (runs "
@@ -79,8 +77,7 @@ std::string time_split_section(const ReportData& d) {
       t.slot_s > 1.01 * t.wall_s
           ? fmt::format(" ({} of GPU time: the wall time times the GPUs)", duration_text(t.slot_s))
           : std::string(),
-      t.runs,
-      t.runs == 1 ? "" : "s", t.invocations, t.invocations == 1 ? "" : "s");
+      t.runs, t.runs == 1 ? "" : "s", t.invocations, t.invocations == 1 ? "" : "s");
   out += stacked_bar(shares);
   out +=
       "<table><thead><tr><th>phase</th><th class=\"num\">time</th><th class=\"num\">share</th>"
