@@ -125,35 +125,45 @@ DoctorFacts gather_facts(bool load_gpus) {
   return f;
 }
 
-void add_doctor_command(CLI::App& app, GlobalOptions& /*g*/, int& exit_code) {
+namespace {
+
+struct DoctorArgs {
+  bool json = false;
+};
+
+int run_doctor(const DoctorArgs& a, const GlobalOptions& /*g*/) {
+  const DoctorFacts facts = gather_facts();
+  const std::vector<Finding> findings = doctor_checks(facts);
+  if (a.json) {
+    std::cout << doctor_json(facts, findings).dump(2) << "\n";
+  } else {
+    std::cout << format_findings(findings);
+    int warnings = 0, errors = 0;
+    for (const Finding& f : findings) {
+      warnings += f.severity == Severity::kWarning;
+      errors += f.severity == Severity::kError;
+    }
+    if (warnings + errors == 0) {
+      std::cout << "no problems found\n";
+    } else {
+      std::cout << fmt::format("{} warning(s), {} error(s){}\n", warnings, errors,
+                               errors ? ": measurements taken now would be wrong" : "");
+    }
+  }
+  return has_error(findings) ? kExitRunFailed : kExitOk;
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd =
       app.add_subcommand("doctor",
                          "check this machine before a sweep (launch blocking, PCIe link, other "
                          "processes on the GPU, persistence mode, orch's kernels for the GPU, "
                          "versions)");
-  auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "print the findings and the facts as JSON");
-  cmd->callback([&exit_code, json] {
-    const DoctorFacts facts = gather_facts();
-    const std::vector<Finding> findings = doctor_checks(facts);
-    if (*json) {
-      std::cout << doctor_json(facts, findings).dump(2) << "\n";
-    } else {
-      std::cout << format_findings(findings);
-      int warnings = 0, errors = 0;
-      for (const Finding& f : findings) {
-        warnings += f.severity == Severity::kWarning;
-        errors += f.severity == Severity::kError;
-      }
-      if (warnings + errors == 0) {
-        std::cout << "no problems found\n";
-      } else {
-        std::cout << fmt::format("{} warning(s), {} error(s){}\n", warnings, errors,
-                                 errors ? ": measurements taken now would be wrong" : "");
-      }
-    }
-    exit_code = has_error(findings) ? kExitRunFailed : kExitOk;
-  });
+  auto a = std::make_shared<DoctorArgs>();
+  cmd->add_flag("--json", a->json, "print the findings and the facts as JSON");
+  cmd->callback([&g, &exit_code, a] { exit_code = run_doctor(*a, g); });
 }
 
 }  // namespace orch::cli

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/command_failure.h"
 #include "cli/commands.h"
 #include "cli/exec_worker.h"
 #include "cli/plugin_loading.h"
@@ -28,7 +29,7 @@
 namespace orch::cli {
 namespace {
 
-struct ExecOptions {
+struct ExecArgs {
   std::string spec, out, trace;
   std::int64_t batch_size = 0;
   bool probe = false, probe_speed = false;
@@ -43,16 +44,16 @@ struct ExecOptions {
 // --supervise: the run goes through the local sweep's launcher (a child `orch exec`, its
 // timeout, a document written for a crash, the batch_size: auto probes), so a cluster task runs
 // its run exactly as `orch sweep` would. CUDA_VISIBLE_DEVICES is left as the scheduler set it.
-nlohmann::json supervise(const RunSpec& spec, const GlobalOptions& g, const ExecOptions& o) {
+nlohmann::json supervise(const RunSpec& spec, const GlobalOptions& g, const ExecArgs& a) {
   // As `orch sweep` (sweep_session.cpp): what a killed child leaves running comes here, and ends.
   (void)process::become_child_subreaper();
   sweep::ChildLaunchOptions launch;
   launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
   launch.plugin_paths = g.plugin_paths;
   // The child's spec, result and logs: outside any folder `orch ingest` reads.
-  launch.work_dir = o.work_dir.empty() ? o.out + ".work" : o.work_dir;
-  launch.grace_s = o.grace_s;
-  launch.batch_headroom = o.batch_headroom;
+  launch.work_dir = a.work_dir.empty() ? a.out + ".work" : a.work_dir;
+  launch.grace_s = a.grace_s;
+  launch.batch_headroom = a.batch_headroom;
   sweep::ChildLauncher launcher(launch);
   auto handle = launcher.launch(spec, /*gpu=*/"");
   for (;;) {
@@ -72,6 +73,117 @@ void write_atomically(const std::string& path, const ResultDocument& doc) {
   sweep::write_file_atomically(path, to_json(doc).dump(1) + "\n");
 }
 
+// The specification `orch sweep` (or a Slurm task) wrote; one that cannot be read is bad input.
+RunSpec read_spec(const std::string& path) {
+  try {
+    return run_spec_from_json(
+        nlohmann::json::parse(read_bounded_file(path, kMaxRunSpecBytes, "a run specification")));
+  } catch (const BoundedReadError& e) {
+    throw bad_input(std::string("orch exec: ") + e.what());  // it names the file
+  } catch (const std::exception& e) {
+    throw bad_input("orch exec: " + path + ": " + e.what());
+  }
+}
+
+// --write-outcome: no plugin is loaded and nothing runs: the header of the specification, and
+// the outcome.
+void record_outcome(const RunSpec& spec, const ExecArgs& a) {
+  ResultDocument doc = result_from_json(run_spec_json(spec));
+  doc.format = kResultFormat;
+  doc.version = kResultVersion;
+  doc.status = parse_run_status(a.write_outcome);  // one of two, checked by the option
+  doc.error = a.reason.empty() ? "recorded by orch exec --write-outcome" : a.reason;
+  doc.device = spec.device;
+  write_atomically(a.out, doc);
+  std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat << "): recorded "
+            << a.write_outcome << ": " << *doc.error << "\n";
+}
+
+// --probe and --probe-speed: the run cut down to what a batch-size probe asks.
+void adjust_for_probe(RunSpec& spec, const ExecArgs& a) {
+  if (a.probe) {
+    spec.warmup_auto = false;  // a probe's warm-up is its own (below), never `auto`'s
+    spec.warmup_steps = 2;     // the first optimizer step allocates its state; the second
+    spec.measure_steps = 1;    // step runs with everything allocated
+    spec.telemetry.enabled = false;
+    spec.profile.steps = 0;  // a probe asks "does it fit", nothing more
+  } else if (a.probe_speed) {
+    // Measured as the run itself would be, but briefly: three warm-up steps (cuDNN
+    // autotuning and allocator growth for the new shape, the optimizer state, one steady
+    // step), or the strategy's own eager steps before a capture and the capture step, so the
+    // timed steps replay a graph when the run would. The runner adds steps the fp16 loss
+    // scaler skipped, so the optimizer's first real step is never timed.
+    spec.warmup_steps = std::max<std::int64_t>(3, stream_warmup_floor(spec.stream));
+    spec.warmup_auto = false;
+    spec.measure_steps =
+        sweep::probe_measure_steps(spec.batch_size.value_or(0), spec.measure_steps);
+    spec.telemetry.enabled = false;
+    spec.profile.steps = 0;
+  }
+}
+
+// Writes the run's document (marked as a probe's where it was one) and says how it ended.
+void finish_run(const RunSpec& spec, ResultDocument doc, const ExecArgs& a) {
+  if (a.batch_size > 0) doc.batch_size = a.batch_size;
+  if (a.probe || a.probe_speed) doc.probe = true;
+  write_atomically(a.out, doc);
+  std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat << "): " << status_text(doc)
+            << "\n";
+}
+
+// A script workload: the program reads its batch and steps from the configuration, so exec's
+// adjustments go there too, and no profiler or CUDA setting of exec's applies to it.
+void run_script(RunSpec spec, const ExecArgs& a) {
+  if (spec.batch_size) spec.config["batch_size"] = *spec.batch_size;
+  spec.config["steps"] = {{"warmup", spec.warmup_steps}, {"measure", spec.measure_steps}};
+  spec.config["telemetry"]["enabled"] = spec.telemetry.enabled;
+  finish_run(spec, run_script_document(spec, a.out), a);
+}
+
+// orch's trainer, in this process, with the plugins loaded here.
+void run_trainer(const RunSpec& spec, const ExecArgs& a, const GlobalOptions& g) {
+  RunOutputs outputs;
+  if (spec.profile.enabled()) {
+    outputs.trace_path =
+        a.trace.empty() ? std::filesystem::path(a.out).replace_extension(".trace.json").string()
+                        : a.trace;
+  }
+  // Before anything here uses CUDA: the driver reads it when the context is made.
+  apply_cuda_connections(spec);
+  PluginRegistry registry;  // nothing of the run outlives its plugins: unloaded after the write
+  load_registry(registry, g, /*warn=*/false);
+  finish_run(spec, run_document(spec, registry, outputs), a);
+}
+
+int run_exec(const ExecArgs& a, const GlobalOptions& g) {
+  if (a.parent_pid > 0 && !process::die_with_parent(static_cast<pid_t>(a.parent_pid))) {
+    throw CommandFailure(kExitRunFailed, "orch exec: the sweep that started this run is gone");
+  }
+  if (a.worker) return run_exec_worker(g);
+  if (a.spec.empty() || a.out.empty()) {
+    throw bad_input("orch exec: --spec and --out are required (or --worker)");
+  }
+  RunSpec spec = read_spec(a.spec);
+  if (!a.write_outcome.empty()) {
+    record_outcome(spec, a);
+  } else if (a.supervise) {
+    // The child `orch exec` sets cuda_connections for itself.
+    const ResultDocument doc = result_from_json(supervise(spec, g, a));
+    write_atomically(a.out, doc);
+    std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
+              << "): " << status_text(doc) << " (supervised)\n";
+  } else {
+    if (a.batch_size > 0) spec.batch_size = a.batch_size;
+    adjust_for_probe(spec, a);
+    if (spec.workload.is_script()) {
+      run_script(spec, a);
+    } else {
+      run_trainer(spec, a, g);
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
@@ -79,152 +191,51 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       "exec",
       "execute one run specification (JSON) in this process and write its result "
       "document; `orch sweep` runs each run this way in a child process");
-  auto o = std::make_shared<ExecOptions>();
-  cmd->add_option("--spec", o->spec,
+  auto a = std::make_shared<ExecArgs>();
+  cmd->add_option("--spec", a->spec,
                   "run specification (JSON), as written by `orch sweep` (required without "
                   "--worker)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", o->out,
+  cmd->add_option("--out", a->out,
                   "where to write the result document (JSON; required without "
                   "--worker)");
-  cmd->add_flag("--worker", o->worker,
+  cmd->add_flag("--worker", a->worker,
                 "a warm worker (`isolation: worker`): load the plugins once, then run one "
                 "request a line from stdin and answer each on stdout, until stdin closes");
-  cmd->add_option("--batch-size", o->batch_size,
+  cmd->add_option("--batch-size", a->batch_size,
                   "the batch to use when the specification says `auto`")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--trace", o->trace,
+  cmd->add_option("--trace", a->trace,
                   "where a profiled run (profile.steps > 0) writes its Chrome trace (default: "
                   "RESULT with the extension .trace.json)");
-  cmd->add_flag("--probe", o->probe,
+  cmd->add_flag("--probe", a->probe,
                 "a batch-size probe: 2 warm-up steps and 1 measured step, no telemetry");
-  cmd->add_flag("--probe-speed", o->probe_speed,
+  cmd->add_flag("--probe-speed", a->probe_speed,
                 "a batch-size probe that measures throughput (batch_size: auto): the stream "
                 "strategy's own warm-up and capture, then up to 10 timed steps, no telemetry");
-  cmd->add_option("--parent-pid", o->parent_pid,
+  cmd->add_option("--parent-pid", a->parent_pid,
                   "die with this process (the sweep): a killed sweep leaves no run behind "
                   "holding its GPU");
-  cmd->add_option("--write-outcome", o->write_outcome,
+  cmd->add_option("--write-outcome", a->write_outcome,
                   "do not run: write a result document with this status for the specification "
                   "(what a Slurm task records when it is stopped or its run crashed)")
       ->check(CLI::IsMember({"interrupted", "failed"}));
-  cmd->add_option("--reason", o->reason, "the error text of --write-outcome's document");
-  cmd->add_flag("--supervise", o->supervise,
+  cmd->add_option("--reason", a->reason, "the error text of --write-outcome's document");
+  cmd->add_flag("--supervise", a->supervise,
                 "run it as `orch sweep` does, in a child process: timeout, a document for a "
                 "crash, batch_size: auto searched (what a Slurm task runs)");
-  cmd->add_option("--grace", o->grace_s, "with --supervise: seconds between SIGTERM and SIGKILL")
+  cmd->add_option("--grace", a->grace_s, "with --supervise: seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch-headroom", o->batch_headroom,
+  cmd->add_option("--batch-headroom", a->batch_headroom,
                   "with --supervise: batch_size: auto probes no batch whose peak memory would "
                   "pass this share of the device's memory")
       ->capture_default_str()
       ->check(CLI::Range(0.05, 1.0));
-  cmd->add_option("--work-dir", o->work_dir,
+  cmd->add_option("--work-dir", a->work_dir,
                   "with --supervise: where the child's spec, result and logs go (default: "
                   "RESULT.work)");
-  cmd->callback([&g, &exit_code, o] {
-    if (o->parent_pid > 0) {
-      if (!process::die_with_parent(static_cast<pid_t>(o->parent_pid))) {
-        std::cerr << "orch exec: the sweep that started this run is gone\n";
-        exit_code = kExitRunFailed;
-        return;
-      }
-    }
-    if (o->worker) {
-      exit_code = run_exec_worker(g);
-      return;
-    }
-    if (o->spec.empty() || o->out.empty()) {
-      std::cerr << "orch exec: --spec and --out are required (or --worker)\n";
-      exit_code = kExitBadInput;
-      return;
-    }
-    RunSpec spec;
-    try {
-      spec = run_spec_from_json(nlohmann::json::parse(
-          read_bounded_file(o->spec, kMaxRunSpecBytes, "a run specification")));
-    } catch (const BoundedReadError& e) {
-      std::cerr << "orch exec: " << e.what() << "\n";
-      exit_code = kExitBadInput;
-      return;
-    } catch (const std::exception& e) {
-      std::cerr << "orch exec: " << o->spec << ": " << e.what() << "\n";
-      exit_code = kExitBadInput;
-      return;
-    }
-    if (!o->write_outcome.empty()) {
-      // No plugin is loaded and nothing runs: the header of the specification, and the outcome.
-      ResultDocument doc = result_from_json(run_spec_json(spec));
-      doc.format = kResultFormat;
-      doc.version = kResultVersion;
-      doc.status = parse_run_status(o->write_outcome);  // one of two, checked by the option
-      doc.error = o->reason.empty() ? "recorded by orch exec --write-outcome" : o->reason;
-      doc.device = spec.device;
-      write_atomically(o->out, doc);
-      std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat << "): recorded "
-                << o->write_outcome << ": " << *doc.error << "\n";
-      return;
-    }
-    if (o->supervise) {
-      // The child `orch exec` sets cuda_connections for itself.
-      const ResultDocument doc = result_from_json(supervise(spec, g, *o));
-      write_atomically(o->out, doc);
-      std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
-                << "): " << status_text(doc) << " (supervised)\n";
-      return;
-    }
-    if (o->batch_size > 0) spec.batch_size = o->batch_size;
-    if (o->probe) {
-      spec.warmup_auto = false;  // a probe's warm-up is its own (below), never `auto`'s
-      spec.warmup_steps = 2;     // the first optimizer step allocates its state; the second
-      spec.measure_steps = 1;    // step runs with everything allocated
-      spec.telemetry.enabled = false;
-      spec.profile.steps = 0;  // a probe asks "does it fit", nothing more
-    } else if (o->probe_speed) {
-      // Measured as the run itself would be, but briefly: three warm-up steps (cuDNN
-      // autotuning and allocator growth for the new shape, the optimizer state, one steady
-      // step), or the strategy's own eager steps before a capture and the capture step, so the
-      // timed steps replay a graph when the run would. The runner adds steps the fp16 loss
-      // scaler skipped, so the optimizer's first real step is never timed.
-      spec.warmup_steps = std::max<std::int64_t>(3, stream_warmup_floor(spec.stream));
-      spec.warmup_auto = false;
-      spec.measure_steps =
-          sweep::probe_measure_steps(spec.batch_size.value_or(0), spec.measure_steps);
-      spec.telemetry.enabled = false;
-      spec.profile.steps = 0;
-    }
-    if (spec.workload.is_script()) {
-      // The program reads its batch and steps from the configuration: exec's adjustments go
-      // there too, and no profiler or CUDA setting of exec's applies to it.
-      if (spec.batch_size) spec.config["batch_size"] = *spec.batch_size;
-      spec.config["steps"] = {{"warmup", spec.warmup_steps}, {"measure", spec.measure_steps}};
-      spec.config["telemetry"]["enabled"] = spec.telemetry.enabled;
-      ResultDocument doc = run_script_document(spec, o->out);
-      if (o->batch_size > 0) doc.batch_size = o->batch_size;
-      if (o->probe || o->probe_speed) doc.probe = true;
-      write_atomically(o->out, doc);
-      std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
-                << "): " << status_text(doc) << "\n";
-      return;
-    }
-    RunOutputs outputs;
-    if (spec.profile.enabled()) {
-      outputs.trace_path =
-          o->trace.empty() ? std::filesystem::path(o->out).replace_extension(".trace.json").string()
-                           : o->trace;
-    }
-    // Before anything here uses CUDA: the driver reads it when the context is made.
-    apply_cuda_connections(spec);
-    PluginRegistry registry;
-    load_registry(registry, g, /*warn=*/false);
-    ResultDocument doc = run_document(spec, registry, outputs);
-    if (o->batch_size > 0) doc.batch_size = o->batch_size;
-    if (o->probe || o->probe_speed) doc.probe = true;
-    write_atomically(o->out, doc);
-    std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
-              << "): " << status_text(doc) << "\n";
-  });
+  cmd->callback([&g, &exit_code, a] { exit_code = run_exec(*a, g); });
 }
 
 }  // namespace orch::cli

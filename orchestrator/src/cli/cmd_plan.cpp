@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/command_failure.h"
 #include "cli/commands.h"
 #include "cli/plan_arguments.h"
 #include "cli/plan_check.h"
@@ -32,44 +33,46 @@ std::string estimate_text(const Plan& plan, const std::string& db) {
   return format_plan_estimate(estimate_plan(plan, nullptr), db) + note;
 }
 
+struct PlanArgs {
+  PlanArguments plan;
+  bool check = false;      // --check: rehearse the plan
+  bool no_wait = false;    // with --check: a device in use ends the command instead of a wait
+  bool elsewhere = false;  // plan for another machine
+};
+
+int run_plan(const PlanArgs& a, const GlobalOptions& g) {
+  if (a.elsewhere && a.check) {
+    throw bad_input("orch plan: --check rehearses on this machine; it cannot go with --elsewhere");
+  }
+  PlanArguments args = a.plan;
+  args.on_this_machine = !a.elsewhere;
+  PluginRegistry registry;
+  load_registry(registry, g);
+  const Plan plan = plan_experiment(args, registry);
+  std::cout << format_plan_table(plan) << format_halving_schedule(plan)
+            << estimate_text(plan, g.db);
+  if (!a.check) return kExitOk;
+  return rehearse_plan(plan, g, visible_gpu_slots(), /*grace_s=*/10, !a.no_wait);
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("plan", "expand and validate an experiment; runs nothing");
-  auto args = std::make_shared<PlanArguments>();
-  add_plan_arguments(*cmd, *args);
-  auto check = std::make_shared<bool>(false);
-  cmd->add_flag("--check", *check,
+  auto a = std::make_shared<PlanArgs>();
+  add_plan_arguments(*cmd, a->plan);
+  cmd->add_flag("--check", a->check,
                 "rehearse: train one step of each configuration in a child process (one per GPU "
                 "at a time) and list every failure; records nothing");
-  // A plan written here for a GPU machine or a cluster must not fail for what this machine
-  // lacks (as `orch submit` plans): the checks of the machine's GPUs and files are left out.
-  auto no_wait = std::make_shared<bool>(false);
-  cmd->add_flag("--no-wait", *no_wait,
+  cmd->add_flag("--no-wait", a->no_wait,
                 "with --check: when a device is in use by another orch, exit at once (code 2) "
                 "naming it, instead of waiting for it");
-  auto elsewhere = std::make_shared<bool>(false);
-  cmd->add_flag("--elsewhere", *elsewhere,
+  // A plan written here for a GPU machine or a cluster must not fail for what this machine
+  // lacks (as `orch submit` plans): the checks of the machine's GPUs and files are left out.
+  cmd->add_flag("--elsewhere", a->elsewhere,
                 "plan for another machine: leave out the checks of this one (its GPUs, the "
                 "dataset and model files the configurations read)");
-  cmd->callback([&g, &exit_code, args, check, elsewhere, no_wait] {
-    if (*elsewhere && *check) {
-      std::cerr << "orch plan: --check rehearses on this machine; it cannot go with --elsewhere\n";
-      exit_code = kExitBadInput;
-      return;
-    }
-    args->on_this_machine = !*elsewhere;
-    PluginRegistry registry;
-    load_registry(registry, g);
-    if (auto plan = plan_or_report(*args, registry)) {
-      std::cout << format_plan_table(*plan) << format_halving_schedule(*plan)
-                << estimate_text(*plan, g.db);
-      if (*check)
-        exit_code = rehearse_plan(*plan, g, visible_gpu_slots(), /*grace_s=*/10, !*no_wait);
-    } else {
-      exit_code = kExitBadInput;
-    }
-  });
+  cmd->callback([&g, &exit_code, a] { exit_code = run_plan(*a, g); });
 }
 
 }  // namespace orch::cli

@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <set>
 
+#include "cli/command_failure.h"
 #include "cli/commands.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
@@ -42,6 +44,102 @@ struct SubmitArgs {
   SlurmCliOptions slurm_options;
 };
 
+const std::string kWho = "orch submit: ";
+
+// The sweep's name in the database; a plan one job array cannot run is refused here.
+std::string submission_name(const Plan& plan, const std::string& sweep_name) {
+  if (plan.search.halving()) {
+    throw bad_input(kWho + plan.file +
+                    ": search: halving decides between rungs which configurations run on, which "
+                    "one Slurm job array cannot; run it with `orch sweep` (the local launcher), "
+                    "or use method: grid for Slurm");
+  }
+  return bad_input_if_invalid(kWho, [&] {
+    return sweep_name.empty() ? plan.name : sweep::expand_sweep_name_now(sweep_name);
+  });
+}
+
+// The database a submission reads (which runs are finished) and, with --wait, writes.
+struct SubmissionStore {
+  std::optional<sweep::SweepLock> lock;  ///< with --wait: one writer of the sweep
+  std::optional<storage::Store> store;   ///< none without --wait and no database yet
+  std::int64_t sweep_id = 0;             ///< 0: no such sweep recorded
+};
+
+std::unique_ptr<SubmissionStore> open_submission_store(const GlobalOptions& g, const Plan& plan,
+                                                       const std::string& name, bool wait) {
+  auto s = std::make_unique<SubmissionStore>();
+  try {
+    if (wait) {
+      sweep::create_database_folder(g.db);
+      s->lock.emplace(sweep::lock_path(g.db, name));
+    }
+    if (wait || fs::exists(g.db)) s->store.emplace(g.db);
+    if (wait) s->lock->hold_database(g.db, name, "submit --wait");
+    if (wait) {
+      s->sweep_id = s->store->open_sweep(name, plan.name, plan.file, plan.description);
+    } else if (s->store) {
+      if (auto id = s->store->find_sweep(name)) s->sweep_id = *id;
+    }
+  } catch (const std::exception& e) {
+    throw bad_input(kWho + e.what());
+  }
+  return s;
+}
+
+// What the job array's script is written from: the sweep, this orch and the Slurm options.
+cluster::SlurmScriptInput script_input(const Plan& plan, const std::string& name,
+                                       const GlobalOptions& g, const SlurmCliOptions& o) {
+  cluster::SlurmScriptInput in;
+  in.sweep = name;
+  in.orch_binary = fs::read_symlink("/proc/self/exe").string();
+  for (const auto& p : g.plugin_paths) in.plugin_paths.push_back(fs::absolute(p).string());
+  in.dir = o.results.empty() ? g.db + ".slurm/" + safe_name(name) : o.results;
+  in.options.partition = o.partition;
+  in.options.time = o.time;
+  in.options.max_parallel = o.max_parallel;
+  in.options.max_requeues = o.max_requeues;
+  in.options.signal_seconds = o.signal_seconds;
+  in.options.sbatch_args = o.sbatch_args;
+  in.options.gpus_per_task = o.gpus_per_task;
+  if (o.gpus_per_task < 0) {
+    bool gpu = false;
+    for (const RunSpec& r : plan.runs) gpu = gpu || r.device != "cpu";
+    in.options.gpus_per_task = gpu ? 1 : 0;
+  }
+  return in;
+}
+
+int run_submit(const SubmitArgs& a, const GlobalOptions& g) {
+  PluginRegistry registry;
+  PlanArguments plan_args = a.plan;
+  plan_args.on_this_machine = false;  // the runs execute on the cluster's nodes, not here
+  const Plan plan = load_and_plan(registry, g, plan_args);
+  return submit_to_slurm(plan, a.sweep_name, g, a.slurm_options, /*wait=*/false);
+}
+
+struct IngestArgs {
+  std::string dir, sweep_name;
+};
+
+int run_ingest(const IngestArgs& a, const GlobalOptions& g) {
+  std::optional<storage::Store> store;
+  try {
+    store.emplace(g.db);
+  } catch (const std::exception& e) {
+    throw bad_input("orch ingest: " + std::string(e.what()));
+  }
+  cluster::Ingester ingester(*store, a.sweep_name);
+  const cluster::IngestReport r = ingester.ingest(a.dir);
+  for (const auto& m : r.malformed) std::cerr << "orch ingest: malformed: " << m << "\n";
+  std::string sweeps;
+  for (const auto& [n, id] : ingester.sweeps()) sweeps += (sweeps.empty() ? "" : ", ") + n;
+  std::cout << fmt::format("ingested {}: {} recorded, {} already recorded, {} malformed{}\n", a.dir,
+                           r.recorded, r.unchanged, r.malformed.size(),
+                           sweeps.empty() ? "" : " (sweep " + sweeps + ")");
+  return r.malformed.empty() ? kExitOk : kExitRunFailed;
+}
+
 }  // namespace
 
 void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
@@ -74,64 +172,16 @@ void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
 
 int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const GlobalOptions& g,
                     const SlurmCliOptions& o, bool wait) {
-  if (plan.search.halving()) {
-    std::cerr << "orch submit: " << plan.file
-              << ": search: halving decides between rungs which configurations run on, which one "
-                 "Slurm job array cannot; run it with `orch sweep` (the local launcher), or use "
-                 "method: grid for Slurm\n";
-    return kExitBadInput;
-  }
-  std::string name;
-  try {
-    name = sweep_name.empty() ? plan.name : sweep::expand_sweep_name_now(sweep_name);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "orch submit: " << e.what() << "\n";
-    return kExitBadInput;
-  }
-  std::optional<sweep::SweepLock> lock;
-  std::optional<storage::Store> store;
-  std::int64_t sweep_id = 0;
+  const std::string name = submission_name(plan, sweep_name);
+  const auto db = open_submission_store(g, plan, name, wait);
   std::map<std::pair<std::string, int>, std::string> done;
-  try {
-    if (wait) {
-      sweep::create_database_folder(g.db);
-      lock.emplace(sweep::lock_path(g.db, name));
-    }
-    if (wait || fs::exists(g.db)) store.emplace(g.db);
-    if (wait) lock->hold_database(g.db, name, "submit --wait");
-    if (wait) {
-      sweep_id = store->open_sweep(name, plan.name, plan.file, plan.description);
-    } else if (store) {
-      if (auto id = store->find_sweep(name)) sweep_id = *id;
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "orch submit: " << e.what() << "\n";
-    return kExitBadInput;
-  }
-  if (sweep_id != 0) {
-    for (const auto& [key, st] : store->run_states(sweep_id)) done[key] = st.status;
+  if (db->sweep_id != 0) {
+    for (const auto& [key, st] : db->store->run_states(db->sweep_id)) done[key] = st.status;
   }
   const auto pending = cluster::pending_runs(plan.runs, done, o.retry_failed);
-
-  cluster::SlurmScriptInput in;
-  in.sweep = name;
-  in.orch_binary = fs::read_symlink("/proc/self/exe").string();
-  for (const auto& p : g.plugin_paths) in.plugin_paths.push_back(fs::absolute(p).string());
-  in.dir = o.results.empty() ? g.db + ".slurm/" + safe_name(name) : o.results;
-  in.options.partition = o.partition;
-  in.options.time = o.time;
-  in.options.max_parallel = o.max_parallel;
-  in.options.max_requeues = o.max_requeues;
-  in.options.signal_seconds = o.signal_seconds;
-  in.options.sbatch_args = o.sbatch_args;
-  in.options.gpus_per_task = o.gpus_per_task;
-  if (o.gpus_per_task < 0) {
-    bool gpu = false;
-    for (const RunSpec& r : plan.runs) gpu = gpu || r.device != "cpu";
-    in.options.gpus_per_task = gpu ? 1 : 0;
-  }
-  const cluster::Submission sub = cluster::write_submission(
-      {name, plan.name, plan.file, plan.description}, pending, plan.runs.size(), in);
+  const cluster::Submission sub =
+      cluster::write_submission({name, plan.name, plan.file, plan.description}, pending,
+                                plan.runs.size(), script_input(plan, name, g, o));
   std::cout << fmt::format("sweep {}: {} runs, {} already finished, {} to submit\n", name,
                            plan.runs.size(), sub.already_done, pending.size());
 
@@ -140,14 +190,14 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
   auto finish = [&](const cluster::FollowResult& r) {
     std::cout << fmt::format("\nsweep {}: {} runs: {} ok, {} not ok, {} without a final result\n",
                              name, keys.size(), r.ok, r.not_ok, r.unfinished);
-    std::cout << "\n" << format_sweep_ranking(*store, sweep_id);
+    std::cout << "\n" << format_sweep_ranking(*db->store, db->sweep_id);
     return r.exit_code();
   };
 
   if (pending.empty()) {
     std::cout << "nothing to submit: every run of the plan is finished\n";
     if (!wait) return kExitOk;
-    return finish(cluster::tally_runs(*store, sweep_id, keys));
+    return finish(cluster::tally_runs(*db->store, db->sweep_id, keys));
   }
   if (o.dry_run) {
     std::cout << "# " << sub.script_path << " (not submitted: --dry-run)\n" << sub.script;
@@ -157,8 +207,7 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
   try {
     job = cluster::sbatch(sub.script_path);
   } catch (const std::exception& e) {
-    std::cerr << "orch submit: " << e.what() << "\n";
-    return kExitRunFailed;
+    throw CommandFailure(kExitRunFailed, kWho + e.what());  // the scheduler refused it
   }
   std::cout << fmt::format("submitted job array {} ({} tasks); results in {}\n", job,
                            pending.size(), sub.dir)
@@ -167,10 +216,10 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
     std::cout << fmt::format("load them with: orch --db {} ingest {}\n", g.db, sub.dir);
     return kExitOk;
   }
-  cluster::Ingester ingester(*store, name);
+  cluster::Ingester ingester(*db->store, name);
   const auto result = [&] {
     StopSignals stop;
-    return cluster::follow_job(*store, ingester, sweep_id, sub.dir, job, keys,
+    return cluster::follow_job(*db->store, ingester, db->sweep_id, sub.dir, job, keys,
                                std::chrono::milliseconds(static_cast<long>(o.poll_s * 1000)),
                                std::cout, stop.flag());
   }();
@@ -190,13 +239,7 @@ void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--retry-failed", a->slurm_options.retry_failed,
                 "submit again the runs recorded failed, oom, timeout or skipped");
   add_slurm_options(*cmd, a->slurm_options);
-  cmd->callback([&g, &exit_code, a] {
-    PluginRegistry registry;
-    a->plan.on_this_machine = false;  // the runs execute on the cluster's nodes, not here
-    auto planned = load_and_plan(registry, g, a->plan, exit_code);
-    if (!planned) return;
-    exit_code = submit_to_slurm(*planned, a->sweep_name, g, a->slurm_options, /*wait=*/false);
-  });
+  cmd->callback([&g, &exit_code, a] { exit_code = run_submit(*a, g); });
 }
 
 void add_ingest_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
@@ -204,35 +247,16 @@ void add_ingest_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       "ingest",
       "load the result documents of a folder (written by cluster tasks) into the "
       "database; running it again adds nothing");
-  auto dir = std::make_shared<std::string>();
-  auto sweep_name = std::make_shared<std::string>();
-  cmd->add_option("DIR", *dir,
+  auto a = std::make_shared<IngestArgs>();
+  cmd->add_option("DIR", a->dir,
                   "a submission folder, its results/ folder, or any folder of "
                   "result documents")
       ->required()
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--sweep", *sweep_name,
+  cmd->add_option("--sweep", a->sweep_name,
                   "the sweep to record into (default: the submission's, else each document's "
                   "experiment name)");
-  cmd->callback([&g, &exit_code, dir, sweep_name] {
-    std::optional<storage::Store> store;
-    try {
-      store.emplace(g.db);
-    } catch (const std::exception& e) {
-      std::cerr << "orch ingest: " << e.what() << "\n";
-      exit_code = kExitBadInput;
-      return;
-    }
-    cluster::Ingester ingester(*store, *sweep_name);
-    const cluster::IngestReport r = ingester.ingest(*dir);
-    for (const auto& m : r.malformed) std::cerr << "orch ingest: malformed: " << m << "\n";
-    std::string sweeps;
-    for (const auto& [n, id] : ingester.sweeps()) sweeps += (sweeps.empty() ? "" : ", ") + n;
-    std::cout << fmt::format("ingested {}: {} recorded, {} already recorded, {} malformed{}\n",
-                             *dir, r.recorded, r.unchanged, r.malformed.size(),
-                             sweeps.empty() ? "" : " (sweep " + sweeps + ")");
-    exit_code = r.malformed.empty() ? kExitOk : kExitRunFailed;
-  });
+  cmd->callback([&g, &exit_code, a] { exit_code = run_ingest(*a, g); });
 }
 
 }  // namespace orch::cli

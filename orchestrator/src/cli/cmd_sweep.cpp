@@ -41,6 +41,8 @@
 namespace orch::cli {
 namespace {
 
+const std::string kWho = "orch sweep: ";
+
 struct SweepArgs {
   PlanArguments plan;
   std::string sweep_name, gpus, until, order = "as-written";
@@ -91,7 +93,7 @@ std::vector<std::string> gpu_slots(const std::string& requested) {
   const std::vector<std::string> visible = visible_gpu_slots();
   const int count = static_cast<int>(visible.size());
   std::vector<std::string> slots;
-  if (requested == "none") return {""};  // the CPU, one run at a time (see the callback)
+  if (requested == "none") return {""};  // the CPU, one run at a time (see run_sweep)
   if (requested.empty()) {
     if (visible.empty()) return {""};  // no GPU: one run at a time on the CPU
     return visible;
@@ -116,6 +118,168 @@ std::vector<std::string> gpu_slots(const std::string& requested) {
     slots.push_back(name);
   }
   return slots;
+}
+
+// The sweep's own options; --gpus and --until refused here are bad input, before anything runs.
+sweep::SweepOptions sweep_options(const SweepArgs& a) {
+  sweep::SweepOptions options;
+  options.retry_failed = a.retry_failed;
+  options.max_consecutive_failures = a.max_consecutive_failures;
+  options.fast_first = a.order == "fast-first";
+  options.gpus = bad_input_if_invalid(kWho, [&] { return gpu_slots(a.gpus); });
+  if (!a.until.empty()) {
+    options.deadline = bad_input_if_invalid(kWho, [&] {
+      const auto wall_now = std::chrono::system_clock::now();
+      return sweep::steady_deadline(sweep::parse_until(a.until, wall_now), wall_now,
+                                    std::chrono::steady_clock::now());
+    });
+  }
+  return options;
+}
+
+// What would make tonight's numbers wrong is said before the first run, and kept with the plan
+// revision for whoever reads the results.
+void say_number_changing_warnings(storage::Store& store, std::int64_t sweep_id) {
+  const std::vector<std::string> warnings =
+      number_changing_warnings(doctor_checks(gather_facts(/*load_gpus=*/false)));
+  if (!warnings.empty()) {
+    std::cout << "orch doctor found what changes the numbers measured now:\n";
+    for (const auto& w : warnings) std::cout << "  " << w << "\n";
+  }
+  if (const int rev = storage::plan_revisions(store.database(), sweep_id)) {
+    storage::set_plan_warnings(store.database(), sweep_id, rev, warnings);
+  }
+}
+
+// Opens (or resumes) the sweep `name` in the session's database, its plan checked against the
+// one it ran, and returns its id.
+std::int64_t open_checked_sweep(storage::Store& store, const Plan& plan, const std::string& name,
+                                bool replan) {
+  const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
+  const sweep::PlanCheck check = sweep::check_plan(store, name, revision, replan, &plan);
+  if (!check.ok) {
+    std::string message = kWho + check.message;
+    if (!message.empty() && message.back() == '\n') message.pop_back();  // main.cpp adds it
+    throw bad_input(message);
+  }
+  const std::int64_t sweep_id = bad_input_if_invalid(
+      kWho, [&] { return store.open_sweep(name, plan.name, plan.file, plan.description); });
+  if (check.record) storage::record_plan(store.database(), sweep_id, revision);
+  std::cout << check.message;
+  return sweep_id;
+}
+
+// Where and how each run's child process starts.
+sweep::ChildLaunchOptions launch_options(const SweepArgs& a, const GlobalOptions& g,
+                                         const std::string& name) {
+  sweep::ChildLaunchOptions launch;
+  launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
+  launch.plugin_paths = g.plugin_paths;
+  launch.work_dir = sweep::sweep_work_dir(g.db, name);
+  launch.grace_s = a.grace_s;
+  launch.batch_headroom = a.batch_headroom;
+  return launch;
+}
+
+// Every run of `plan` through `launcher`, until the end, a signal or --until.
+sweep::SweepSummary measure(const Plan& plan, const std::string& name,
+                            const sweep::SweepOptions& options, sweep::ChildLauncher& launcher,
+                            sweep::Recorder& recorder) {
+  sweep::SteadyClock clock;
+  StopSignals stop;
+  std::cout << terminal_text(name)
+            << (plan.description.empty() ? "" : ": " + terminal_text(plan.description))
+            << std::endl;
+  // Progress goes through a stream that turns a vanished reader of stdout into a stop.
+  PipeGuardStream progress(STDOUT_FILENO, stop.flag());
+  if (plan.search.halving())
+    return sweep::run_halving(plan, options, launcher, recorder, clock, progress, stop.flag());
+  return sweep::run_sweep(plan.runs, options, launcher, recorder, clock, progress, stop.flag());
+}
+
+// The lines under the progress: how the runs ended, where the time went, then the ranking.
+void print_sweep_end(const sweep::SweepSummary& s, const std::string& name, storage::Store& store,
+                     std::int64_t sweep_id, const std::string& started) {
+  std::cout << fmt::format(
+      "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok{}, {} skipped, {} deferred{}\n",
+      name, s.total, s.already_done, s.ok, s.failed,
+      s.diverged > 0 ? fmt::format(" ({} diverged)", s.diverged) : "", s.skipped, s.deferred,
+      s.interrupted ? ", stopped by a signal" : "");
+  if (const auto line = sweep::time_shares_line(s.time); !line.empty()) {
+    std::cout << line << "\n";
+    record_invocation(store, sweep_id, started, s.time);
+  }
+  if (s.already_not_ok > 0) {
+    std::cout << fmt::format(
+        "{} runs recorded earlier did not succeed; --retry-failed runs "
+        "them again\n",
+        s.already_not_ok);
+  }
+  if (s.exit_code() == kExitStopped) {
+    std::cout << "run the same command again to continue where it stopped\n";
+  }
+  if (!s.environment_fault.empty()) {
+    std::cerr << "orch sweep: stopped by an environment fault: " << s.environment_fault << "\n";
+  }
+  std::cout << "\n" << format_sweep_ranking(store, sweep_id);
+}
+
+// The sweep on this machine: its locks and database (sweep_session.h), its plan checked, then
+// every run in a child process, each outcome recorded.
+int run_local_sweep(const Plan& plan, const std::string& name, const SweepArgs& a,
+                    const GlobalOptions& g, const sweep::SweepOptions& options) {
+  // One measurement per device: another sweep's runs on the same GPU would slow both
+  // without a word. Held until the sweep ends; taken before anything is written.
+  const auto session =
+      open_sweep_session(g, "sweep", name, devices_of_slots(options.gpus), !a.no_wait);
+  storage::Store& store = *session->store;
+  const std::int64_t sweep_id = open_checked_sweep(store, plan, name, a.replan);
+  say_number_changing_warnings(store, sweep_id);
+  sweep::StoreRecorder store_recorder(store, sweep_id);
+  sweep::WatchedRecorder recorder(store_recorder, g.db);
+  // Held until the summary is printed: its warm workers (`isolation: worker`) end with it.
+  const sweep::ChildLaunchOptions launch = launch_options(a, g, name);
+  sweep::ChildLauncher launcher(launch);
+  sweep::ChildDeviceChecker checker({launch.orch_binary, launch.work_dir});
+  sweep::SweepOptions checked = options;
+  checked.device_checker = &checker;
+  const std::string invocation_started = storage::utc_now();
+  const sweep::SweepSummary s = measure(plan, name, checked, launcher, recorder);
+  print_sweep_end(s, name, store, sweep_id, invocation_started);
+  return s.exit_code();
+}
+
+int run_sweep(const SweepArgs& a, const GlobalOptions& g) {
+  const bool slurm = a.launcher == "slurm";
+  // --gpus none hides every GPU as CUDA_VISIBLE_DEVICES= would, before anything asks CUDA how
+  // many there are: the plan's checks see none (a configuration that needs one is refused by
+  // name), and so do the device locks, the health checks and every child, whose `device:
+  // auto` then means the CPU.
+  if (a.gpus == "none" && !slurm) ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  PluginRegistry registry;
+  PlanArguments plan_args = a.plan;
+  plan_args.on_this_machine = !slurm;  // Slurm runs it on other machines
+  const Plan plan = load_and_plan(registry, g, plan_args);
+  if (slurm && a.check) {
+    throw bad_input(
+        "orch sweep: --check rehearses on this machine; with --launcher slurm, run "
+        "`orch plan --check` on a node of the cluster");
+  }
+  if (slurm) {
+    SlurmCliOptions slurm_options = a.slurm;
+    slurm_options.retry_failed = a.retry_failed;
+    return submit_to_slurm(plan, a.sweep_name, g, slurm_options, a.wait);
+  }
+  const sweep::SweepOptions options = sweep_options(a);
+  if (a.check) {
+    const bool cpu = options.gpus.size() == 1 && options.gpus[0].empty();
+    return rehearse_plan(plan, g, cpu ? std::vector<std::string>{} : options.gpus, a.grace_s,
+                         !a.no_wait);
+  }
+  const std::string name = bad_input_if_invalid(kWho, [&] {
+    return a.sweep_name.empty() ? plan.name : sweep::expand_sweep_name_now(a.sweep_name);
+  });
+  return run_local_sweep(plan, name, a, g, options);
 }
 
 }  // namespace
@@ -174,143 +338,7 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "with --launcher slurm: follow the job, ingest the results as "
                 "they arrive, print the ranking");
   add_slurm_options(*cmd, a->slurm);
-  cmd->callback([&g, &exit_code, a] {
-    // --gpus none hides every GPU as CUDA_VISIBLE_DEVICES= would, before anything asks CUDA how
-    // many there are: the plan's checks see none (a configuration that needs one is refused by
-    // name), and so do the device locks, the health checks and every child, whose `device:
-    // auto` then means the CPU.
-    if (a->gpus == "none" && a->launcher != "slurm") ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
-    PluginRegistry registry;
-    a->plan.on_this_machine = a->launcher != "slurm";  // Slurm runs it on other machines
-    auto planned = load_and_plan(registry, g, a->plan, exit_code);
-    if (!planned) return;
-    const Plan& plan = *planned;
-    if (a->launcher == "slurm" && a->check) {
-      std::cerr << "orch sweep: --check rehearses on this machine; with --launcher slurm, run "
-                   "`orch plan --check` on a node of the cluster\n";
-      exit_code = kExitBadInput;
-      return;
-    }
-    if (a->launcher == "slurm") {
-      a->slurm.retry_failed = a->retry_failed;
-      exit_code = submit_to_slurm(plan, a->sweep_name, g, a->slurm, a->wait);
-      return;
-    }
-    sweep::SweepOptions options;
-    options.retry_failed = a->retry_failed;
-    options.max_consecutive_failures = a->max_consecutive_failures;
-    options.fast_first = a->order == "fast-first";
-    try {
-      options.gpus = gpu_slots(a->gpus);
-      if (!a->until.empty()) {
-        const auto wall_now = std::chrono::system_clock::now();
-        options.deadline = sweep::steady_deadline(sweep::parse_until(a->until, wall_now), wall_now,
-                                                  std::chrono::steady_clock::now());
-      }
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "orch sweep: " << e.what() << "\n";
-      exit_code = kExitBadInput;
-      return;
-    }
-    if (a->check) {
-      exit_code = rehearse_plan(plan, g,
-                                options.gpus.size() == 1 && options.gpus[0].empty()
-                                    ? std::vector<std::string>{}
-                                    : options.gpus,
-                                a->grace_s, !a->no_wait);
-      return;
-    }
-    std::string name;
-    try {
-      name = a->sweep_name.empty() ? plan.name : sweep::expand_sweep_name_now(a->sweep_name);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "orch sweep: " << e.what() << "\n";
-      exit_code = kExitBadInput;
-      return;
-    }
-    // One measurement per device: another sweep's runs on the same GPU would slow both
-    // without a word. Held until the sweep ends; taken before anything is written.
-    const auto session =
-        open_sweep_session(g, "sweep", name, devices_of_slots(options.gpus), !a->no_wait);
-    storage::Store& store = *session->store;
-    const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
-    const sweep::PlanCheck check = sweep::check_plan(store, name, revision, a->replan, &plan);
-    if (!check.ok) {
-      std::cerr << "orch sweep: " << check.message;
-      exit_code = kExitBadInput;
-      return;
-    }
-    std::int64_t sweep_id = 0;
-    try {
-      sweep_id = store.open_sweep(name, plan.name, plan.file, plan.description);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "orch sweep: " << e.what() << "\n";
-      exit_code = kExitBadInput;
-      return;
-    }
-    if (check.record) storage::record_plan(store.database(), sweep_id, revision);
-    std::cout << check.message;
-    // What would make tonight's numbers wrong is said before the first run, and kept with the
-    // plan revision for whoever reads the results.
-    const std::vector<std::string> warnings =
-        number_changing_warnings(doctor_checks(gather_facts(/*load_gpus=*/false)));
-    if (!warnings.empty()) {
-      std::cout << "orch doctor found what changes the numbers measured now:\n";
-      for (const auto& w : warnings) std::cout << "  " << w << "\n";
-    }
-    if (const int rev = storage::plan_revisions(store.database(), sweep_id)) {
-      storage::set_plan_warnings(store.database(), sweep_id, rev, warnings);
-    }
-    sweep::StoreRecorder store_recorder(store, sweep_id);
-    sweep::WatchedRecorder recorder(store_recorder, g.db);
-    sweep::ChildLaunchOptions launch;
-    launch.orch_binary = std::filesystem::read_symlink("/proc/self/exe").string();
-    launch.plugin_paths = g.plugin_paths;
-    launch.work_dir = sweep::sweep_work_dir(g.db, name);
-    launch.grace_s = a->grace_s;
-    launch.batch_headroom = a->batch_headroom;
-    sweep::ChildLauncher launcher(launch);
-    sweep::ChildDeviceChecker checker({launch.orch_binary, launch.work_dir});
-    options.device_checker = &checker;
-    sweep::SteadyClock clock;
-
-    const std::string invocation_started = storage::utc_now();
-    const sweep::SweepSummary s = [&] {
-      StopSignals stop;
-      std::cout << terminal_text(name)
-                << (plan.description.empty() ? "" : ": " + terminal_text(plan.description))
-                << std::endl;
-      // Progress goes through a stream that turns a vanished reader of stdout into a stop.
-      PipeGuardStream progress(STDOUT_FILENO, stop.flag());
-      if (plan.search.halving())
-        return sweep::run_halving(plan, options, launcher, recorder, clock, progress, stop.flag());
-      return sweep::run_sweep(plan.runs, options, launcher, recorder, clock, progress, stop.flag());
-    }();
-
-    std::cout << fmt::format(
-        "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok{}, {} skipped, {} deferred{}\n",
-        name, s.total, s.already_done, s.ok, s.failed,
-        s.diverged > 0 ? fmt::format(" ({} diverged)", s.diverged) : "", s.skipped, s.deferred,
-        s.interrupted ? ", stopped by a signal" : "");
-    if (const auto line = sweep::time_shares_line(s.time); !line.empty()) {
-      std::cout << line << "\n";
-      record_invocation(store, sweep_id, invocation_started, s.time);
-    }
-    if (s.already_not_ok > 0) {
-      std::cout << fmt::format(
-          "{} runs recorded earlier did not succeed; --retry-failed runs "
-          "them again\n",
-          s.already_not_ok);
-    }
-    if (s.exit_code() == kExitStopped) {
-      std::cout << "run the same command again to continue where it stopped\n";
-    }
-    if (!s.environment_fault.empty()) {
-      std::cerr << "orch sweep: stopped by an environment fault: " << s.environment_fault << "\n";
-    }
-    std::cout << "\n" << format_sweep_ranking(store, sweep_id);
-    exit_code = s.exit_code();
-  });
+  cmd->callback([&g, &exit_code, a] { exit_code = run_sweep(*a, g); });
 }
 
 }  // namespace orch::cli

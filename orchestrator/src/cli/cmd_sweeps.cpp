@@ -4,42 +4,43 @@
 
 #include "cli/commands.h"
 #include "plan/terminal_text.h"
-#include "report/input_error.h"
 #include "report/sweep_choice.h"
 #include "report/sweep_listing.h"
 
 namespace orch::cli {
+namespace {
+
+struct SweepsArgs {
+  std::string experiment;
+  bool json = false;
+};
+
+int run_sweeps(const SweepsArgs& a, const GlobalOptions& g) {
+  auto store = open_existing_store(g.db);
+  std::vector<storage::SweepListing> listing = store->sweep_listing();
+  if (!a.experiment.empty()) {
+    std::erase_if(listing, [&](const auto& l) { return l.sweep.experiment != a.experiment; });
+  }
+  if (a.json) {
+    std::cout << sweep_listing_json(listing).dump(2) << "\n";
+  } else if (listing.empty()) {
+    std::cout << "no sweeps" << (a.experiment.empty() ? "" : " of experiment " + a.experiment)
+              << " in " << terminal_text(g.db) << "\n";
+  } else {
+    std::cout << format_sweep_listing(listing);
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 void add_sweeps_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "sweeps", "list the database's sweeps, the latest first (the one whose run started last)");
-  struct Options {
-    std::string experiment;
-    bool json = false;
-  };
-  auto o = std::make_shared<Options>();
-  cmd->add_option("--experiment", o->experiment, "only the sweeps of this experiment (its `name`)");
-  cmd->add_flag("--json", o->json, "print a JSON array of objects instead of the table");
-  cmd->callback([&g, &exit_code, o] {
-    try {
-      auto store = open_existing_store(g.db);
-      std::vector<storage::SweepListing> listing = store->sweep_listing();
-      if (!o->experiment.empty()) {
-        std::erase_if(listing, [&](const auto& l) { return l.sweep.experiment != o->experiment; });
-      }
-      if (o->json) {
-        std::cout << sweep_listing_json(listing).dump(2) << "\n";
-      } else if (listing.empty()) {
-        std::cout << "no sweeps" << (o->experiment.empty() ? "" : " of experiment " + o->experiment)
-                  << " in " << terminal_text(g.db) << "\n";
-      } else {
-        std::cout << format_sweep_listing(listing);
-      }
-    } catch (const InputError& e) {
-      std::cerr << "orch: " << e.what() << "\n";
-      exit_code = kExitBadInput;
-    }
-  });
+  auto a = std::make_shared<SweepsArgs>();
+  cmd->add_option("--experiment", a->experiment, "only the sweeps of this experiment (its `name`)");
+  cmd->add_flag("--json", a->json, "print a JSON array of objects instead of the table");
+  cmd->callback([&g, &exit_code, a] { exit_code = run_sweeps(*a, g); });
 }
 
 }  // namespace orch::cli

@@ -1,6 +1,10 @@
-// The `orch` subcommands. Each registers itself on the CLI11 app and returns the exit code
-// through `exit_code`: 0 success, 1 some run failed, 2 bad input (nothing ran, nothing written),
-// 3 a sweep stopped before its end, 4 an environment fault.
+// The `orch` subcommands. Each is a function, `int run_<command>(const <Command>Args&, const
+// GlobalOptions&)` in its cmd_<command>.cpp, that returns the exit code of what it did: 0
+// success, 1 some run failed, 3 a sweep stopped before its end. Whatever ends a command early
+// is thrown, and main.cpp alone turns it into the message on stderr and the exit code: 2 bad
+// input (nothing ran, nothing written; CommandFailure, InputError, PlanError), 4 an environment
+// fault. add_<command>_command declares the options into the Args struct and stores the
+// function's exit code in `exit_code`.
 #pragma once
 
 #include <CLI/CLI.hpp>

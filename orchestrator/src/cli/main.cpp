@@ -8,6 +8,8 @@
 #include "cli/command_failure.h"
 #include "cli/commands.h"
 #include "cli/pipe_guard.h"
+#include "plan/plan_error.h"
+#include "report/input_error.h"
 #include "storage/store.h"
 #include "sweep/environment_fault.h"
 
@@ -33,18 +35,8 @@ int finish_standard_output(int exit_code) {
   return exit_code;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // A closed output pipe is an error to handle (EPIPE), never a silent death by SIGPIPE.
-  orch::cli::ignore_sigpipe();
-  // Unbuffered, as the sweep's progress lines are, so the two never interleave out of order;
-  // every write is checked.
-  std::cout.rdbuf(&g_stdout);
-  CLI::App app{"orch: run training-configuration experiments and rank them by measured speed"};
-  app.require_subcommand(1);
-  app.fallthrough();  // global options may also follow the command: `orch rank --db x.db`
-  app.set_version_flag("--version", std::string("orch ") + ORCH_VERSION);
+// --plugin-path and --db, which may come before or after the command.
+void add_global_options(CLI::App& app, orch::cli::GlobalOptions& global) {
   // A --plugin-path must be a folder: missing, a file or a symbolic-link loop is said as such
   // (ORCH_PLUGIN_PATH is a search path, where such an entry is reported and skipped).
   const CLI::Validator plugin_folder(
@@ -58,12 +50,27 @@ int main(int argc, char** argv) {
         return {};
       },
       "DIR");
-  orch::cli::GlobalOptions global;
-  global.argv.assign(argv, argv + argc);
   app.add_option("--plugin-path", global.plugin_paths,
                  "extra folder to search for plugin libraries (repeatable; also ORCH_PLUGIN_PATH)")
       ->check(plugin_folder);  // a mistyped folder would only lose its plugins
   app.add_option("--db", global.db, "SQLite results database")->capture_default_str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A closed output pipe is an error to handle (EPIPE), never a silent death by SIGPIPE.
+  orch::cli::ignore_sigpipe();
+  // Unbuffered, as the sweep's progress lines are, so the two never interleave out of order;
+  // every write is checked.
+  std::cout.rdbuf(&g_stdout);
+  CLI::App app{"orch: run training-configuration experiments and rank them by measured speed"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may also follow the command: `orch rank --db x.db`
+  app.set_version_flag("--version", std::string("orch ") + ORCH_VERSION);
+  orch::cli::GlobalOptions global;
+  global.argv.assign(argv, argv + argc);
+  add_global_options(app, global);
 
   int exit_code = orch::cli::kExitOk;
   orch::cli::add_plugins_command(app, global, exit_code);
@@ -81,6 +88,8 @@ int main(int argc, char** argv) {
   orch::cli::add_submit_command(app, global, exit_code);
   orch::cli::add_ingest_command(app, global, exit_code);
   orch::cli::add_health_check_command(app, global, exit_code);
+  // The command runs inside parse() (its callback). What ends it early becomes the exit code and
+  // the message on stderr here, for every command (docs/cli.md, "Exit codes").
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -90,6 +99,14 @@ int main(int argc, char** argv) {
     // A command that ended early (command_failure.h): its message, its code.
     if (*e.what()) std::cerr << e.what() << "\n";
     return finish_standard_output(e.exit_code());
+  } catch (const orch::PlanError& e) {
+    // An experiment file or override that cannot be planned: its text says where, file:line:col.
+    std::cerr << e.what() << "\n";
+    return finish_standard_output(orch::cli::kExitBadInput);
+  } catch (const orch::InputError& e) {
+    // A read command's sweep, metric, configuration or output file that is not there.
+    std::cerr << "orch: " << e.what() << "\n";
+    return finish_standard_output(orch::cli::kExitBadInput);
   } catch (const orch::sweep::EnvironmentFault& e) {
     std::cerr << "orch: " << e.what() << "\n";
     return orch::cli::kExitEnvironment;

@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "cli/plugin_loading.h"
-#include "plan/plan_error.h"
 #include "plan/planner.h"
 #include "plan/terminal_text.h"
 
@@ -20,31 +19,21 @@ void add_plan_arguments(CLI::App& cmd, PlanArguments& args) {
       ->check(CLI::NonNegativeNumber);
 }
 
-std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalog& catalog) {
-  try {
-    PlanOptions options{args.overrides, args.max_runs, std::nullopt};
-    // The GPUs this process sees are the ones a run started from here sees (CUDA_VISIBLE_DEVICES
-    // included): the runner resolves `device` against the same count.
-    if (args.on_this_machine) {
-      options.machine = MachineFacts{static_cast<int>(c10::cuda::device_count())};
-    }
-    return make_plan(args.file, catalog, options);
-  } catch (const PlanError& e) {
-    std::cerr << e.what() << "\n";
-    return std::nullopt;
+Plan plan_experiment(const PlanArguments& args, const SchemaCatalog& catalog) {
+  PlanOptions options{args.overrides, args.max_runs, std::nullopt};
+  // The GPUs this process sees are the ones a run started from here sees (CUDA_VISIBLE_DEVICES
+  // included): the runner resolves `device` against the same count.
+  if (args.on_this_machine) {
+    options.machine = MachineFacts{static_cast<int>(c10::cuda::device_count())};
   }
+  return make_plan(args.file, catalog, options);
 }
 
-std::optional<Plan> load_and_plan(PluginRegistry& registry, const GlobalOptions& g,
-                                  const PlanArguments& args, int& exit_code) {
+Plan load_and_plan(PluginRegistry& registry, const GlobalOptions& g, const PlanArguments& args) {
   load_registry(registry, g);
-  auto plan = plan_or_report(args, registry);
-  if (!plan) exit_code = kExitBadInput;  // nothing runs and no database is created
+  Plan plan = plan_experiment(args, registry);  // nothing runs and no database is created
   // What `orch plan` says under its table (combinations merged), said before anything runs.
-  if (plan) {
-    for (const std::string& note : plan->notes)
-      std::cout << "note: " << terminal_text(note) << "\n";
-  }
+  for (const std::string& note : plan.notes) std::cout << "note: " << terminal_text(note) << "\n";
   return plan;
 }
 

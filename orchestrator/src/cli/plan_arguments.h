@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,15 +24,13 @@ struct PlanArguments {
 /// Declares FILE, the overrides and --max-runs on `cmd`.
 void add_plan_arguments(CLI::App& cmd, PlanArguments& args);
 
-/// Plans the experiment (with this machine's facts when args.on_this_machine); on bad input prints
-/// `file:line:col: ...` to stderr and returns nothing (the caller exits with kExitBadInput without
-/// running or writing anything).
-std::optional<Plan> plan_or_report(const PlanArguments& args, const SchemaCatalog& catalog);
+/// Plans the experiment (with this machine's facts when args.on_this_machine). Bad input throws
+/// PlanError, `file:line:col: ...`, which main.cpp prints and ends with kExitBadInput: nothing
+/// has run or been written by then.
+Plan plan_experiment(const PlanArguments& args, const SchemaCatalog& catalog);
 
 /// What every command that runs an experiment starts with: load the plugins into `registry`
-/// (it must outlive the runs), plan; on bad input, set `exit_code` to kExitBadInput and return
-/// nothing.
-std::optional<Plan> load_and_plan(PluginRegistry& registry, const GlobalOptions& g,
-                                  const PlanArguments& args, int& exit_code);
+/// (it must outlive the runs), plan (PlanError on bad input), print the plan's notes.
+Plan load_and_plan(PluginRegistry& registry, const GlobalOptions& g, const PlanArguments& args);
 
 }  // namespace orch::cli
