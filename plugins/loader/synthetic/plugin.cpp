@@ -9,11 +9,54 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace orch::synthetic {
 namespace {
+
+// The host batches one loader made, kept for the next loader that asks for the same ones. In a
+// warm worker (`isolation: worker`) run after run asks for the same batches; drawing them again
+// (a serial normal_ over 150 MB per batch of 256) was most of a run's set-up there. One entry:
+// a worker's memory stays what one run's host batches take.
+struct HostBatchesKey {
+  std::int64_t seed, batch, channels, size, classes, batches;
+  bool channels_last;
+  bool operator==(const HostBatchesKey&) const = default;
+};
+
+class HostBatchesCache {
+ public:
+  // The batches for `key`, drawn with `draw` unless the last ones asked for were these;
+  // `reused` says which.
+  std::vector<Batch> get(const HostBatchesKey& key,
+                         const std::function<std::vector<Batch>()>& draw, bool& reused) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    reused = key_ && *key_ == key;
+    if (!reused) {
+      batches_.clear();  // the old ones go before the new ones are drawn
+      key_.reset();
+      batches_ = draw();
+      key_ = key;
+    }
+    return batches_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::optional<HostBatchesKey> key_;
+  std::vector<Batch> batches_;
+};
+
+HostBatchesCache& host_batches_cache() {
+  static HostBatchesCache cache;
+  return cache;
+}
 
 class SyntheticLoader final : public DataLoader {
  public:
@@ -23,24 +66,37 @@ class SyntheticLoader final : public DataLoader {
         classes_(p.get_int("classes")),
         // Absent from Params built by hand for the parameters declared before it: no delay.
         delay_ms_(p.has("delay_ms") ? p.get_float("delay_ms") : 0.0) {
-    // A generator of our own makes the data a function of the seed alone, whatever the
-    // device; the tensors are then moved to the run's device once.
-    auto gen = at::detail::createCPUGenerator(static_cast<std::uint64_t>(ctx.seed));
     const auto n = p.get_int("batches");
+    const HostBatchesKey key{static_cast<std::int64_t>(ctx.seed), ctx.batch_size, channels_,
+                             size_, classes_, n, ctx.channels_last};
+    // A generator of our own makes the data a function of the seed alone, whatever the
+    // device (the pinned and device batches are the same numbers); they are drawn on the host
+    // and then moved where `location` says.
+    auto draw = [&] {
+      auto gen = at::detail::createCPUGenerator(static_cast<std::uint64_t>(ctx.seed));
+      std::vector<Batch> host;
+      host.reserve(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) {
+        auto images = at::randn({ctx.batch_size, channels_, size_, size_}, gen, torch::kFloat32);
+        if (ctx.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
+        auto labels = at::randint(classes_, {ctx.batch_size}, gen, torch::kInt64);
+        host.push_back({images, labels});
+      }
+      return host;
+    };
+    const std::vector<Batch> host = host_batches_cache().get(key, draw, reused_);
     const std::string& location = p.get_string("location");
-    batches_.reserve(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) {
-      auto images = at::randn({ctx.batch_size, channels_, size_, size_}, gen, torch::kFloat32);
-      if (ctx.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
-      auto labels = at::randint(classes_, {ctx.batch_size}, gen, torch::kInt64);
+    batches_.reserve(host.size());
+    for (const Batch& b : host) {
       if (location == "device") {
-        batches_.push_back({images.to(ctx.device), labels.to(ctx.device)});
+        batches_.push_back({b.images.to(ctx.device), b.labels.to(ctx.device)});
       } else if (location == "pinned" && at::hasCUDA()) {
         // Page-locked host memory: the copy to the GPU can be asynchronous (and overlapped).
-        batches_.push_back({images.pin_memory(), labels.pin_memory()});
+        batches_.push_back({b.images.pin_memory(), b.labels.pin_memory()});
       } else {
-        // Pageable host memory; also `pinned` where there is no CUDA to pin memory for.
-        batches_.push_back({images, labels});
+        // Pageable host memory; also `pinned` where there is no CUDA to pin memory for. The
+        // cached tensors themselves: nothing writes into a batch.
+        batches_.push_back(b);
       }
     }
   }
@@ -53,10 +109,16 @@ class SyntheticLoader final : public DataLoader {
     const Batch& b = batches_[next_++ % batches_.size()];
     return b;
   }
+  // `reused_host_batches`: 1 when this run's batches were the previous loader's in this
+  // process (a warm worker's earlier run), not drawn again.
+  std::map<std::string, double> counters() const override {
+    return {{"reused_host_batches", reused_ ? 1.0 : 0.0}};
+  }
 
  private:
   std::int64_t channels_, size_, classes_;
   double delay_ms_;
+  bool reused_ = false;
   std::vector<Batch> batches_;
   std::size_t next_ = 0;
 };
