@@ -189,7 +189,7 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
       p.runs[0].config.dump() ==
       R"({"batch_size":64,"cuda_connections":"driver","cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
       R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
-      R"("device":"auto","isolation":"process","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
+      R"("device":"auto","isolation":"worker","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
       R"("fused_bn_impl":"cudnn","fused_residual_grad":true,"max_pool_impl":"orch"},)"
       R"("plugin":"resnet"},)"
       R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"

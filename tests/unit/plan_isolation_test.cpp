@@ -13,15 +13,19 @@ namespace {
 using test::plan_failure;
 using test::plan_text;
 
-TEST_CASE("isolation: process by default, worker when asked, sweepable", "[plan][worker]") {
+TEST_CASE("isolation: worker by default, process when asked, sweepable", "[plan][worker]") {
   const Plan d = plan_text("name: x\n");
-  CHECK(d.runs[0].isolation == "process");
-  CHECK(d.runs[0].config["isolation"] == "process");
-  const Plan w = plan_text("name: x\nbase:\n  isolation: worker\n");
-  CHECK(w.runs[0].isolation == "worker");
+  CHECK(d.runs[0].isolation == "worker");
+  CHECK(d.runs[0].config["isolation"] == "worker");
+  const Plan p = plan_text("name: x\nbase:\n  isolation: process\n");
+  CHECK(p.runs[0].isolation == "process");
   // Through the specification a sweep writes for the run's process.
-  CHECK(run_spec_from_json(run_spec_json(w.runs[0])).isolation == "worker");
-  CHECK(run_spec_from_json(run_spec_json(d.runs[0])).isolation == "process");
+  CHECK(run_spec_from_json(run_spec_json(p.runs[0])).isolation == "process");
+  CHECK(run_spec_from_json(run_spec_json(d.runs[0])).isolation == "worker");
+  // A specification recorded before the key existed ran in a process of its own.
+  nlohmann::json old = run_spec_json(d.runs[0]);
+  old["config"].erase("isolation");
+  CHECK(run_spec_from_json(old).isolation == "process");
   const Plan m = plan_text("name: x\nmatrix:\n  isolation: [process, worker]\n");
   REQUIRE(m.runs.size() == 2);
   CHECK(m.runs[0].isolation == "process");
@@ -35,13 +39,14 @@ TEST_CASE("isolation: anything else is refused where it is written", "[plan][wor
   CHECK(std::string(e.what()).find("process, worker") != std::string::npos);
 }
 
-TEST_CASE("hash: isolation at process leaves the hash alone, worker is hashed", "[plan][hash]") {
+TEST_CASE("hash: isolation at worker (the default) leaves the hash alone, process is hashed",
+          "[plan][hash]") {
   const auto hash = [](const std::string& base) {
     return plan_text("name: x\nbase:\n  batch_size: 16\n" + base).runs[0].hash;
   };
   const std::string plain = hash("");
-  CHECK(hash("  isolation: process\n") == plain);
-  CHECK(hash("  isolation: worker\n") != plain);
+  CHECK(hash("  isolation: worker\n") == plain);
+  CHECK(hash("  isolation: process\n") != plain);
 }
 
 TEST_CASE("worker: which runs go to a worker", "[sweep][worker]") {

@@ -46,8 +46,8 @@ nlohmann::json hash_input(const nlohmann::json& config,
   erase_if_default(in, "profile", kDefaultProfile);
   // Added after results were recorded: at its default (the driver's setting) it is left out.
   erase_if_default(in, "cuda_connections", "driver");
-  // Likewise `isolation` (experiment_schema.cpp says why a worker run is hashed apart).
-  erase_if_default(in, "isolation", "process");
+  // Likewise `isolation` at its default, worker (experiment_schema.cpp says why).
+  erase_if_default(in, "isolation", "worker");
   return in;
 }
 

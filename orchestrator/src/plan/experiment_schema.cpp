@@ -263,12 +263,14 @@ std::vector<KeySpec> make_keys() {
       // leaves the environment as it is. Hashed only when set, like `telemetry`.
       scalar_key("cuda_connections", norm_cuda_connections, "driver",
                  "driver, or an int from 1 to 32"),
-      // How `orch sweep` runs a configuration: a fresh `orch exec` process per run (process), or
-      // a long-lived one per GPU that takes run after run (worker, sweep/worker_pool.h). Hashed
-      // when not the default, like `cuda_connections`: a warm worker keeps ATen's cuDNN
-      // algorithm cache and the CUDA context between runs, which can change what is measured,
-      // so a configuration measured both ways is two configurations, each with its own numbers.
-      scalar_key("isolation", norm_isolation, "process", "process, worker"),
+      // How `orch sweep` runs a configuration: a long-lived `orch exec --worker` per GPU that
+      // takes run after run (worker, sweep/worker_pool.h), or a fresh process per run (process).
+      // worker is the default because it measures what process measures, within noise, and
+      // spends far less of a sweep outside the measured steps (docs/benchmarks.md, "Warm
+      // workers"). Hashed when not the default, like `cuda_connections`, so configurations
+      // recorded before the default moved keep their hashes, and a configuration measured both
+      // ways (`isolation: [process, worker]`) is two configurations, each with its own numbers.
+      scalar_key("isolation", norm_isolation, "worker", "process, worker"),
       // `impl` is how the same SGD update is computed: one kernel chain per tensor (loop),
       // multi-tensor ops (foreach, PyTorch's default on CUDA), or ATen's fused kernel.
       group_key("optimizer",

@@ -85,9 +85,9 @@ struct RunSpec {
   std::string cudnn_benchmark = "auto";      ///< on | off | auto
   /// CUDA_DEVICE_MAX_CONNECTIONS for the run's process; empty: `driver` (left as it is)
   std::optional<std::int64_t> cuda_connections;
-  /// How `orch sweep` runs it: `process` (an `orch exec` of its own) or `worker` (a warm
-  /// `orch exec --worker` that takes run after run, sweep/worker_pool.h).
-  std::string isolation = "process";
+  /// How `orch sweep` runs it: `worker` (a warm `orch exec --worker` that takes run after run,
+  /// sweep/worker_pool.h; the experiment key's default) or `process` (an `orch exec` of its own).
+  std::string isolation = "worker";
   OptimizerSpec optimizer;
   /// Warm-up steps; with warmup_auto, the fewest (runner/steady_steps.h says what follows).
   std::int64_t warmup_steps = 10;

@@ -90,10 +90,11 @@ std::string time_split_section(const ReportData& d) {
   }
   out += "</tbody></table>\n";
   out +=
-      "<p class=\"note\">Shares of the wall time times the GPU slots. Start-up and warm-up are "
-      "paid again by every run: <code>isolation: worker</code> keeps one process per GPU, and "
-      "<code>steps.warmup: auto</code> stops warming up once the steps are steady "
-      "(docs/experiment-file.md).</p>\n";
+      "<p class=\"note\">Shares of the wall time times the GPU slots. Under "
+      "<code>isolation: process</code> start-up and cuDNN's autotuning are paid again by every "
+      "run; a warm worker (<code>isolation: worker</code>, the default) pays them once per GPU "
+      "and shape, and <code>steps.warmup: auto</code> stops warming up once the steps are "
+      "steady (docs/experiment-file.md).</p>\n";
   return out + "</section>\n";
 }
 
