@@ -431,21 +431,25 @@ TEST_CASE("fused batch-norm forward and backward replay in a CUDA graph", "[gpu]
 TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][fused_bn]") {
   // Same initial weights, same 4 synthetic batches, AMP bf16, channels-last, SGD momentum.
   // Rounding differs (the fused add happens in fp32), and training amplifies any difference,
-  // so "like" is measured against the noise: a second unfused run from weights perturbed by
-  // 1e-3 (relative, below bf16's rounding step) shows how far two equally valid runs drift
-  // apart, and the fused run must stay within three times that of the unfused one
-  // (test::check_loss_curve_within_noise; the steps: test::train_100_steps).
+  // so "like" is measured against the noise: unfused runs from weights perturbed by 1e-3
+  // (relative, below bf16's rounding step) show how far equally valid runs drift apart, and
+  // the fused run must stay within three times the farther of them from the unfused one
+  // (test::check_loss_curve_within_noise; the steps: test::train_100_steps). Two perturbed runs,
+  // not one: while the loss falls steeply (memorising 4 batches, steps 50-80) one draw can land
+  // close to the reference by chance and make the noise look smaller than it is.
   torch::manual_seed(1);
   resnet::ResNetOptions o;
   o.depth = 50;
   o.num_classes = 10;
-  resnet::ResNet plain(o), nudged(o);
+  resnet::ResNet plain(o), nudged(o), nudged2(o);
   o.fused_bn = true;
   resnet::ResNet fused(o);
   test::copy_state(*plain, *fused);
   test::copy_state(*plain, *nudged);
+  test::copy_state(*plain, *nudged2);
   test::nudge_parameters(*nudged);
-  for (resnet::ResNet* net : {&plain, &nudged, &fused}) {
+  test::nudge_parameters(*nudged2);  // another draw from the same generator
+  for (resnet::ResNet* net : {&plain, &nudged, &nudged2, &fused}) {
     (*net)->to(torch::kCUDA);
     to_channels_last(**net);
   }
@@ -456,6 +460,7 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
   const auto before = resnet::fused_bn_counters();
   const auto l_plain = train(plain);
   const auto l_nudged = train(nudged);
+  const auto l_nudged2 = train(nudged2);
   const auto mid = resnet::fused_bn_counters();
   const auto l_fused = train(fused);
   const auto after = resnet::fused_bn_counters();
@@ -463,11 +468,13 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
   CHECK(mid.fused == before.fused);
   CHECK(after.fused - mid.fused == 49 * 100);
   CHECK(after.unfused == mid.unfused);
-  test::check_loss_curve_within_noise(l_plain, l_nudged, l_fused);
+  test::check_loss_curve_within_noise(l_plain, l_nudged, l_fused, l_nudged2);
   // The running statistics moved the same way, within the same noise.
   const std::string bn = "layer2.1.bn2.running_mean";
   auto rm_plain = plain->named_buffers()[bn];
-  const double drift = (nudged->named_buffers()[bn] - rm_plain).norm().item<double>();
+  const double drift =
+      std::max((nudged->named_buffers()[bn] - rm_plain).norm().item<double>(),
+               (nudged2->named_buffers()[bn] - rm_plain).norm().item<double>());
   const double diff = (fused->named_buffers()[bn] - rm_plain).norm().item<double>();
   INFO(bn << ": |fused - unfused| " << diff << ", |nudged - unfused| " << drift << ", |unfused| "
           << rm_plain.norm().item<double>());
