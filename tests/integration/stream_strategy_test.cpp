@@ -75,11 +75,12 @@ TEST_CASE("the synthetic loader serves host batches when asked", "[stream]") {
   CHECK(torch::equal(a.images, c.images));        // ...served in a cycle
 }
 
-TEST_CASE("the synthetic loader reuses the previous loader's batches when they are the same",
+TEST_CASE("the synthetic loader reuses the batches an earlier loader drew when they are the same",
           "[stream]") {
   // A warm worker builds a loader per run; drawing the same batches again is what the cache
-  // saves. Same parameters and seed: the same numbers, counted as reused. Anything else that
-  // changes the numbers (seed, batch, layout) draws them again, and only the last set is kept.
+  // saves. Same parameters and seed: the same numbers, counted as reused. Anything that changes
+  // the numbers (seed, batch, layout) draws them, and at most 8 sets are kept (least recently
+  // used out first). The seeds here are the test's own, so other tests' sets do not interfere.
   auto make = [](std::int64_t seed, std::int64_t batch, bool channels_last,
                  const char* location = "pageable") {
     return test::built_plugins().create_loader(
@@ -90,27 +91,31 @@ TEST_CASE("the synthetic loader reuses the previous loader's batches when they a
                                    {"location", std::string(location)}}),
         {batch, torch::kCPU, seed, channels_last});
   };
-  auto reused = [](const auto& l) {
-    return l->counters().at("reused_host_batches");
-  };
-  auto first = make(11, 4, false);
+  auto reused = [](const auto& l) { return l->counters().at("reused_host_batches"); };
+  auto first = make(1011, 4, false);
+  CHECK(reused(first) == 0);
   const Batch a = first->next();
-  auto same = make(11, 4, false, "device");  // where the batches go is not part of the numbers
+  auto same = make(1011, 4, false, "device");  // where the batches go is not part of the numbers
   CHECK(reused(same) == 1);
   const Batch b = same->next();
   CHECK(torch::equal(a.images, b.images));
   CHECK(torch::equal(a.labels, b.labels));
-  auto other_seed = make(12, 4, false);
+  auto other_seed = make(1012, 4, false);
   CHECK(reused(other_seed) == 0);
   CHECK_FALSE(torch::equal(a.images, other_seed->next().images));
-  CHECK(reused(make(12, 8, false)) == 0);  // another batch size
-  CHECK(reused(make(12, 8, true)) == 0);   // another layout
-  auto back = make(11, 4, false);          // the first set was dropped: drawn again, equal
+  CHECK(reused(make(1012, 8, false)) == 0);  // another batch size
+  CHECK(reused(make(1012, 8, true)) == 0);   // another layout
+  // Sets alternating (a matrix's batch axis varying fastest) are all kept.
+  CHECK(reused(make(1011, 4, false)) == 1);
+  CHECK(reused(make(1012, 8, true)) == 1);
+  // Eight newer sets push the oldest out: drawn again, and equal to what was drawn before.
+  for (std::int64_t seed = 2000; seed < 2008; ++seed) CHECK(reused(make(seed, 4, false)) == 0);
+  auto back = make(1011, 4, false);
   CHECK(reused(back) == 0);
   CHECK(torch::equal(a.images, back->next().images));
-  // Drawn again or reused, the first loader's batches are its own and unchanged.
-  CHECK(torch::equal(a.images, first->next().images) == false);  // its second batch now
-  CHECK(torch::equal(a.images, first->next().images));           // and its first again
+  // The first loader's batches are its own and unchanged by all that.
+  CHECK_FALSE(torch::equal(a.images, first->next().images));  // its second batch now
+  CHECK(torch::equal(a.images, first->next().images));        // and its first again
 }
 
 TEST_CASE("the synthetic loader puts batches where `location` says", "[stream]") {

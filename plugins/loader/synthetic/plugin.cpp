@@ -8,11 +8,12 @@
 #include <orch/data_loader.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <list>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,10 +21,11 @@
 namespace orch::synthetic {
 namespace {
 
-// The host batches one loader made, kept for the next loader that asks for the same ones. In a
-// warm worker (`isolation: worker`) run after run asks for the same batches; drawing them again
-// (a serial normal_ over 150 MB per batch of 256) was most of a run's set-up there. One entry:
-// a worker's memory stays what one run's host batches take.
+// The host batches loaders made, kept for a later loader that asks for the same ones. In a warm
+// worker (`isolation: worker`) run after run asks for one of a few sets (a matrix's batch sizes
+// and layouts, in whatever order its axes give); drawing them again (a serial normal_ over 150 MB
+// per batch of 256) was most of a worker run's set-up. Bounded by count and bytes, least
+// recently used first out, so a worker's host memory stays bounded whatever the matrix.
 struct HostBatchesKey {
   std::int64_t seed, batch, channels, size, classes, batches;
   bool channels_last;
@@ -32,25 +34,40 @@ struct HostBatchesKey {
 
 class HostBatchesCache {
  public:
-  // The batches for `key`, drawn with `draw` unless the last ones asked for were these;
-  // `reused` says which.
+  static constexpr std::size_t kMaxSets = 8;
+  static constexpr std::int64_t kMaxBytes = std::int64_t{2} << 30;
+
+  // The batches for `key`, drawn with `draw` unless a kept set is these; `reused` says which.
   std::vector<Batch> get(const HostBatchesKey& key,
                          const std::function<std::vector<Batch>()>& draw, bool& reused) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    reused = key_ && *key_ == key;
-    if (!reused) {
-      batches_.clear();  // the old ones go before the new ones are drawn
-      key_.reset();
-      batches_ = draw();
-      key_ = key;
+    auto it = std::find_if(sets_.begin(), sets_.end(), [&](const Set& s) { return s.key == key; });
+    reused = it != sets_.end();
+    if (reused) {
+      sets_.splice(sets_.begin(), sets_, it);  // most recently used first
+      return sets_.front().batches;
     }
-    return batches_;
+    Set fresh{key, draw(), 0};
+    for (const Batch& b : fresh.batches) fresh.bytes += b.images.nbytes() + b.labels.nbytes();
+    sets_.push_front(std::move(fresh));
+    std::int64_t total = 0;
+    for (const Set& s : sets_) total += s.bytes;
+    // The newest set stays even alone over the bound: it is the run's own data.
+    while (sets_.size() > 1 && (sets_.size() > kMaxSets || total > kMaxBytes)) {
+      total -= sets_.back().bytes;
+      sets_.pop_back();
+    }
+    return sets_.front().batches;
   }
 
  private:
+  struct Set {
+    HostBatchesKey key;
+    std::vector<Batch> batches;
+    std::int64_t bytes;
+  };
   std::mutex mutex_;
-  std::optional<HostBatchesKey> key_;
-  std::vector<Batch> batches_;
+  std::list<Set> sets_;
 };
 
 HostBatchesCache& host_batches_cache() {
@@ -109,7 +126,7 @@ class SyntheticLoader final : public DataLoader {
     const Batch& b = batches_[next_++ % batches_.size()];
     return b;
   }
-  // `reused_host_batches`: 1 when this run's batches were the previous loader's in this
+  // `reused_host_batches`: 1 when this run's batches were kept from an earlier loader in this
   // process (a warm worker's earlier run), not drawn again.
   std::map<std::string, double> counters() const override {
     return {{"reused_host_batches", reused_ ? 1.0 : 0.0}};
