@@ -22,6 +22,7 @@ DEBIAN_PACKAGES=(
   chromium  # headless, for the test that opens `orch report`'s HTML in a real browser
   slurm-wlm munge  # a single-node Slurm on localhost, for the `orch sweep --launcher slurm` test
   clang-format  # scripts/format.sh and its check in ctest
+  libcurl4-openssl-dev  # `orch export --to mlflow` talks to the tracking server over HTTP
 )
 
 say() { echo "setup: $*"; }
