@@ -15,8 +15,9 @@
 namespace orch::cli {
 
 void add_export_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
-  auto* cmd = app.add_subcommand("export",
-                                 "write a sweep's runs (configuration and metrics) as CSV or JSON");
+  auto* cmd = app.add_subcommand(
+      "export",
+      "write a sweep's runs (configuration and metrics) as CSV or JSON, or push them to MLflow");
   struct Options {
     std::string format, sweep, output;
     int revision = 0;
