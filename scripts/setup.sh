@@ -7,6 +7,8 @@
 #     fresh clone or a CI run reuses it instead of downloading ~3 GB again.
 #   - without a CUDA toolkit, its compiler and headers from NVIDIA's wheels, in the same cache
 #     (scripts/cuda-toolkit.sh).
+#   - MLflow (mlflow==3.17.2, ~850 MB with its dependencies) in a venv of its own in the same
+#     cache, for the test of `orch export --to mlflow`, which starts a real `mlflow server`.
 # Prints the torch CMake prefix on its last line as "TORCH_PREFIX=...", and before it, only
 # where the CUDA toolkit came from the wheels, the CMake settings that point at it.
 set -euo pipefail
@@ -22,6 +24,7 @@ DEBIAN_PACKAGES=(
   chromium  # headless, for the test that opens `orch report`'s HTML in a real browser
   slurm-wlm munge  # a single-node Slurm on localhost, for the `orch sweep --launcher slurm` test
   clang-format  # scripts/format.sh and its check in ctest
+  libcurl4-openssl-dev  # `orch export --to mlflow` talks to the tracking server over HTTP
 )
 
 say() { echo "setup: $*"; }
@@ -84,6 +87,27 @@ else
   "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps \
     "torchvision==$TORCHVISION_VERSION" "pillow>=5.3.0,!=8.3.*"
   have_torchvision || { echo "setup: torchvision did not install correctly" >&2; exit 1; }
+fi
+
+# MLflow, for the `orch export --to mlflow` test (tests/mlflow): the server it starts and the
+# client it reads back with. A venv of its own, not the torch venv: MLflow brings pandas, scipy,
+# scikit-learn and pyarrow, whose requirements must never move torch's numpy, and a worktree
+# installing it does not disturb the tests of another that use the torch venv meanwhile.
+MLFLOW_VERSION=3.17.2
+MLFLOW_VENV=$ORCH_CACHE/venv-mlflow-$MLFLOW_VERSION
+have_mlflow() {
+  [ -x "$MLFLOW_VENV/bin/python" ] &&
+    "$MLFLOW_VENV/bin/python" -c "import mlflow,sys; sys.exit(0 if mlflow.__version__=='$MLFLOW_VERSION' else 1)" 2>/dev/null
+}
+if have_mlflow; then
+  say "mlflow $MLFLOW_VERSION already in $MLFLOW_VENV"
+else
+  say "installing mlflow==$MLFLOW_VERSION into $MLFLOW_VENV (once per machine; ~850 MB)"
+  mkdir -p "$ORCH_CACHE"
+  rm -rf "$MLFLOW_VENV"
+  python3 -m venv "$MLFLOW_VENV"
+  "$MLFLOW_VENV/bin/pip" install --quiet --disable-pip-version-check "mlflow==$MLFLOW_VERSION"
+  have_mlflow || { echo "setup: mlflow did not install correctly" >&2; exit 1; }
 fi
 
 # The CUDA compiler and headers: a toolkit already installed is used as it is; without one,
