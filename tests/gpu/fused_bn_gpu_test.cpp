@@ -472,9 +472,8 @@ TEST_CASE("a fused ResNet50 trains like the unfused one for 100 steps", "[gpu][f
   // The running statistics moved the same way, within the same noise.
   const std::string bn = "layer2.1.bn2.running_mean";
   auto rm_plain = plain->named_buffers()[bn];
-  const double drift =
-      std::max((nudged->named_buffers()[bn] - rm_plain).norm().item<double>(),
-               (nudged2->named_buffers()[bn] - rm_plain).norm().item<double>());
+  const double drift = std::max((nudged->named_buffers()[bn] - rm_plain).norm().item<double>(),
+                                (nudged2->named_buffers()[bn] - rm_plain).norm().item<double>());
   const double diff = (fused->named_buffers()[bn] - rm_plain).norm().item<double>();
   INFO(bn << ": |fused - unfused| " << diff << ", |nudged - unfused| " << drift << ", |unfused| "
           << rm_plain.norm().item<double>());

@@ -38,8 +38,8 @@ class HostBatchesCache {
   static constexpr std::int64_t kMaxBytes = std::int64_t{2} << 30;
 
   // The batches for `key`, drawn with `draw` unless a kept set is these; `reused` says which.
-  std::vector<Batch> get(const HostBatchesKey& key,
-                         const std::function<std::vector<Batch>()>& draw, bool& reused) {
+  std::vector<Batch> get(const HostBatchesKey& key, const std::function<std::vector<Batch>()>& draw,
+                         bool& reused) {
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = std::find_if(sets_.begin(), sets_.end(), [&](const Set& s) { return s.key == key; });
     reused = it != sets_.end();
@@ -84,8 +84,13 @@ class SyntheticLoader final : public DataLoader {
         // Absent from Params built by hand for the parameters declared before it: no delay.
         delay_ms_(p.has("delay_ms") ? p.get_float("delay_ms") : 0.0) {
     const auto n = p.get_int("batches");
-    const HostBatchesKey key{static_cast<std::int64_t>(ctx.seed), ctx.batch_size, channels_,
-                             size_, classes_, n, ctx.channels_last};
+    const HostBatchesKey key{static_cast<std::int64_t>(ctx.seed),
+                             ctx.batch_size,
+                             channels_,
+                             size_,
+                             classes_,
+                             n,
+                             ctx.channels_last};
     // A generator of our own makes the data a function of the seed alone, whatever the
     // device (the pinned and device batches are the same numbers); they are drawn on the host
     // and then moved where `location` says.
