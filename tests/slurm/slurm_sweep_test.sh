@@ -16,6 +16,11 @@ FAILED=0
 finish() {
   slurm_down
   if [ "$FAILED" -ne 0 ]; then
+    # The failed checks first: a CI log cut in the middle keeps a test's first lines and the
+    # run's last ones, so they are said at both ends; the commands' output comes between.
+    grep -h "^FAIL: " "$T/checks.log" 2>/dev/null
+    echo "===== what the commands printed"
+    cat "$T/outputs.log" 2>/dev/null
     slurm_logs
     for f in "$T"/work\ dir/*.slurm/*/logs/*.log; do
       [ -f "$f" ] && { echo "===== $f"; tail -n 30 "$f"; }
@@ -29,6 +34,8 @@ finish() {
   fi
 }
 trap finish EXIT
+# The commands' output goes to a file, printed on failure after the failed checks.
+say() { printf '%s\n' "$*" >>"$T/outputs.log"; }
 check() {  # check DESCRIPTION COMMAND...
   local what=$1
   shift
@@ -61,7 +68,7 @@ orch() { "$ORCH" --db "$DB" --plugin-path "$FAULT_PLUGINS" "$@"; }
 
 out=$(orch sweep "$W/exp.yaml" --launcher slurm --wait --poll 1 --time 00:05:00 --max-parallel 2 2>&1)
 rc=$?
-echo "$out"
+say "$out"
 check "the sweep exits 1 (two runs failed on purpose), got $rc" [ "$rc" -eq 1 ]
 check "four runs submitted" grep -q "0 already finished, 4 to submit" <<<"$out"
 check "a job array was submitted" grep -Eq "submitted job array [0-9]+ \(4 tasks\)" <<<"$out"
@@ -76,18 +83,18 @@ print(" ".join(f"{s}={n}" for s, n in db.execute(
     "SELECT status, COUNT(*) FROM runs GROUP BY status ORDER BY status")))
 PY
 )
-echo "database: $counts"
+say "database: $counts"
 check "all four runs are in the database" [ "$counts" = "failed=2 ok=2" ]
 
 out=$(orch sweep "$W/exp.yaml" --launcher slurm --wait --poll 1 2>&1)
-echo "$out"
+say "$out"
 check "a second invocation submits nothing" grep -q "4 already finished, 0 to submit" <<<"$out"
 check "nothing was sent to sbatch" bash -c "! grep -q 'submitted job array' <<<\"\$0\"" "$out"
 out=$(orch submit "$W/exp.yaml" --slurm 2>&1)
 check "orch submit submits nothing either" grep -q "nothing to submit" <<<"$out"
 
 out=$(orch ingest "$W/results.db.slurm/slurmtest" 2>&1)
-echo "$out"
+say "$out"
 check "ingest again adds nothing" grep -q ": 0 recorded, 4 already recorded, 0 malformed" <<<"$out"
 
 # Inside a task the run goes through `orch exec --supervise`, the local sweep's launcher:
@@ -107,7 +114,7 @@ matrix:
   model.mode: [none, segfault]
 YAML
 out=$(orch sweep "$W/auto.yaml" --launcher slurm --wait --poll 1 --time 00:05:00 2>&1)
-echo "$out"
+say "$out"
 auto=$(python3 - "$DB" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -118,7 +125,7 @@ for mode, status, batch, auto, err in db.execute(
     print(mode, status, batch, auto, err[-70:])
 PY
 )
-echo "$auto"
+say "$auto"
 check "batch_size: auto-largest was searched inside the task (96 of 100)" grep -Eq "^none ok 96 1" <<<"$auto"
 check "a crash inside the task is recorded with its signal" grep -Eq "^segfault failed .*SIGSEGV" <<<"$auto"
 
@@ -150,7 +157,7 @@ sleep 2
 kill -HUP "$pid"
 wait "$pid"
 rc=$?
-cat "$T/slow.out"
+say "$(cat "$T/slow.out")"
 check "SIGHUP while following exits 3, got $rc" [ "$rc" -eq 3 ]
 check "the job is left running, named" grep -q "stopped following job .*it keeps running" "$T/slow.out"
 scancel --name=orch-slurmslow >/dev/null 2>&1 || scancel -u "$(id -un)" >/dev/null 2>&1 || true

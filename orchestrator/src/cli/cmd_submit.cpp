@@ -203,6 +203,11 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
     std::cout << "# " << sub.script_path << " (not submitted: --dry-run)\n" << sub.script;
     return kExitOk;
   }
+  // Following: SIGINT, SIGTERM and SIGHUP are caught from before the submission, so a terminal
+  // closed right after it (or while sbatch runs) stops the following with its message and
+  // exit 3, never kills orch silently between the two.
+  std::optional<StopSignals> stop;
+  if (wait) stop.emplace();
   std::string job;
   try {
     job = cluster::sbatch(sub.script_path);
@@ -217,12 +222,10 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
     return kExitOk;
   }
   cluster::Ingester ingester(*db->store, name);
-  const auto result = [&] {
-    StopSignals stop;
-    return cluster::follow_job(*db->store, ingester, db->sweep_id, sub.dir, job, keys,
-                               std::chrono::milliseconds(static_cast<long>(o.poll_s * 1000)),
-                               std::cout, stop.flag());
-  }();
+  const auto result = cluster::follow_job(
+      *db->store, ingester, db->sweep_id, sub.dir, job, keys,
+      std::chrono::milliseconds(static_cast<long>(o.poll_s * 1000)), std::cout, stop->flag());
+  stop.reset();
   return finish(result);
 }
 
