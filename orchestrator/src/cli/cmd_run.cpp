@@ -26,6 +26,7 @@
 #include "runner/script_workload.h"
 #include "storage/store.h"
 #include "sweep/child_run.h"
+#include "sweep/sweep_name.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::cli {
@@ -45,7 +46,9 @@ std::string summary(const ResultDocument& doc) {
 
 struct RunArgs {
   PlanArguments plan;
-  bool no_wait = false;  // a device in use ends the command instead of a wait
+  bool no_wait = false;    // a device in use ends the command instead of a wait
+  bool replan = false;     // a changed plan becomes the sweep's next revision
+  std::string sweep_name;  // empty: the experiment's name
 };
 
 // One process for every configuration: cuda_connections can be set once, before the first run
@@ -82,10 +85,10 @@ void set_cuda_connections(const Plan& plan, const GlobalOptions& g) {
 }
 
 // Runs `spec` in this process; its files go where `orch sweep` would put them: the run's folder.
-ResultDocument run_here(const RunSpec& spec, const Plan& plan, PluginRegistry& registry,
-                        const GlobalOptions& g) {
+ResultDocument run_here(const RunSpec& spec, const std::string& sweep_name,
+                        PluginRegistry& registry, const GlobalOptions& g) {
   const std::filesystem::path run_dir =
-      std::filesystem::path(sweep::sweep_work_dir(g.db, plan.name)) / sweep::run_dir_name(spec);
+      std::filesystem::path(sweep::sweep_work_dir(g.db, sweep_name)) / sweep::run_dir_name(spec);
   // A script run's program writes its specification and report in the run's folder.
   if (spec.workload.is_script()) {
     std::filesystem::create_directories(run_dir);
@@ -106,10 +109,14 @@ int run_run(const RunArgs& a, const GlobalOptions& g) {
   }
   // The sweep's lock, the devices its runs measure on and the database, as `orch sweep` takes
   // them: never two writers measuring one sweep, never two measurements on one device.
-  const auto session =
-      open_sweep_session(g, "run", plan.name, devices_of_runs(plan.runs), !a.no_wait);
+  const std::string name = bad_input_if_invalid("orch run: ", [&] {
+    return a.sweep_name.empty() ? plan.name : sweep::expand_sweep_name_now(a.sweep_name);
+  });
+  const auto session = open_sweep_session(g, "run", name, devices_of_runs(plan.runs), !a.no_wait);
   storage::Store& store = *session->store;
-  const std::int64_t sweep_id = store.open_sweep(plan.name, plan.name, plan.file, plan.description);
+  // One plan per sweep, as `orch sweep` keeps it: the plan is recorded as a revision, so rank,
+  // compare and the report show this plan's runs, and a changed file stops here.
+  const std::int64_t sweep_id = open_checked_sweep(store, plan, name, a.replan, "orch run: ");
   std::cout << plan.name << (plan.description.empty() ? "" : ": " + terminal_text(plan.description))
             << "\n";
   int failed = 0;
@@ -119,7 +126,7 @@ int run_run(const RunArgs& a, const GlobalOptions& g) {
     std::cout << fmt::format("[{}/{}] {} (repeat {}) ... ", i + 1, total, terminal_text(spec.name),
                              spec.repeat)
               << std::flush;
-    const ResultDocument doc = run_here(spec, plan, registry, g);
+    const ResultDocument doc = run_here(spec, name, registry, g);
     store.record(sweep_id, to_json(doc));
     if (!doc.ok()) ++failed;
     std::cout << summary(doc) << std::endl;
@@ -140,6 +147,12 @@ void add_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--no-wait", a->no_wait,
                 "when a device is in use by another orch (a sweep, run or check), exit at once "
                 "(code 2) naming it, instead of waiting for it");
+  cmd->add_option("--sweep", a->sweep_name,
+                  "name of the sweep in the database (default: the experiment's name); "
+                  "{date} (YYYY-MM-DD) and {time} (HHMM), local time, as for orch sweep");
+  cmd->add_flag("--replan", a->replan,
+                "the file's plan differs from the one the sweep ran: "
+                "record it as the sweep's new plan revision and run it");
   cmd->callback([&g, &exit_code, a] { exit_code = run_run(*a, g); });
 }
 

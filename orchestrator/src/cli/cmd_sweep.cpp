@@ -151,24 +151,6 @@ void say_number_changing_warnings(storage::Store& store, std::int64_t sweep_id) 
   }
 }
 
-// Opens (or resumes) the sweep `name` in the session's database, its plan checked against the
-// one it ran, and returns its id.
-std::int64_t open_checked_sweep(storage::Store& store, const Plan& plan, const std::string& name,
-                                bool replan) {
-  const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
-  const sweep::PlanCheck check = sweep::check_plan(store, name, revision, replan, &plan);
-  if (!check.ok) {
-    std::string message = kWho + check.message;
-    if (!message.empty() && message.back() == '\n') message.pop_back();  // main.cpp adds it
-    throw bad_input(message);
-  }
-  const std::int64_t sweep_id = bad_input_if_invalid(
-      kWho, [&] { return store.open_sweep(name, plan.name, plan.file, plan.description); });
-  if (check.record) storage::record_plan(store.database(), sweep_id, revision);
-  std::cout << check.message;
-  return sweep_id;
-}
-
 // Where and how each run's child process starts.
 sweep::ChildLaunchOptions launch_options(const SweepArgs& a, const GlobalOptions& g,
                                          const std::string& name) {
@@ -233,7 +215,7 @@ int run_local_sweep(const Plan& plan, const std::string& name, const SweepArgs& 
   const auto session =
       open_sweep_session(g, "sweep", name, devices_of_slots(options.gpus), !a.no_wait);
   storage::Store& store = *session->store;
-  const std::int64_t sweep_id = open_checked_sweep(store, plan, name, a.replan);
+  const std::int64_t sweep_id = open_checked_sweep(store, plan, name, a.replan, kWho);
   say_number_changing_warnings(store, sweep_id);
   sweep::StoreRecorder store_recorder(store, sweep_id);
   sweep::WatchedRecorder recorder(store_recorder, g.db);

@@ -1,12 +1,16 @@
 // open_sweep_session (sweep_session.h).
 #include "cli/sweep_session.h"
 
+#include <iostream>
+
 #include "cli/command_failure.h"
 #include "cli/device_locking.h"
 #include "cli/stop_signals.h"
 #include "process/leftovers.h"
+#include "storage/sweep_plans.h"
 #include "sweep/child_run.h"
 #include "sweep/environment_fault.h"
+#include "sweep/plan_revision.h"
 #include "sweep/sweep_paths.h"
 
 namespace orch::cli {
@@ -48,6 +52,22 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
     throw bad_input(who + e.what());
   }
   return s;
+}
+
+std::int64_t open_checked_sweep(storage::Store& store, const Plan& plan, const std::string& name,
+                                bool replan, const std::string& who) {
+  const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
+  const sweep::PlanCheck check = sweep::check_plan(store, name, revision, replan, &plan);
+  if (!check.ok) {
+    std::string message = who + check.message;
+    if (!message.empty() && message.back() == '\n') message.pop_back();  // main.cpp adds it
+    throw bad_input(message);
+  }
+  const std::int64_t sweep_id = bad_input_if_invalid(
+      who, [&] { return store.open_sweep(name, plan.name, plan.file, plan.description); });
+  if (check.record) storage::record_plan(store.database(), sweep_id, revision);
+  std::cout << check.message;
+  return sweep_id;
 }
 
 }  // namespace orch::cli

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "plan/run_spec.h"
 #include "storage/store.h"
 #include "sweep/device_lock.h"
 #include "sweep/sweep_lock.h"
@@ -32,5 +33,13 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
                                                  const std::string& name,
                                                  const std::vector<sweep::LockedDevice>& devices,
                                                  bool wait);
+
+/// Opens (or resumes) the sweep `name` in `store` with `plan` checked against the plan revision
+/// it last ran (sweep/plan_revision.h): a first plan, or with `replan` a changed one, is recorded
+/// as a revision; a changed plan without `replan` is bad input (CommandFailure, exit 2), the
+/// message prefixed with `who` ("orch sweep: "), nothing written. Prints what was recorded.
+/// Returns the sweep's id.
+std::int64_t open_checked_sweep(storage::Store& store, const Plan& plan, const std::string& name,
+                                bool replan, const std::string& who);
 
 }  // namespace orch::cli
