@@ -53,6 +53,9 @@ struct ReportFixture {
     }
     auto slow = result_doc("fp32/slow", "cccc0003", 0, "ok", 500, kOddExperiment);
     slow["metrics"]["data_wait_ms_mean"] = 100.0;
+    slow["config"]["precision"] = {{"plugin", "fp32"}, {"params", nlohmann::json::object()}};
+    slow["config"]["memory_format"] = "contiguous";
+    slow["environment"]["torch_version"] = "2.10.0";
     slow["environment"]["pcie"] = {
         {"gen_current", 3}, {"width_current", 16}, {"gen_max", 5}, {"width_max", 16}};
     store.record(sweep_id, slow);

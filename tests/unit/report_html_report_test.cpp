@@ -209,6 +209,29 @@ TEST_CASE("the report's before/after, environment and failures", "[report][html]
   CHECK(lines[0].cells[2] == "2020.0");
   CHECK(lines[0].cells[3] == fmt::format("{:+.1f}%", 100.0 * (2020.0 - 500) / 500));
   CHECK(lines[5].cells[0] == "data wait (ms)");
+  // Why they differ: the verdict, the settings and the environment fields that differ.
+  CHECK_THAT(ba, Contains("<p class=\"verdict\">throughput: inconclusive (n=1 vs 2)") &&
+                     Contains("<br>B is NOISY") && Contains("(A: before, B: after)"));
+  const auto settings = table_rows(html, "settings-diff");
+  REQUIRE(settings.size() >= 2);
+  CHECK(settings[0].cells[0] == "<code>memory_format</code>");
+  CHECK(settings[0].cells[1] == "contiguous");
+  CHECK(settings[0].cells[2] == "channels_last");
+  bool precision_row = false;
+  for (const auto& r : settings) {
+    if (r.cells[0] == "<code>precision.plugin</code>" ||
+        (r.cells[0].find("precision") != std::string::npos && r.cells[1] == "fp32")) {
+      precision_row = r.cells[1] == "fp32" && r.cells[2] == "amp";
+    }
+  }
+  CHECK(precision_row);
+  const auto environment = table_rows(html, "environment-diff");
+  bool torch_row = false;
+  for (const auto& r : environment) {
+    if (r.cells[1] == "2.10.0" && r.cells[2] == "2.11.0") torch_row = true;
+    CHECK(r.cells[1] != r.cells[2]);  // only fields that differ
+  }
+  CHECK(torch_row);
 
   const std::string env = section(html, "environment");
   CHECK_THAT(env, Contains("NVIDIA H200"));

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "report/html_batch_search.h"
+#include "report/html_before_after.h"
 #include "report/html_environment.h"
 #include "report/html_escape.h"
 #include "report/html_halving.h"
@@ -287,43 +288,6 @@ std::string step_section(const ReportData& d) {
     out += fmt::format(" {} configuration(s) without a recorded data wait are left out.", missing);
   out += "</figcaption></figure>\n";
   return out + "</section>\n";
-}
-
-std::string before_after_section(const ReportData& d) {
-  std::string out = "<section id=\"before-after\"><h2>Before and after</h2>\n";
-  if (!d.baseline || !d.best) {
-    return out + "<p>A before/after table needs two ranked configurations; this sweep has " +
-           std::to_string(d.ranking.rows.size()) + ".</p></section>\n";
-  }
-  const Selection& a = *d.baseline;
-  const Selection& b = *d.best;
-  out += fmt::format(
-      "<p class=\"note\">Baseline (before) is {}, the one the speed-up column divides by; after "
-      "is the fastest. Values are means over each side's successful runs, as <code>orch "
-      "compare</code> computes them; change = (after - before) / before.</p>\n",
-      d.ranking.baseline.empty()
-          ? std::string("the sweep's <b>slowest</b> configuration (the experiment file names no "
-                        "<code>baseline:</code>)")
-          : "the experiment file's <code>baseline:</code>, <b>" + esc(d.ranking.baseline) + "</b>");
-  out += fmt::format(
-      "<table class=\"compare\"><thead><tr><th></th><th class=\"num\">before: {} ({} run{})</th>"
-      "<th class=\"num\">after: {} ({} run{})</th><th "
-      "class=\"num\">change</th></tr></thead><tbody>\n",
-      esc(a.label), a.runs.size(), a.runs.size() == 1 ? "" : "s", esc(b.label), b.runs.size(),
-      b.runs.size() == 1 ? "" : "s");
-  for (const ComparisonLine& l : comparison_lines(a, b)) {
-    const bool indent = l.label.rfind("  ", 0) == 0;
-    const std::string label = indent ? l.label.substr(2) : l.label;
-    auto cell = [&](const std::optional<double>& v) {
-      return v ? fmt::format("{:.{}f}", *v, l.decimals) : std::string("-");
-    };
-    out += fmt::format(
-        "<tr><td{}>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-        "class=\"num\">{}</td></tr>\n",
-        indent ? " class=\"indent\"" : "", esc(label), cell(l.a), cell(l.b),
-        l.change_pct ? fmt::format("{:+.1f}%", *l.change_pct) : "-");
-  }
-  return out + "</tbody></table></section>\n";
 }
 
 std::string environment_section(const ReportData& d,
