@@ -8,6 +8,7 @@
 #include "dgrad_link.h"
 #include "kernel_availability.h"
 #include "resnet.h"
+#include "stem_pool.h"
 
 namespace orch::resnet {
 namespace {
@@ -22,6 +23,7 @@ std::map<std::string, double> path_counts() {
   const auto p = max_pool_counters();
   const auto r = residual_grad_counters();
   const auto d = dgrad_graph_counters();
+  const auto s = stem_pool_counters();
   return {{"fused_bn.orch", static_cast<double>(f.orch)},
           {"fused_bn.cudnn", static_cast<double>(f.cudnn)},
           {"fused_bn.cudnn_fallback", static_cast<double>(f.cudnn_fallback)},
@@ -43,7 +45,9 @@ std::map<std::string, double> path_counts() {
           {"dgrad_graph.graph", static_cast<double>(d.graph)},
           {"dgrad_graph.slower", static_cast<double>(d.slower)},
           {"dgrad_graph.refused", static_cast<double>(d.refused)},
-          {"dgrad_graph.capture", static_cast<double>(d.capture)}};
+          {"dgrad_graph.capture", static_cast<double>(d.capture)},
+          {"fused_stem.fused", static_cast<double>(s.fused)},
+          {"fused_stem.unfused", static_cast<double>(s.unfused)}};
 }
 
 /// path_counts and the calls that wanted our kernels on a GPU that cannot run them, by reason.
@@ -214,6 +218,18 @@ class ResNetPlugin final : public ModelPlugin {
               "ReLU in one pass forward and one reduction + one pass backward (our kernels); the "
               "usual path where they do not apply (the counters fused_downsample.* say which ran)",
               // Added after resnet results were recorded: off, it leaves their hashes alone.
+              /*hashed_at_default=*/false},
+             {"fused_stem",
+              ParamType::kBool,
+              false,
+              {},
+              {},
+              {},
+              "with fused_bn: the stem's batch-norm, ReLU and max pooling in one operation (our "
+              "kernels: the full-size activation is never written, nor its gradient); the same "
+              "outputs bit for bit, gradients within rounding; the usual path where it does not "
+              "apply (the counters fused_stem.* say which ran)",
+              // Added after resnet results were recorded: off, it leaves their hashes alone.
               /*hashed_at_default=*/false}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
@@ -236,6 +252,7 @@ class ResNetPlugin final : public ModelPlugin {
     if (p.has("dgrad_graph"))
       o.dgrad_graph = dgrad_graph_mode_from_string(p.get_string("dgrad_graph"));
     o.fused_downsample = p.has("fused_downsample") && p.get_bool("fused_downsample");
+    o.fused_stem = p.has("fused_stem") && p.get_bool("fused_stem");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

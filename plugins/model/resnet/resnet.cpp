@@ -14,6 +14,7 @@
 #include "fused_bn.h"
 #include "max_pool.h"
 #include "residual_grad.h"
+#include "stem_pool.h"
 
 namespace orch::resnet {
 namespace {
@@ -156,7 +157,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
       stem_conv_(o.stem_conv),
       conv_bn_stats_(o.conv_bn_stats),
       dgrad_graph_(o.dgrad_graph),
-      fused_downsample_(o.fused_downsample) {
+      fused_downsample_(o.fused_downsample),
+      fused_stem_(o.fused_stem) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1",
@@ -224,8 +226,12 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   const DgradGraphScope dgrad_graph(fused_bn_ && conv_bn_stats_ ? dgrad_graph_
                                                                 : DgradGraphMode::kOff);
   x = stem_conv_forward(*conv1, x, stem_conv_);
-  x = max_pool(*maxpool, fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_(),
-               max_pool_impl_);
+  if (fused_bn_ && fused_stem_) {
+    x = stem_bn_relu_pool(*bn1, *maxpool, x, fused_bn_impl_, max_pool_impl_);
+  } else {
+    x = max_pool(*maxpool, fused_bn_ ? fused_bn_relu(*bn1, x, {}, fused_bn_impl_) : bn1(x).relu_(),
+                 max_pool_impl_);
+  }
   x = layer4->forward(layer3->forward(layer2->forward(layer1->forward(x))));
   x = torch::flatten(avgpool(x), 1);
   return fc(x);

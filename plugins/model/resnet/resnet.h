@@ -1,7 +1,8 @@
 // torchvision's ResNet in LibTorch: the same architecture (v1.5: stride on the 3x3 conv) and the
 // same parameter names, so parameter counts and weights compare one to one with Python
 // (ResNet50: 25,557,032 parameters at 1000 classes). `fused_bn` (and `fused_bn_impl`,
-// `fused_residual_grad`, `downsample_bn_cudnn`, `conv_bn_stats`) change how batch-norm + ReLU
+// `fused_residual_grad`, `downsample_bn_cudnn`, `conv_bn_stats`, `fused_stem`) change how
+// batch-norm + ReLU
 // (+ residual add) run, `max_pool_impl` how the stem's max pooling runs and `stem_conv` how its
 // convolution runs, never which parameters and buffers exist: the operations they pick live in
 // ops/.
@@ -92,6 +93,9 @@ struct ResNetOptions {
   /// The option `fused_downsample`. With conv_bn_stats: a downsample block's two batch-norms,
   /// the add and the ReLU in one pass each way (dual_bn.h).
   bool fused_downsample = false;
+  /// The option `fused_stem`. With fused_bn: the stem's batch-norm, ReLU and max pooling in
+  /// one operation (stem_pool.h).
+  bool fused_stem = false;
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -119,6 +123,7 @@ struct ResNetImpl : torch::nn::Module {
   bool conv_bn_stats_ = false;
   DgradGraphMode dgrad_graph_ = DgradGraphMode::kOff;
   bool fused_downsample_ = false;
+  bool fused_stem_ = false;
 };
 TORCH_MODULE(ResNet);
 

@@ -548,6 +548,49 @@ cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y
 #undef ORCH_BWD
 }
 
+std::int64_t stats_coef_offset(const Tiling& t, std::int64_t channels) {
+  return static_cast<std::int64_t>(t.reduce_grid_r) * 3 * channels;
+}
+
+cudaError_t batch_stats(Dtype dtype, const Tiling& t, const void* x, const float* weight,
+                        const float* bias, float* running_mean, float* running_var,
+                        float* save_mean, float* save_invstd, float* workspace, std::int64_t rows,
+                        std::int64_t channels, float momentum, float eps, cudaStream_t stream) {
+  const int C = static_cast<int>(channels);
+  const dim3 grid(t.grid_c, t.reduce_grid_r), block(t.threads_c, t.threads_r);
+  orch::discard_pending_cuda_error();
+  if (dtype == Dtype::kHalf) {
+    if (t.vec == 8)
+      stats_partial<__half, 8>
+          <<<grid, block, 0, stream>>>(static_cast<const __half*>(x), rows, C, workspace);
+    else
+      stats_partial<__half, 1>
+          <<<grid, block, 0, stream>>>(static_cast<const __half*>(x), rows, C, workspace);
+  } else {
+    if (t.vec == 8)
+      stats_partial<__nv_bfloat16, 8>
+          <<<grid, block, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), rows, C, workspace);
+    else
+      stats_partial<__nv_bfloat16, 1>
+          <<<grid, block, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), rows, C, workspace);
+  }
+  stats_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(
+      workspace, t.reduce_grid_r, C, weight, bias, running_mean, running_var, save_mean,
+      save_invstd, workspace + stats_coef_offset(t, channels), momentum, eps);
+  return cudaGetLastError();
+}
+
+cudaError_t backward_coefficients(const float* partial, int parts, std::int64_t channels,
+                                  std::int64_t rows, const float* weight, const float* save_mean,
+                                  const float* save_invstd, float* grad_weight, float* grad_bias,
+                                  float* coef, cudaStream_t stream) {
+  const int C = static_cast<int>(channels);
+  orch::discard_pending_cuda_error();
+  backward_finalize<<<div_up(C, kFinC), dim3(kFinC, kFinLanes), 0, stream>>>(
+      partial, parts, C, rows, weight, save_mean, save_invstd, grad_weight, grad_bias, coef);
+  return cudaGetLastError();
+}
+
 cudaError_t kernel_attributes(cudaFuncAttributes* attributes) {
   return cudaFuncGetAttributes(attributes, sums_finalize);
 }

@@ -67,6 +67,27 @@ cudaError_t backward(Dtype dtype, const Tiling& t, const void* dy, const void* y
                      float* grad_weight, float* grad_bias, float* workspace, std::int64_t rows,
                      std::int64_t channels, cudaStream_t stream);
 
+/// forward_training's statistics alone (the resnet stem's fused batch-norm + ReLU + max pooling,
+/// stem_pool_kernels.h, applies them itself): save_mean, save_invstd and the running-stat update
+/// as forward_training, and per channel scale = w*invstd at workspace[stats_coef_offset + c]
+/// and shift = b - mean*scale at workspace[stats_coef_offset + C + c].
+cudaError_t batch_stats(Dtype dtype, const Tiling& t, const void* x, const float* weight,
+                        const float* bias, float* running_mean, float* running_var,
+                        float* save_mean, float* save_invstd, float* workspace, std::int64_t rows,
+                        std::int64_t channels, float momentum, float eps, cudaStream_t stream);
+
+/// Where batch_stats leaves scale and shift in its workspace.
+std::int64_t stats_coef_offset(const Tiling& t, std::int64_t channels);
+
+/// The backward's per-channel end, from sums another pass made: `partial` holds `parts` blocks
+/// of [3][C] floats, sum(dy') at [p][0][c] and sum(dy' * (x - mean)) at [p][1][c], over a
+/// batch-norm of `rows` values per channel. Writes grad_weight, grad_bias and coef (3 * C
+/// floats: dx = coef[c] * dy' + coef[C + c] * x + coef[2C + c]), as backward does.
+cudaError_t backward_coefficients(const float* partial, int parts, std::int64_t channels,
+                                  std::int64_t rows, const float* weight, const float* save_mean,
+                                  const float* save_invstd, float* grad_weight, float* grad_bias,
+                                  float* coef, cudaStream_t stream);
+
 /// cudaFuncGetAttributes of one of these kernels on the current device: fails with
 /// cudaErrorNoKernelImageForDevice where the build has no image or PTX for it (for
 /// orch::KernelImageCache, <orch/kernel_image.h>).
