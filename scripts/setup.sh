@@ -9,7 +9,9 @@
 #               Catch2, clang-format, headless Chromium, Slurm and munge, and the MLflow venv.
 #   --dry-run   prints what is there and what would be installed, with sizes; installs nothing.
 # In detail:
-#   - Debian packages through apt-get (sudo when not root).
+#   - Debian packages through apt-get (sudo when not root; scripts/debian-packages.sh). The
+#     daemons of test's (munge, slurmctld, slurmd) are not started by the install and are left
+#     disabled, where this run installed them.
 #   - LibTorch from the torch==2.11.0 wheel (the GPU machine's exact version), in a Python venv
 #     kept in a per-user cache outside the checkout ($ORCH_CACHE, default ~/.cache/orch), so a
 #     fresh clone or a CI run reuses it instead of downloading ~3 GB again.
@@ -43,71 +45,17 @@ TORCH_VERSION=2.11.0
 ORCH_CACHE=${ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/orch}
 VENV=$ORCH_CACHE/venv-torch-$TORCH_VERSION
 
-# What building orch, and so `make demo`, needs.
-DEMO_PACKAGES=(
-  cmake ninja-build g++ ccache pkg-config
-  libyaml-cpp-dev libsqlite3-dev sqlite3 libboost-dev libcli11-dev nlohmann-json3-dev
-  libfmt-dev libxxhash-dev libjpeg62-turbo-dev libpng-dev python3-venv
-  libcurl4-openssl-dev  # `orch export --to mlflow` talks to the tracking server over HTTP
-)
-# What only the tests use, added by --for test.
-TEST_PACKAGES=(
-  catch2  # the C++ test suites
-  clang-format  # scripts/format.sh and its check in ctest
-  chromium  # headless, for the test that opens `orch report`'s HTML in a real browser
-  slurm-wlm munge  # a single-node Slurm on localhost, for the `orch sweep --launcher slurm` test
-)
-# Measured on a minimal Debian 12 (its required packages and apt) with apt-get install --simulate
-# and the packages' Installed-Size and Size, recommends included as apt-get installs them.
-DEMO_APT_MEASURED="149 packages with their dependencies, 127 MiB download, 576 MiB installed"
-TEST_APT_MEASURED="311 more packages, 250 MiB download, 988 MiB installed"
-
-DEBIAN_PACKAGES=("${DEMO_PACKAGES[@]}")
-[ "$FOR" = test ] && DEBIAN_PACKAGES+=("${TEST_PACKAGES[@]}")
-
 say() { echo "setup: $*"; }
 
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-
-missing=()
-for p in "${DEBIAN_PACKAGES[@]}"; do
-  installed "$p" || missing+=("$p")
-done
-
+dry=()
 if [ "$DRY_RUN" -eq 1 ]; then
+  dry=(--dry-run)
   say "dry run for $FOR: nothing is installed"
-  say "Debian packages for demo (${#DEMO_PACKAGES[@]}): ${DEMO_PACKAGES[*]}"
-  say "  on a clean Debian 12: $DEMO_APT_MEASURED"
-  if [ "$FOR" = test ]; then
-    say "Debian packages for test, added (${#TEST_PACKAGES[@]}): ${TEST_PACKAGES[*]}"
-    say "  on a clean Debian 12: $TEST_APT_MEASURED"
-  fi
-  if [ ${#missing[@]} -eq 0 ]; then
-    say "  here: all ${#DEBIAN_PACKAGES[@]} installed"
-  else
-    # apt-get --simulate needs no root and changes nothing; with empty package lists (no
-    # apt-get update yet) it cannot say, and the measured figures above stand.
-    if sim=$(apt-get --simulate install "${missing[@]}" 2>/dev/null | awk '/^Inst /{print $2}') &&
-      [ -n "$sim" ]; then
-      sizes=$(apt-cache show --no-all-versions $sim 2>/dev/null |
-        awk '/^Installed-Size:/{i+=$2} /^Size:/{d+=$2} END{printf "%.0f MiB download, %.0f MiB installed", d/1048576, i/1024}')
-      say "  here: would install ${missing[*]}: $(wc -w <<<"$sim") packages with their dependencies, $sizes"
-    else
-      say "  here: would install ${missing[*]} (apt-get could not simulate it: run apt-get update first)"
-    fi
-  fi
-else
-  if [ ${#missing[@]} -eq 0 ]; then
-    say "all ${#DEBIAN_PACKAGES[@]} Debian packages for $FOR already installed"
-  else
-    say "installing Debian packages for $FOR: ${missing[*]}"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
 fi
+
+# The Debian packages (scripts/debian-packages.sh): for demo, or for test too; only those
+# missing; the daemons that test's bring are left disabled where this run installs them.
+bash "$(dirname "$0")/debian-packages.sh" --for "$FOR" "${dry[@]}"
 
 # In a dry run, a component is reported and not installed: want NAME SIZE says it is missing,
 # and, where this is no dry run, that it is installed now.
@@ -187,9 +135,6 @@ elif want "mlflow==$MLFLOW_VERSION into $MLFLOW_VENV" "once per machine; ~850 MB
   "$MLFLOW_VENV/bin/pip" install --quiet --disable-pip-version-check "mlflow==$MLFLOW_VERSION"
   have_mlflow || { echo "setup: mlflow did not install correctly" >&2; exit 1; }
 fi
-
-dry=()
-[ "$DRY_RUN" -eq 1 ] && dry=(--dry-run)
 
 # The CUDA compiler and headers: a toolkit already installed is used as it is; without one,
 # NVIDIA's wheels at torch's CUDA version, in $ORCH_CACHE (scripts/cuda-toolkit.sh). It prints

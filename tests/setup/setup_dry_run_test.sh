@@ -5,6 +5,7 @@
 # by stand-ins that record how they were called. Checked:
 #   - the test-only packages (Slurm, munge, Chromium, Catch2, clang-format) and the MLflow venv
 #     are in test's list and not in demo's; demo's packages are all in test's;
+#   - the daemons test's packages bring (munge, slurmctld, slurmd) are said to be left disabled;
 #   - a dry run installs nothing: apt-get only ever simulates, sudo is never called, the cache
 #     folder is not even made, and it says what it would install with sizes;
 #   - the Makefile hands them on: `make -n demo` runs setup.sh --for demo and configures a fresh
@@ -96,6 +97,8 @@ check "demo's sizes are summed from apt ($n packages, $((2 * n)) MiB installed)"
 check "the measured sizes of a clean Debian 12 are printed for demo" \
   grep -Eq "^setup:   on a clean Debian 12: .*[0-9]+ MiB installed" "$T/demo.out"
 check "and for what test adds" grep -Eq "^setup:   on a clean Debian 12: [0-9]+ more packages" "$T/test.out"
+check "test's daemons are said to be left disabled" \
+  grep -q "^setup:   their daemons (munge slurmctld slurmd), where installed now: not started, not enabled at boot$" "$T/test.out"
 check "the MLflow venv is only for test (demo)" grep -q "^setup: mlflow .*only for test" "$T/demo.out"
 check "the MLflow venv would be installed for test" grep -q "^setup: mlflow==.*would install" "$T/test.out"
 check "torch would be installed for demo too" grep -q "^setup: torch==.*would install" "$T/demo.out"
