@@ -16,7 +16,7 @@
 # elsewhere).
 set -euo pipefail
 
-FOR=test
+FOR="test"
 DRY_RUN=0
 while [ $# -gt 0 ]; do
   case $1 in

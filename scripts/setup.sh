@@ -25,7 +25,7 @@
 # where the CUDA toolkit came from the wheels, the CMake settings that point at it.
 set -euo pipefail
 
-FOR=test
+FOR="test"
 DRY_RUN=0
 while [ $# -gt 0 ]; do
   case $1 in
