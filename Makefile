@@ -1,8 +1,8 @@
 # The two commands a user needs (see README.md):
-#   make demo   install what is missing, build, sweep experiments/quickstart.yaml, print the ranking,
-#               write its HTML report
-#   make test   install what is missing, build, run every test through ctest, then the
-#               sanitizer tests (make sanitize)
+#   make demo   install what is missing for the demo, build orch without the tests, sweep
+#               experiments/quickstart.yaml, print the ranking, write its HTML report
+#   make test   install what is missing for the tests too, build, run every test through ctest,
+#               then the sanitizer tests (make sanitize)
 #   make sanitize  the LibTorch-free libraries and their unit tests under AddressSanitizer and
 #               UndefinedBehaviorSanitizer, in their own build folder (build-asan)
 BUILD     ?= build
@@ -12,6 +12,12 @@ JOBS      ?= $(shell nproc)
 DEMO_DB   ?= results/quickstart.db
 ORCH_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/orch
 export ORCH_CACHE
+# What scripts/setup.sh installs (--for): `test` (everything, the default: `make`, `make test`,
+# CI) or `demo` (what building orch and the demo need; `make demo` sets it). With `demo`, a fresh
+# build folder is configured without the test suites (ORCH_BUILD_TESTS=OFF); with `test`, one
+# configured without them is configured again with them. docs/setup.md lists both.
+SETUP_FOR ?= test
+demo: SETUP_FOR = demo
 # CI (CI=true, set by CI services and by .ci/run) builds with warnings as errors.
 CMAKE_FLAGS ?=
 ifeq ($(CI),true)
@@ -29,7 +35,7 @@ all: build
 # wheels (CMAKE_CUDA_COMPILER=..., CUDAToolkit_ROOT=..., CUDA_TOOLKIT_ROOT_DIR=...).
 setup:
 	@mkdir -p $(BUILD)
-	@bash scripts/setup.sh | tee $(BUILD)/setup.log | grep -v -E '^[A-Za-z_]+='
+	@bash scripts/setup.sh --for $(SETUP_FOR) | tee $(BUILD)/setup.log | grep -v -E '^[A-Za-z_]+='
 
 configure: setup
 	@prefix=$$(sed -n 's/^TORCH_PREFIX=//p' $(BUILD)/setup.log); \
@@ -38,11 +44,18 @@ configure: setup
 	  value=$$(sed -n "s/^$$key=//p" $(BUILD)/setup.log); \
 	  if [ -n "$$value" ]; then cuda+=("-D$$key=$$value"); fi; \
 	done; \
+	tests=$(if $(filter demo,$(SETUP_FOR)),OFF,ON); \
 	if [ ! -f $(BUILD)/build.ninja ]; then \
-	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DORCH_BUILD_TESTS=$$tests \
 	    -DCMAKE_PREFIX_PATH="$$prefix" "$${cuda[@]}" $(CMAKE_FLAGS) --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
+	elif [ $$tests = ON ] && grep -q '^ORCH_BUILD_TESTS:BOOL=OFF$$' $(BUILD)/CMakeCache.txt; then \
+	  echo "make: $(BUILD) was configured without the tests (make demo); adding them"; \
+	  cmake -S . -B $(BUILD) -DORCH_BUILD_TESTS=ON --log-level=WARNING 2>&1 | grep -v -i kineto || true; \
 	fi
 	@test -f $(BUILD)/build.ninja || { echo "make: CMake configuration failed" >&2; exit 1; }
+	@if [ $(SETUP_FOR) != demo ] && grep -q '^ORCH_BUILD_TESTS:BOOL=OFF$$' $(BUILD)/CMakeCache.txt; then \
+	  echo "make: CMake configuration with the tests failed" >&2; exit 1; \
+	fi
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

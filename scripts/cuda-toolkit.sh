@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA compiler and headers for a machine without a CUDA toolkit, from NVIDIA's wheels.
-# Usage: scripts/cuda-toolkit.sh VENV   (VENV: the torch venv that scripts/setup.sh made)
+# Usage: scripts/cuda-toolkit.sh VENV [--dry-run]   (VENV: the torch venv that scripts/setup.sh
+# made; --dry-run: say what is there or would be installed, install and print no setting)
 #
 # A toolkit that CMake would find (CUDACXX, nvcc on PATH, $CUDA_PATH, /usr/local/cuda[-X.Y])
 # is used as it is: this names it, installs nothing and prints no setting. Otherwise it
@@ -20,7 +21,9 @@
 # looks for), because nvcc finds cicc, its headers and libraries relative to its own path.
 set -euo pipefail
 
-VENV=${1:?usage: cuda-toolkit.sh VENV}
+VENV=${1:?usage: cuda-toolkit.sh VENV [--dry-run]}
+DRY_RUN=0
+[ "${2:-}" = --dry-run ] && DRY_RUN=1
 ORCH_CACHE=${ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/orch}
 say() { echo "setup: $*"; }
 
@@ -41,6 +44,12 @@ if nvcc_path=$(system_nvcc); then
 fi
 
 PY=$VENV/bin/python
+if [ "$DRY_RUN" -eq 1 ] && ! [ -x "$PY" ]; then
+  # No torch yet to say which CUDA: the toolkit would follow it (13.0 for torch 2.11).
+  say "no CUDA toolkit found: would install torch's CUDA compiler and headers into" \
+    "$ORCH_CACHE/cuda-X.Y (~100 MB)"
+  exit 0
+fi
 CUDA_VERSION=$("$PY" -c 'import torch; print(torch.version.cuda or "")')
 if [ -z "$CUDA_VERSION" ]; then
   echo "setup: torch in $VENV was built without CUDA; no CUDA toolkit to install" >&2
@@ -58,6 +67,10 @@ have_toolkit() {
 }
 if have_toolkit; then
   say "CUDA $CUDA_VERSION compiler and headers already in $ROOT (no system toolkit found)"
+elif [ "$DRY_RUN" -eq 1 ]; then
+  say "no CUDA toolkit found: would install CUDA $CUDA_VERSION's compiler and headers into $ROOT" \
+    "(~100 MB)"
+  exit 0
 else
   say "no CUDA toolkit found: installing CUDA $CUDA_VERSION's compiler and headers into $ROOT" \
     "(once per machine; ~100 MB)"
@@ -107,6 +120,7 @@ else
   }
 fi
 
+[ "$DRY_RUN" -eq 1 ] && exit 0
 echo "CMAKE_CUDA_COMPILER=$ROOT/bin/nvcc"
 echo "CUDAToolkit_ROOT=$ROOT"
 echo "CUDA_TOOLKIT_ROOT_DIR=$ROOT"

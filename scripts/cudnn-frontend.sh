@@ -4,8 +4,9 @@
 # nvidia-cudnn-frontend wheel on PyPI, whose include/ holds them beside a Python module we do
 # not use: the wheel is downloaded (no install, no dependencies) and only include/ is kept, in
 # the per-user cache, once per machine.
-#   usage: scripts/cudnn-frontend.sh [PYTHON]   (PYTHON: one with pip; default: the torch venv's
-#          that scripts/setup.sh made, else python3)
+#   usage: scripts/cudnn-frontend.sh [--dry-run] [PYTHON]   (PYTHON: one with pip; default: the
+#          torch venv's that scripts/setup.sh made, else python3; --dry-run: say whether they
+#          are there, fetch nothing)
 # Prints the include folder on its last line as "ORCH_CUDNN_FRONTEND_INCLUDE_DIR=...".
 # Called by scripts/setup.sh (CMake looks in the same place) and scripts/gpu-bundle.sh (which
 # copies the headers to the GPU machine, which reaches no registry).
@@ -19,9 +20,17 @@ CUDNN_FRONTEND_VERSION=1.18.0
 ORCH_CACHE=${ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/orch}
 dir=$ORCH_CACHE/cudnn-frontend-$CUDNN_FRONTEND_VERSION
 say() { echo "setup: $*" >&2; }
+DRY_RUN=0
+if [ "${1:-}" = --dry-run ]; then
+  DRY_RUN=1
+  shift
+fi
 
 if [ -f "$dir/include/cudnn_frontend.h" ]; then
   say "cudnn-frontend $CUDNN_FRONTEND_VERSION headers already in $dir"
+elif [ "$DRY_RUN" -eq 1 ]; then
+  say "cudnn-frontend $CUDNN_FRONTEND_VERSION headers into $dir: would fetch (~3 MB)"
+  exit 0
 else
   python=${1:-}
   if [ -z "$python" ]; then
@@ -49,4 +58,5 @@ EOF
   mv "$tmp/out" "$dir"
   [ -f "$dir/include/cudnn_frontend.h" ] || { echo "setup: cudnn-frontend did not unpack" >&2; exit 1; }
 fi
+[ "$DRY_RUN" -eq 1 ] && exit 0
 echo "ORCH_CUDNN_FRONTEND_INCLUDE_DIR=$dir/include"

@@ -2,7 +2,9 @@
 # `orch sweep --launcher slurm --wait` end to end on a real single-node Slurm started here
 # (slurm_cluster.sh): a small CPU sweep on the test-only fault model, every run ingested, the
 # ranking printed; a second invocation submits nothing; `orch ingest` twice adds nothing.
-# The daemons are stopped at the end whatever happened; their logs are printed on failure.
+# The daemons and the jobs' processes are stopped at the end whatever happened, and none may be
+# left (a slurmstepd whose slurmd was stopped first used to stay, forever); the logs are printed
+# on failure.
 # Usage: slurm_sweep_test.sh ORCH_BINARY FAULT_PLUGIN_DIR
 set -u
 ORCH=$1
@@ -14,7 +16,19 @@ T=$(mktemp -d /tmp/orch-slurm-test.XXXXXX)
 chmod 755 "$T"
 FAILED=0
 finish() {
-  slurm_down
+  # Nothing this test started may outlive it: no daemon, no slurmstepd, no job process. Ending
+  # the jobs, then the daemons, must stop them all; one that slurm_down has to kill afterwards
+  # is a failure too (it would have stayed), and so is one still alive after that.
+  local down left
+  down=$(slurm_down)
+  left=$(slurm_leftovers)
+  if [ -n "$down" ] || [ -n "$left" ]; then
+    echo "FAIL: processes of the test's Slurm outlived the daemons:" | tee -a "$T/checks.log"
+    printf '%s\n' "$down" "${left:+still alive after that:}" "$left" | grep -v '^$' | tee -a "$T/checks.log"
+    FAILED=1
+  else
+    echo "ok: no daemon, slurmstepd or job process of the test's Slurm is left"
+  fi
   if [ "$FAILED" -ne 0 ]; then
     # The failed checks first: a CI log cut in the middle keeps a test's first lines and the
     # run's last ones, so they are said at both ends; the commands' output comes between.
@@ -32,6 +46,7 @@ finish() {
     rm -rf "$T"
     echo "PASSED"
   fi
+  [ "$FAILED" -eq 0 ] || exit 1
 }
 trap finish EXIT
 # The commands' output goes to a file, printed on failure after the failed checks.
