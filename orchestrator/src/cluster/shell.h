@@ -2,6 +2,7 @@
 // write a script that survives paths with spaces and to call sbatch/squeue/sacct.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,10 @@ struct CommandOutput {
   std::string output;  ///< stdout and stderr together
 };
 
-/// Runs argv (searched in PATH) and waits for it.
-CommandOutput run_capture(const std::vector<std::string>& argv);
+/// Runs argv (searched in PATH) and waits for it, reading its output through signals that
+/// interrupt the wait; one that has not ended within `timeout` is stopped (exit_code -1, the
+/// output saying so): a hung scheduler command must not hang orch.
+CommandOutput run_capture(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds timeout = std::chrono::minutes(2));
 
 }  // namespace orch::cluster
