@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <regex>
 
 #include "integration/test_support.h"
 #include "storage/store.h"
@@ -55,7 +56,8 @@ TEST_CASE("orch run records every run in SQLite and prints the ranking", "[cli]"
   auto rank = test::run_orch("--db '" + db.string() + "' rank");
   INFO(rank.output);
   CHECK(rank.exit_code == 0);
-  CHECK_THAT(rank.output, Matches("(.|\n)*\\s+1\\s+(contiguous|channels_last)\\s+[0-9.]+(.|\n)*"));
+  CHECK(
+      std::regex_search(rank.output, std::regex(R"(\s+1\s+(contiguous|channels_last)\s+[0-9.]+)")));
   CHECK_THAT(rank.output, Contains("1.00x"));
 }
 
@@ -167,7 +169,9 @@ TEST_CASE("orch plugins lists plugins with parameters and names refused librarie
   auto r = test::run_orch(std::string("--plugin-path '") + ORCH_TEST_PLUGIN_DIR + "' plugins");
   INFO(r.output);
   CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, Matches("(.|\n)*model\\s+resnet\\s+1\\.0\\.0(.|\n)*"));
+  // regex_search, not Matches("(.|\n)*..."): libstdc++'s regex recurses once per character
+  // there, and the listing grew past what the stack holds (the test died with SIGSEGV).
+  CHECK(std::regex_search(r.output, std::regex(R"(model\s+resnet\s+1\.0\.0)")));
   CHECK_THAT(r.output, Contains("depth (int, default 50) one of: 18, 34, 50, 101, 152"));
   CHECK_THAT(r.output, Contains("libabi_mismatch.so: it was built against orch SDK version 999"));
   CHECK_THAT(r.output, Contains("libcorrupt.so"));
