@@ -2,11 +2,13 @@
 #   make demo   install what is missing for the demo, build orch without the tests, sweep
 #               experiments/quickstart.yaml, print the ranking, write its HTML report
 #   make test   install what is missing for the tests too, build, run every test through ctest,
-#               then the sanitizer tests (make sanitize)
+#               then the sanitizer tests (make sanitize, make tsan)
 #   make sanitize  the LibTorch-free libraries and their unit tests under AddressSanitizer and
 #               UndefinedBehaviorSanitizer, in their own build folder (build-asan)
+#   make tsan   the unit tests that run threads under ThreadSanitizer (build-tsan)
 BUILD     ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 BUILD_TYPE ?= Release
 JOBS      ?= $(shell nproc)
 DEMO_DB   ?= results/quickstart.db
@@ -26,7 +28,7 @@ endif
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: all setup configure build test sanitize demo clean
+.PHONY: all setup configure build test sanitize tsan demo clean
 
 all: build
 
@@ -65,6 +67,7 @@ build: configure
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory sanitize
+	$(MAKE) --no-print-directory tsan
 
 # No LibTorch, no CUDA (ORCH_WITH_TORCH=OFF): only what the sanitizers can see whole. ASan and
 # UBSan findings abort the test that made them; ctest prints the report. Warnings are not
@@ -78,6 +81,17 @@ sanitize: setup
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
+# ThreadSanitizer on the torch-free build's threads (cmake/orch_sanitize.cmake says which):
+# only the unit-test binary is built, and ctest runs its threaded cases in one test.
+tsan: setup
+	@if [ ! -f $(TSAN_BUILD)/build.ninja ]; then \
+	  cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DORCH_WITH_TORCH=OFF -DORCH_TSAN=ON --log-level=WARNING; \
+	fi
+	@test -f $(TSAN_BUILD)/build.ninja || { echo "make: CMake configuration failed" >&2; exit 1; }
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target orch_unit_tests
+	ctest --test-dir $(TSAN_BUILD) --output-on-failure -R '^tsan:'
+
 demo: build
 	@mkdir -p $(dir $(DEMO_DB))
 	./$(BUILD)/orch --db $(DEMO_DB) sweep experiments/quickstart.yaml
@@ -88,4 +102,4 @@ demo: build
 	@echo "report: $(abspath $(basename $(DEMO_DB)).html) (open it in a browser)"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -23,3 +23,20 @@ if(ORCH_SANITIZE)
                       "$<$<COMPILE_LANGUAGE:C,CXX>:-O1>" "$<$<COMPILE_LANGUAGE:C,CXX>:-g1>")
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# ORCH_TSAN=ON: ThreadSanitizer instead, for the torch-free build's threads (`make tsan`): the
+# NVML and host samplers, the device and sweep locks' waiters, the child-process launcher, the
+# store read while written, the dataset tools' worker pool. A separate build folder (build-tsan):
+# ThreadSanitizer cannot be combined with AddressSanitizer. LibTorch's threads stay out of it
+# for the same reason as above (not instrumented: every access through it would be reported).
+option(ORCH_TSAN "Build with ThreadSanitizer (torch-free builds only)" OFF)
+if(ORCH_TSAN)
+  if(ORCH_WITH_TORCH OR ORCH_SANITIZE)
+    message(FATAL_ERROR "ORCH_TSAN=ON needs ORCH_WITH_TORCH=OFF and ORCH_SANITIZE=OFF")
+  endif()
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=thread>"
+                      "$<$<COMPILE_LANGUAGE:C,CXX>:-fno-omit-frame-pointer>"
+                      "$<$<COMPILE_LANGUAGE:C,CXX>:-Wno-maybe-uninitialized>"
+                      "$<$<COMPILE_LANGUAGE:C,CXX>:-O1>" "$<$<COMPILE_LANGUAGE:C,CXX>:-g1>")
+  add_link_options(-fsanitize=thread)
+endif()
