@@ -147,8 +147,10 @@ void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
   cmd.add_option("--gpus-per-task", o.gpus_per_task,
                  "GPUs per array task (default: 1, or 0 when the runs use device: cpu)")
       ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--time", o.time, "time limit of each task, e.g. 00:30:00");
-  cmd.add_option("--max-parallel", o.max_parallel, "at most K tasks at once (--array=0-N%K)")
+  cmd.add_option("--time", o.time,
+                 "time limit of each task, e.g. 00:30:00 (default: the partition's)");
+  cmd.add_option("--max-parallel", o.max_parallel,
+                 "at most K tasks at once (--array=0-N%K; default: no limit)")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--results", o.results,
                  "shared folder for specs, script, result documents and logs "
@@ -240,7 +242,7 @@ void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       ->required();
   cmd->add_option("--sweep", a->sweep_name, "name of the sweep (default: the experiment's name)");
   cmd->add_flag("--retry-failed", a->slurm_options.retry_failed,
-                "submit again the runs recorded failed, oom, timeout or skipped");
+                "submit again the runs recorded failed, oom, timeout, skipped or diverged");
   add_slurm_options(*cmd, a->slurm_options);
   cmd->callback([&g, &exit_code, a] { exit_code = run_submit(*a, g); });
 }

@@ -290,12 +290,15 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--gpus", a->gpus,
                   "GPUs to use, by index among the visible ones, e.g. 0,1 "
                   "(default: all visible; none: no GPU, one run at a time on the CPU)");
-  cmd->add_option("--until", a->until, "HH:MM: start no run that would not finish by then");
+  cmd->add_option("--until", a->until,
+                  "HH:MM, local time (tomorrow if already past): start no run that would not "
+                  "finish by then");
   cmd->add_option("--order", a->order, "as-written, or fast-first (cheap configurations first)")
+      ->capture_default_str()
       ->check(CLI::IsMember({"as-written", "fast-first"}));
   cmd->add_flag("--resume", a->resume, "resume the sweep (the default behaviour; for clarity)");
   cmd->add_flag("--retry-failed", a->retry_failed,
-                "run again the runs that failed, ran out of memory, timed out or were skipped");
+                "run again the runs recorded failed, oom, timeout, skipped or diverged");
   cmd->add_option("--max-consecutive-failures", a->max_consecutive_failures,
                   "check a GPU's health after this many device failures in a row (a "
                   "sticky CUDA error, a crash, a hang), and stop using it if the check fails")

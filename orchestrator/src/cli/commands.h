@@ -46,5 +46,6 @@ void add_dataset_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_submit_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_ingest_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void add_health_check_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void add_help_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 
 }  // namespace orch::cli

@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   orch::cli::add_submit_command(app, global, exit_code);
   orch::cli::add_ingest_command(app, global, exit_code);
   orch::cli::add_health_check_command(app, global, exit_code);
+  orch::cli::add_help_command(app, global, exit_code);
   // The command runs inside parse() (its callback). What ends it early becomes the exit code and
   // the message on stderr here, for every command (docs/cli.md, "Exit codes").
   try {
