@@ -5,15 +5,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cli/command_failure.h"
 #include "cli/commands.h"
+#include "cli/device_locking.h"
 #include "cli/exec_worker.h"
 #include "cli/plugin_loading.h"
+#include "cli/stop_signals.h"
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
 #include "process/leftovers.h"
@@ -85,18 +89,62 @@ RunSpec read_spec(const std::string& path) {
   }
 }
 
-// --write-outcome: no plugin is loaded and nothing runs: the header of the specification, and
-// the outcome.
-void record_outcome(const RunSpec& spec, const ExecArgs& a) {
+// A document for a run that did not run: the header of the specification, and the outcome.
+void write_outcome(const RunSpec& spec, const std::string& status, const std::string& reason,
+                   const std::string& out) {
   ResultDocument doc = result_from_json(run_spec_json(spec));
   doc.format = kResultFormat;
   doc.version = kResultVersion;
-  doc.status = parse_run_status(a.write_outcome);  // one of two, checked by the option
-  doc.error = a.reason.empty() ? "recorded by orch exec --write-outcome" : a.reason;
+  doc.status = parse_run_status(status);
+  doc.error = reason;
   doc.device = spec.device;
-  write_atomically(a.out, doc);
-  std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat << "): recorded "
-            << a.write_outcome << ": " << *doc.error << "\n";
+  write_atomically(out, doc);
+  std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat << "): recorded " << status
+            << ": " << reason << "\n";
+}
+
+// --write-outcome: no plugin is loaded and nothing runs.
+void record_outcome(const RunSpec& spec, const ExecArgs& a) {
+  // The status is one of two, checked by the option.
+  write_outcome(spec, a.write_outcome,
+                a.reason.empty() ? "recorded by orch exec --write-outcome" : a.reason, a.out);
+}
+
+// Who holds a device for a supervised run, as the waiting side reads it: the Slurm job and task
+// where there is one (what `scancel` needs), the experiment and the run.
+std::string supervise_holder(const RunSpec& spec) {
+  std::string command = "exec --supervise";
+  const char* job = std::getenv("SLURM_ARRAY_JOB_ID");
+  const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
+  if (job && *job && task && *task) command += std::string(" in Slurm job ") + job + "_" + task;
+  return sweep::lock_holder_text(command, spec.experiment + ": " + spec.name);
+}
+
+// --supervise runs where no sweep of this machine holds the device (a Slurm task on its node),
+// so it takes the locks of the devices its run uses (sweep/device_lock.h) as `orch sweep` does,
+// and holds them to the end: a sweep started on the node outside Slurm, or a task of another
+// job sharing the node, never measures on the same device at once. It waits for a held device,
+// saying for whom in the task's log. A signal while it waits (Slurm's time limit, preemption)
+// ends it with exit 3 and nothing run, and the task's script records the run interrupted. A
+// lock folder or file refused is the run's failure, with the reason in its document, so that
+// it reaches the database and not only the task's log.
+std::optional<sweep::DeviceLocks> lock_supervised_devices(const RunSpec& spec, const ExecArgs& a,
+                                                          int& exit_code) {
+  const std::vector<sweep::LockedDevice> devices = devices_of_runs({spec});
+  StopSignals stop;
+  try {
+    auto locks = sweep::DeviceLocks::acquire(devices, supervise_holder(spec), /*wait=*/true,
+                                             std::cout, stop.flag());
+    if (!locks) {
+      std::cout << "stopped while waiting for a device; nothing ran" << std::endl;
+      exit_code = kExitStopped;
+    }
+    return locks;
+  } catch (const std::runtime_error& e) {  // a lock folder or file refused
+    write_outcome(spec, "failed", std::string("orch exec --supervise: ") + e.what(), a.out);
+    exit_code = kExitBadInput;
+    return std::nullopt;
+  }
 }
 
 // --probe and --probe-speed: the run cut down to what a batch-size probe asks.
@@ -167,6 +215,9 @@ int run_exec(const ExecArgs& a, const GlobalOptions& g) {
   if (!a.write_outcome.empty()) {
     record_outcome(spec, a);
   } else if (a.supervise) {
+    int exit_code = kExitOk;
+    const std::optional<sweep::DeviceLocks> devices = lock_supervised_devices(spec, a, exit_code);
+    if (!devices) return exit_code;
     // The child `orch exec` sets cuda_connections for itself.
     const ResultDocument doc = result_from_json(supervise(spec, g, a));
     write_atomically(a.out, doc);
@@ -223,7 +274,8 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--reason", a->reason, "the error text of --write-outcome's document");
   cmd->add_flag("--supervise", a->supervise,
                 "run it as `orch sweep` does, in a child process: timeout, a document for a "
-                "crash, batch_size: auto searched (what a Slurm task runs)");
+                "crash, batch_size: auto searched, the devices it uses locked for its whole "
+                "length, waiting for another orch that holds one (what a Slurm task runs)");
   cmd->add_option("--grace", a->grace_s, "with --supervise: seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
