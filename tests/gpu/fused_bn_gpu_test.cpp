@@ -816,7 +816,9 @@ TEST_CASE("a fused ResNet runs under the cuda-graph stream strategy", "[gpu][fus
       s.precision = test::choice("amp", {{"dtype", std::string(dtype)}});
       s.optimizer.impl = "fused";  // fp16 loss scaling without host syncs, so it captures
       s.memory_format = "channels_last";
-      s.config["memory_format"] = "channels_last";
+      nlohmann::json config = s.config.json();
+      config["memory_format"] = "channels_last";
+      s.config = config;
       s.warmup_steps = 4;
       s.measure_steps = 10;
       s.stream = test::choice(strategy);

@@ -38,10 +38,10 @@ TEST_CASE("experiments: article.yaml is the article's ladder, one tip per rung",
     CHECK(rungs[i]->name == ladder[i].first);
     if (i == 0) continue;
     std::set<std::string> changed;
-    for (const auto& [key, value] : rungs[i]->config.items()) {
+    const nlohmann::json config = rungs[i]->config.json(), before = rungs[i - 1]->config.json();
+    for (const auto& [key, value] : config.items()) {
       if (key == "label") continue;
-      if (!rungs[i - 1]->config.contains(key) || rungs[i - 1]->config[key] != value)
-        changed.insert(key);
+      if (!before.contains(key) || before[key] != value) changed.insert(key);
     }
     CHECK(changed == ladder[i].second);
   }

@@ -67,12 +67,12 @@ inline RunSpec small_cpu_spec() {
   s.optimizer.lr = 0.05;
   s.optimizer.weight_decay = 0.0;
   s.device = "cpu";
-  s.config = {{"model", {{"plugin", "resnet"}, {"depth", 18}}},
-              {"data", {{"plugin", "synthetic"}}},
-              {"precision", {{"plugin", "fp32"}}},
-              {"stream", {{"plugin", "default"}}},
-              {"batch_size", 8},
-              {"memory_format", "contiguous"}};
+  s.config = nlohmann::json{{"model", {{"plugin", "resnet"}, {"depth", 18}}},
+                            {"data", {{"plugin", "synthetic"}}},
+                            {"precision", {{"plugin", "fp32"}}},
+                            {"stream", {{"plugin", "default"}}},
+                            {"batch_size", 8},
+                            {"memory_format", "contiguous"}};
   return s;
 }
 

@@ -33,7 +33,7 @@ inline RunSpec cluster_spec(const std::string& name, const std::string& hash, in
   s.experiment = experiment;
   s.batch_size = 4;
   s.device = "cpu";
-  s.config = {{"model", {{"plugin", "fault"}}}, {"batch_size", 4}, {"device", "cpu"}};
+  s.config = nlohmann::json{{"model", {{"plugin", "fault"}}}, {"batch_size", 4}, {"device", "cpu"}};
   return s;
 }
 

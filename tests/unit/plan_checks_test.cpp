@@ -183,7 +183,7 @@ TEST_CASE("plan checks: the optimizer's numbers must be trainable in fp32", "[pl
 TEST_CASE("plan checks: a configuration as the settings a check reads", "[plan]") {
   const Plan p = test::plan_text(
       "name: s\nbase:\n  precision: {plugin: amp, dtype: fp16}\n  batch_size: auto\n");
-  const auto s = configuration_settings(p.runs.at(0).config);
+  const auto s = configuration_settings(p.runs.at(0).config.json());
   CHECK(std::get<std::string>(s.at("precision")) == "amp");
   CHECK(std::get<std::string>(s.at("precision.dtype")) == "fp16");
   CHECK(std::get<double>(s.at("precision.init_scale")) == 65536.0);

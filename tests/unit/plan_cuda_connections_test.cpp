@@ -14,7 +14,7 @@ using test::plan_text;
 TEST_CASE("cuda_connections: driver by default, an int from 1 to 32 when set", "[plan]") {
   Plan d = plan_text("name: x\n");
   CHECK_FALSE(d.runs[0].cuda_connections.has_value());
-  CHECK(d.runs[0].config["cuda_connections"] == "driver");
+  CHECK(d.runs[0].config.json()["cuda_connections"] == "driver");
 
   Plan p = plan_text("name: x\nbase:\n  cuda_connections: 32\n");
   REQUIRE(p.runs[0].cuda_connections.has_value());

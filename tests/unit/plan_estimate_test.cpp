@@ -18,7 +18,7 @@ using Catch::Contains;
 void record(storage::Store& store, std::int64_t sweep, const RunSpec& run, int repeat,
             double seconds, const std::string& status = "ok") {
   auto doc = test::result_doc(run.name, run.hash, repeat, status);
-  doc["config"] = run.config;
+  doc["config"] = run.config.json();
   doc["duration_s"] = seconds;
   store.record(sweep, doc);
 }

@@ -42,7 +42,7 @@ TEST_CASE("experiments: resnet50-tuning.yaml plans 48 configurations x 3 repeats
     CHECK(r.data.plugin == "synthetic");
     CHECK(r.data.params.get_int("image_size") == 224);
     CHECK(r.cudnn_benchmark != "auto");
-    CHECK(r.config["repeat"] == 3);
+    CHECK(r.config.json()["repeat"] == 3);
   }
   CHECK(names.size() == 48);
   CHECK(names.count("amp-dtype=bf16/channels_last/cudnn_benchmark=on/b256") == 1);

@@ -162,9 +162,9 @@ TEST_CASE("hash: every change to what is measured changes it", "[plan][hash]") {
 TEST_CASE("hash: computed from the config without repeat and timeout", "[plan][hash]") {
   Plan p = plan_text("name: x\nbase:\n  repeat: 2\n  timeout: 10m\n");
   const RunSpec& r = p.runs[0];
-  CHECK(r.config["repeat"] == 2);
-  CHECK(r.config["timeout"] == 600.0);
-  nlohmann::json in = hash_input(r.config);
+  CHECK(r.config.json()["repeat"] == 2);
+  CHECK(r.config.json()["timeout"] == 600.0);
+  nlohmann::json in = hash_input(r.config.json());
   CHECK_FALSE(in.contains("repeat"));
   CHECK_FALSE(in.contains("timeout"));
   CHECK(in.contains("batch_size"));
@@ -176,9 +176,9 @@ TEST_CASE("hash: computed from the config without repeat and timeout", "[plan][h
       nlohmann::json::json_pointer("/model/params/fused_bn_impl"),
       nlohmann::json::json_pointer("/model/params/max_pool_impl"),
       nlohmann::json::json_pointer("/model/params/fused_residual_grad")};
-  CHECK(config_hash(r.config, unhashed) == r.hash);
+  CHECK(config_hash(r.config.json(), unhashed) == r.hash);
   CHECK(config_hash(in, unhashed) == r.hash);
-  CHECK(config_hash(r.config) != r.hash);
+  CHECK(config_hash(r.config.json()) != r.hash);
 }
 
 TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]") {
@@ -186,7 +186,7 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
   // configuration changed, and every stored hash changes with it.
   Plan p = plan_text("name: defaults\n", {}, test::real_catalog());
   CHECK(
-      p.runs[0].config.dump() ==
+      p.runs[0].config.text() ==
       R"({"batch_size":64,"cuda_connections":"driver","cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
       R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
       R"("device":"auto","isolation":"worker","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
@@ -271,7 +271,7 @@ TEST_CASE("hash: a parameter added later leaves the hash alone at its default", 
   CHECK(hash("{plugin: toy, width: 16}", both) != old_hash);
   // The stored configuration still shows the value, default or not.
   Plan p = test::plan_text("name: x\nbase:\n  model: {plugin: toy}\n", {}, after);
-  CHECK(p.runs[0].config["model"]["params"]["fused"] == false);
+  CHECK(p.runs[0].config.json()["model"]["params"]["fused"] == false);
 }
 
 TEST_CASE(
@@ -297,23 +297,25 @@ TEST_CASE(
   };
   std::ofstream(file) << "first export";
   const RunSpec first = plan_of(file);
-  REQUIRE(first.config["model"].contains("content_xxh128"));
-  CHECK(first.config["model"]["content_xxh128"]["path"] == content_hash_hex("first export"));
+  REQUIRE(first.config.json()["model"].contains("content_xxh128"));
+  CHECK(first.config.json()["model"]["content_xxh128"]["path"] == content_hash_hex("first export"));
   // The same bytes: the same configuration, planned again.
   CHECK(plan_of(file).hash == first.hash);
   // Rewritten at the same path: a new configuration.
   std::ofstream(file) << "second export";
   const RunSpec second = plan_of(file);
   CHECK(second.hash != first.hash);
-  CHECK(second.config["model"]["params"]["path"] == file);
+  CHECK(second.config.json()["model"]["params"]["path"] == file);
   // A file that is not there (planned elsewhere) adds nothing; its path is still hashed.
   const RunSpec missing = plan_of((dir / "elsewhere.pt").string());
-  CHECK_FALSE(missing.config["model"].contains("content_xxh128"));
+  CHECK_FALSE(missing.config.json()["model"].contains("content_xxh128"));
   CHECK(missing.hash != first.hash);
   // The digest is only for parameters that ask for it: the plugin's other configurations and
   // every built-in plugin plan as before (no content_xxh128 key).
-  CHECK_FALSE(
-      test::plan_text("name: x\nbase: {}\n").runs[0].config["model"].contains("content_xxh128"));
+  CHECK_FALSE(test::plan_text("name: x\nbase: {}\n")
+                  .runs[0]
+                  .config.json()["model"]
+                  .contains("content_xxh128"));
   std::filesystem::remove_all(dir);
 }
 

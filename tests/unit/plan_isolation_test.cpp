@@ -16,7 +16,7 @@ using test::plan_text;
 TEST_CASE("isolation: worker by default, process when asked, sweepable", "[plan][worker]") {
   const Plan d = plan_text("name: x\n");
   CHECK(d.runs[0].isolation == "worker");
-  CHECK(d.runs[0].config["isolation"] == "worker");
+  CHECK(d.runs[0].config.json()["isolation"] == "worker");
   const Plan p = plan_text("name: x\nbase:\n  isolation: process\n");
   CHECK(p.runs[0].isolation == "process");
   // Through the specification a sweep writes for the run's process.

@@ -55,8 +55,8 @@ TEST_CASE("planner: a file with only a name is one run with every default", "[pl
   CHECK(r.device == "auto");
   CHECK(r.seed == 0);
   CHECK(r.swept.empty());
-  CHECK(r.config["repeat"] == 1);
-  CHECK(r.config["precision"] == nlohmann::json::parse(R"({"plugin":"fp32","params":{}})"));
+  CHECK(r.config.json()["repeat"] == 1);
+  CHECK(r.config.json()["precision"] == nlohmann::json::parse(R"({"plugin":"fp32","params":{}})"));
 }
 
 TEST_CASE("planner: every base key reaches the RunSpec", "[plan]") {
@@ -93,7 +93,7 @@ base:
   CHECK(r.stream.plugin == "multi");
   CHECK(r.stream.params.get_int("streams") == 4);
   CHECK_FALSE(r.batch_size.has_value());
-  CHECK(r.config["batch_size"] == "auto");
+  CHECK(r.config.json()["batch_size"] == "auto");
   CHECK(r.memory_format == "channels_last");
   CHECK(r.cudnn_benchmark == "off");
   CHECK(r.optimizer.impl == "fused");
@@ -124,7 +124,7 @@ TEST_CASE("planner: scalar spellings are normalised", "[plan]") {
                     Case{"batch_size: auto", "batch_size", "auto"},
                     Case{"batch_size: +8", "batch_size", 8}, Case{"device: cpu", "device", "cpu"});
   Plan p = plan_text("name: n\nbase:\n  " + c.base + "\n");
-  CHECK(p.runs[0].config[c.key] == c.expected);
+  CHECK(p.runs[0].config.json()[c.key] == c.expected);
 }
 
 TEST_CASE("planner: optimizer.impl is loop, foreach or fused, and can be an axis", "[plan]") {
@@ -133,7 +133,7 @@ TEST_CASE("planner: optimizer.impl is loop, foreach or fused, and can be an axis
   CHECK(p.runs[0].optimizer.impl == "loop");
   CHECK(p.runs[1].optimizer.impl == "foreach");
   CHECK(p.runs[2].optimizer.impl == "fused");
-  CHECK(p.runs[2].config["optimizer"]["impl"] == "fused");
+  CHECK(p.runs[2].config.json()["optimizer"]["impl"] == "fused");
   CHECK(hashes(p).size() == 3);  // the implementation is part of the configuration
 
   PlanError e = plan_failure("name: n\nbase:\n  optimizer: {impl: fusd}\n");
@@ -323,7 +323,7 @@ matrix:
     CHECK(p.runs[i].repeat == i % 3);
     CHECK(p.runs[i].hash == p.runs[i - i % 3].hash);
     CHECK(p.runs[i].name == p.runs[i - i % 3].name);
-    CHECK(p.runs[i].config["repeat"] == 3);
+    CHECK(p.runs[i].config.json()["repeat"] == 3);
   }
   CHECK(p.runs[0].hash != p.runs[3].hash);
 }
@@ -401,7 +401,7 @@ TEST_CASE("planner: steps.warmup is an int or auto", "[plan][warmup]") {
   REQUIRE(p.runs.size() == 2);
   CHECK(p.runs[0].warmup_auto);
   CHECK(p.runs[0].warmup_steps == kAutoWarmupMinSteps);
-  CHECK(p.runs[0].config["steps"]["warmup"] == "auto");
+  CHECK(p.runs[0].config.json()["steps"]["warmup"] == "auto");
   CHECK_FALSE(p.runs[1].warmup_auto);
   CHECK(p.runs[1].warmup_steps == 7);
   CHECK(p.runs[0].hash != p.runs[1].hash);

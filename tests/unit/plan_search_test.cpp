@@ -136,9 +136,9 @@ TEST_CASE("halving: a rung's run is a shorter run of its own; the last rung's is
   CHECK(r0.hash == rung_run(full, h, 0, 0).hash);  // the same on every call: resume finds it
   CHECK(r0.hash == rung_hash(full.hash, 0, 17));
   CHECK(r0.measure_steps == 17);
-  CHECK(r0.config["steps"]["measure"] == 17);
-  CHECK(r0.config["search"]["rung"] == 0);
-  CHECK(r0.config["search"]["configuration"] == full.hash);
+  CHECK(r0.config.json()["steps"]["measure"] == 17);
+  CHECK(r0.config.json()["search"]["rung"] == 0);
+  CHECK(r0.config.json()["search"]["configuration"] == full.hash);
   CHECK(r0.warmup_steps == full.warmup_steps);
   CHECK(rung_run(p.runs[2], h, 0, 0).hash != r0.hash);  // another configuration
   const RunSpec last = rung_run(full, h, 1, 1);

@@ -116,14 +116,14 @@ TEST_CASE("workload: a script run's configuration keeps only what a program uses
        {"model", "data", "precision", "stream", "memory_format", "cudnn_benchmark", "optimizer",
         "cuda_connections", "profile", "isolation"}) {
     INFO(key);
-    CHECK_FALSE(r.config.contains(key));
+    CHECK_FALSE(r.config.json().contains(key));
   }
-  CHECK(r.config["batch_size"] == 32);
+  CHECK(r.config.json()["batch_size"] == 32);
   // `off` is the word the program reads, not YAML 1.1's false; true is a boolean.
   CHECK(
-      r.config["args"] ==
+      r.config.json()["args"] ==
       nlohmann::json{{"amp", "fp16"}, {"channels_last", true}, {"compile", "off"}, {"workers", 8}});
-  const auto& w = r.config["workload"];
+  const auto w = r.config.json()["workload"];
   CHECK(w["script_word"] == 0);
   CHECK(w["script_path"] == fs::weakly_canonical(f.path() / "train.py").string());
   CHECK(w["script_xxh128"] == content_hash_hex("print('hi')\n"));
@@ -134,13 +134,13 @@ TEST_CASE("workload: a script run's configuration keeps only what a program uses
   CHECK(back.workload.is_script());
   CHECK(back.workload.command == "train.py --data synthetic");
   CHECK(back.workload.script_path == r.workload.script_path);
-  CHECK(back.args == r.config["args"]);
+  CHECK(back.args == r.config.json()["args"]);
   CHECK(back.batch_size == 32);
 
   // A built-in run has neither workload nor args: its configuration is what it always was.
   Plan b = f.plan("name: b\nbase:\n  args: {workers: 8}\n");
-  CHECK_FALSE(b.runs[0].config.contains("args"));
-  CHECK_FALSE(b.runs[0].config.contains("workload"));
+  CHECK_FALSE(b.runs[0].config.json().contains("args"));
+  CHECK_FALSE(b.runs[0].config.json().contains("workload"));
   CHECK(b.runs[0].hash == f.plan("name: b\n").runs[0].hash);
   CHECK_FALSE(run_spec_from_json(run_spec_json(b.runs[0])).workload.is_script());
 }

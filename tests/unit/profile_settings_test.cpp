@@ -19,8 +19,8 @@ TEST_CASE("profile settings: off unless written", "[profile][plan]") {
   const RunSpec r = plan_text("name: x\n").runs.at(0);
   CHECK_FALSE(r.profile.enabled());
   CHECK(r.profile.steps == 0);
-  CHECK(r.config["profile"] == nlohmann::json{{"steps", 0}});
-  CHECK_FALSE(hash_input(r.config).contains("profile"));
+  CHECK(r.config.json()["profile"] == nlohmann::json{{"steps", 0}});
+  CHECK_FALSE(hash_input(r.config.json()).contains("profile"));
 }
 
 TEST_CASE("profile settings: steps reach the RunSpec and its JSON", "[profile][plan]") {

@@ -40,7 +40,7 @@ class Launcher0 final : public Launcher {
       json doc = {{"format", "orch.result"},
                   {"version", 2},
                   {"run", {{"name", spec.name}, {"hash", spec.hash}, {"repeat", spec.repeat}}},
-                  {"config", spec.config}};
+                  {"config", spec.config.json()}};
       if (stopped) {
         doc["status"] = "interrupted";
         return doc;
@@ -75,7 +75,7 @@ class Recorder0 final : public Recorder {
   std::int64_t begin(const RunSpec& s, const std::string&) override {
     runs[{s.hash, s.repeat}] = PriorRun{"running", std::nullopt, std::nullopt};
     rung[{s.hash, s.repeat}] =
-        s.config.contains("search") ? s.config["search"]["rung"].get<int>() : -1;
+        s.config.json().contains("search") ? s.config.json()["search"]["rung"].get<int>() : -1;
     return 1;
   }
   void heartbeat(std::int64_t) override {}

@@ -109,14 +109,14 @@ TEST_CASE("plan check: a configuration changed under its name names the settings
   // Only fp32's old configuration ran: amp's old settings are not known, so it gets no line.
   std::vector<storage::RunRecord> recorded(1);
   recorded[0].config_hash = before.runs[0].hash;
-  recorded[0].config = before.runs[0].config;
+  recorded[0].config = before.runs[0].config.json();
   REQUIRE(before.runs[0].name == "fp32");
   const auto lines = sweep::changed_settings(stored, after, recorded);
   REQUIRE(lines.size() == 1);
-  const std::string lr_was = before.runs[0].config["optimizer"]["lr"].dump();
+  const std::string lr_was = before.runs[0].config.json()["optimizer"]["lr"].dump();
   // The steps are left out (the message's own steps line says them); the others are named.
   CHECK(lines[0] == "fp32: optimizer.lr " + lr_was + " -> 0.5, seed " +
-                        before.runs[0].config["seed"].dump() + " -> 7");
+                        before.runs[0].config.json()["seed"].dump() + " -> 7");
 
   // Through check_plan: the line follows the differences.
   TempDb db;
@@ -124,7 +124,7 @@ TEST_CASE("plan check: a configuration changed under its name names the settings
   const auto id = store.open_sweep("night", "nightly", "test.yaml");
   storage::record_plan(store.database(), id, stored);
   auto doc = test::result_doc("fp32", before.runs[0].hash, 0);
-  doc["config"] = before.runs[0].config;
+  doc["config"] = before.runs[0].config.json();
   store.record(id, doc);
   const auto check = sweep::check_plan(store, "night", sweep::sweep_plan_of(after), false, &after);
   CHECK_FALSE(check.ok);

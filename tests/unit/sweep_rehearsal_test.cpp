@@ -96,7 +96,7 @@ TEST_CASE("rehearsal: one step of each configuration, every failure listed", "[s
     CHECK_FALSE(s.profile.enabled());
     CHECK_FALSE(s.telemetry.enabled);
     CHECK(s.batch_size == 64);  // auto: the search's first probe
-    CHECK(s.config.at("batch_size") == 64);
+    CHECK(s.config.json().at("batch_size") == 64);
   }
   REQUIRE(r.failures.size() == 1);
   CHECK(r.failures[0].name == plan.runs[2].name);

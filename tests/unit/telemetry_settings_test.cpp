@@ -16,8 +16,8 @@ TEST_CASE("telemetry settings: on at 100 ms unless written", "[telemetry][plan]"
   const RunSpec& r = p.runs.at(0);
   CHECK(r.telemetry.enabled);
   CHECK(r.telemetry.interval_ms == 100);
-  CHECK(r.config["telemetry"] == nlohmann::json{{"enabled", true}, {"interval_ms", 100}});
-  CHECK_FALSE(hash_input(r.config).contains("telemetry"));
+  CHECK(r.config.json()["telemetry"] == nlohmann::json{{"enabled", true}, {"interval_ms", 100}});
+  CHECK_FALSE(hash_input(r.config.json()).contains("telemetry"));
 }
 
 TEST_CASE("telemetry settings: written values reach the RunSpec", "[telemetry][plan]") {

@@ -182,9 +182,11 @@ void finish_run(const RunSpec& spec, ResultDocument doc, const ExecArgs& a) {
 // A script workload: the program reads its batch and steps from the configuration, so exec's
 // adjustments go there too, and no profiler or CUDA setting of exec's applies to it.
 void run_script(RunSpec spec, const ExecArgs& a) {
-  if (spec.batch_size) spec.config["batch_size"] = *spec.batch_size;
-  spec.config["steps"] = {{"warmup", spec.warmup_steps}, {"measure", spec.measure_steps}};
-  spec.config["telemetry"]["enabled"] = spec.telemetry.enabled;
+  nlohmann::json config = spec.config.json();
+  if (spec.batch_size) config["batch_size"] = *spec.batch_size;
+  config["steps"] = {{"warmup", spec.warmup_steps}, {"measure", spec.measure_steps}};
+  config["telemetry"]["enabled"] = spec.telemetry.enabled;
+  spec.config = config;
   finish_run(spec, run_script_document(spec, a.out), a);
 }
 

@@ -65,7 +65,11 @@ void run_request(const json& request, const PluginRegistry& registry, int seq) {
   if (spec.workload.is_script()) {
     // The sweep keeps script runs in processes of their own; one sent here anyway runs as
     // `orch exec` would run it.
-    if (spec.batch_size) spec.config["batch_size"] = *spec.batch_size;
+    if (spec.batch_size) {
+      json config = spec.config.json();
+      config["batch_size"] = *spec.batch_size;
+      spec.config = config;
+    }
     doc = run_script_document(spec, out);
   } else {
     RunOutputs outputs;

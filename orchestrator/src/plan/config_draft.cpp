@@ -185,10 +185,11 @@ static void add_file_digests(const std::vector<ParamSpec>& specs, const Params& 
   }
 }
 
-RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
-                    FileDigests& digests, const std::string& experiment_dir) {
-  RunSpec run;
-  json config = json::object();
+ResolvedRun resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
+                        FileDigests& digests, const std::string& experiment_dir) {
+  ResolvedRun out;
+  json& config = out.config;
+  config = json::object();
   std::vector<json::json_pointer> unhashed;  // later-added parameters at their default
   // A script run has no plugins (workload_config.h): none need to be known, not even the
   // default ones, so a script-only experiment plans without any plugin library.
@@ -225,11 +226,10 @@ RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const Sour
     }
   }
   resolve_workload(draft, config, experiment_dir, where, digests);
-  run.hash = config_hash(config, unhashed);
-  run.config = std::move(config);
+  out.run.hash = config_hash(config, unhashed);
   // The typed fields are read back from the configuration, exactly as a child process does.
-  fill_settings_from_config(run);
-  return run;
+  set_run_config(out.run, config);
+  return out;
 }
 
 std::int64_t repeat_count(const Draft& draft) {
@@ -237,17 +237,17 @@ std::int64_t repeat_count(const Draft& draft) {
   return find_experiment_key("repeat")->scalar.default_value.get<std::int64_t>();
 }
 
-std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path,
+std::string render_setting(const Draft& draft, const json& config, const SettingPath& path,
                            const std::set<std::string>* shown_params) {
   const KeySpec& key = *path.key;
   // A key the run's workload has no use for (workload_config.h): a built-in run's workload is
   // the default one, a script run has no model, precision, ...
-  if (!run.config.contains(key.name)) {
+  if (!config.contains(key.name)) {
     if (key.name == "workload")
       return render_json(key.field_defaults().at(path.sub.empty() ? "kind" : path.sub));
     return "-";
   }
-  const json& resolved = run.config.at(key.name);
+  const json& resolved = config.at(key.name);
   switch (key.kind) {
     case KeyKind::kPlugin: {
       if (!path.sub.empty()) {

@@ -48,6 +48,14 @@ void apply_base(Draft& draft, const YNode& base, const SchemaCatalog& catalog);
 nlohmann::json canonical_setting(const SettingPath& path, const YNode& value,
                                  const std::string& key_path, const SchemaCatalog& catalog);
 
+/// A resolved configuration: its RunSpec, and the configuration as a tree (RunSpec::config is
+/// its text), which the planner reads for its checks and run names before it keeps the text
+/// alone.
+struct ResolvedRun {
+  RunSpec run;
+  nlohmann::json config;
+};
+
 /// Fills every configuration field of a RunSpec (not name, repeat index, experiment or swept),
 /// RunSpec::config and RunSpec::hash (which needs the plugins' declarations: parameters added
 /// later are left out at their default). `where` is blamed if a default plugin is missing.
@@ -55,18 +63,20 @@ nlohmann::json canonical_setting(const SettingPath& path, const YNode& value,
 /// (plan/workload_config.h); empty: the current directory only. `digests` reads the files
 /// whose content is part of a configuration (a script, a parameter declared hash_file_content)
 /// once per plan.
-RunSpec resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
-                    FileDigests& digests, const std::string& experiment_dir = "");
+ResolvedRun resolve_run(const Draft& draft, const SchemaCatalog& catalog, const SourceMark& where,
+                        FileDigests& digests, const std::string& experiment_dir = "");
 
 /// The number of repeats the draft asks for.
 std::int64_t repeat_count(const Draft& draft);
 
 /// The value at `path` for tables and run names: a plugin role as its name plus explicitly set
 /// parameters ("amp-bf16"), a group as its explicit fields ("lr=0.01"), anything else as its
-/// resolved value ("channels_last", "256", "30m"). `shown_params`, for a whole plugin role,
-/// names the parameters to show instead of this draft's explicit ones, each at its resolved
-/// value (so `amp` shows as "amp-bf16" beside a configuration that set dtype: fp16).
-std::string render_setting(const Draft& draft, const RunSpec& run, const SettingPath& path,
+/// resolved value ("channels_last", "256", "30m"). `config` is the resolved configuration that
+/// `draft` made (at least its key at `path`). `shown_params`, for a whole plugin role, names
+/// the parameters to show instead of this draft's explicit ones, each at its resolved value (so
+/// `amp` shows as "amp-bf16" beside a configuration that set dtype: fp16).
+std::string render_setting(const Draft& draft, const nlohmann::json& config,
+                           const SettingPath& path,
                            const std::set<std::string>* shown_params = nullptr);
 
 }  // namespace orch

@@ -102,12 +102,14 @@ RunSpec rung_run(const RunSpec& full, const HalvingSchedule& schedule, int rung,
   if (r.last) return run;
   const std::int64_t steps = schedule.steps(rung, full.measure_steps);
   run.measure_steps = steps;
-  run.config["steps"]["measure"] = steps;
-  run.config["repeat"] = r.repeats;
+  nlohmann::json config = full.config.json();
+  config["steps"]["measure"] = steps;
+  config["repeat"] = r.repeats;
   // A profile is read beside the full measurement; a rung's run only has to be timed.
-  if (run.config.contains("profile")) run.config["profile"]["steps"] = 0;
+  if (config.contains("profile")) config["profile"]["steps"] = 0;
   run.profile.steps = 0;
-  run.config["search"] = {{"method", "halving"}, {"rung", rung}, {"configuration", full.hash}};
+  config["search"] = {{"method", "halving"}, {"rung", rung}, {"configuration", full.hash}};
+  run.config = config;
   run.hash = rung_hash(full.hash, rung, steps);
   return run;
 }

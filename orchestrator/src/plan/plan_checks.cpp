@@ -116,20 +116,20 @@ std::vector<PlanProblem> host_plan_checks(const PlanCheckInput& in) {
   return out;
 }
 
-std::vector<PlanError> check_configuration(const Draft& draft, const RunSpec& run,
+std::vector<PlanError> check_configuration(const Draft& draft, const nlohmann::json& config,
                                            const SchemaCatalog& catalog,
                                            const std::optional<MachineFacts>& machine,
                                            const SourceMark& fallback) {
   PlanCheckInput in;
-  in.settings = configuration_settings(run.config);
+  in.settings = configuration_settings(config);
   in.on_this_machine = machine.has_value();
   in.visible_gpus = machine ? machine->visible_gpus : 0;
   std::vector<PlanProblem> problems = host_plan_checks(in);
   for (const KeySpec& key : experiment_keys()) {
     // A script run has no plugins (plan/workload_config.h), so none of their checks apply.
-    if (key.kind != KeyKind::kPlugin || !run.config.contains(key.name)) continue;
+    if (key.kind != KeyKind::kPlugin || !config.contains(key.name)) continue;
     const PluginInfo* info =
-        catalog.find(key.role, run.config.at(key.name).at("plugin").get<std::string>());
+        catalog.find(key.role, config.at(key.name).at("plugin").get<std::string>());
     if (!info || !info->check) continue;
     for (PlanProblem& p : info->check(in)) problems.push_back(std::move(p));
   }

@@ -37,9 +37,10 @@ std::map<std::string, Value> configuration_settings(const nlohmann::json& config
 /// The host's own checks of one configuration (device and GPUs, the size of a batch).
 std::vector<PlanProblem> host_plan_checks(const PlanCheckInput& in);
 
-/// Every problem of one configuration, the host's and its plugins', each as a PlanError at the
-/// place the draft wrote the setting it blames (`fallback` when the setting is a default).
-std::vector<PlanError> check_configuration(const Draft& draft, const RunSpec& run,
+/// Every problem of one resolved configuration (`config`, which `draft` made), the host's and
+/// its plugins', each as a PlanError at the place the draft wrote the setting it blames
+/// (`fallback` when the setting is a default).
+std::vector<PlanError> check_configuration(const Draft& draft, const nlohmann::json& config,
                                            const SchemaCatalog& catalog,
                                            const std::optional<MachineFacts>& machine,
                                            const SourceMark& fallback);

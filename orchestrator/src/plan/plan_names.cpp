@@ -30,7 +30,7 @@ const ParamSpec* find_param(const PluginInfo& info, const std::string& name) {
 
 // Pieces and their values for one axis, appended to `pieces` and each row of `values`.
 void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft>& drafts,
-              const std::vector<RunSpec>& configs, std::vector<NamePiece>& pieces,
+              const std::vector<json>& configs, std::vector<NamePiece>& pieces,
               std::vector<std::vector<std::optional<std::string>>>& values) {
   const KeySpec& key = *path.key;
   auto add = [&](NamePiece piece, auto value_of) {
@@ -39,7 +39,7 @@ void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft
     for (std::size_t i = 0; i < configs.size(); ++i) {
       // A key the run's workload has no use for (workload_config.h) has no value; a built-in
       // run's workload is the default one.
-      const json& config = configs[i].config;
+      const json& config = configs[i];
       if (config.contains(key.name))
         values[i].push_back(value_of(config.at(key.name), i));
       else if (key.name == "workload")
@@ -107,9 +107,9 @@ void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft
       if (!path.sub.empty()) {
         fields.push_back(path.sub);
       } else if (key.open_fields) {  // `args` as a whole: every name some configuration has
-        for (const RunSpec& r : configs) {
-          if (!r.config.contains(key.name)) continue;
-          for (const auto& [name, v] : r.config.at(key.name).items()) {
+        for (const json& config : configs) {
+          if (!config.contains(key.name)) continue;
+          for (const auto& [name, v] : config.at(key.name).items()) {
             if (std::find(fields.begin(), fields.end(), name) == fields.end())
               fields.push_back(name);
           }
@@ -134,7 +134,7 @@ void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft
 std::vector<std::string> plan_run_names(const std::vector<std::string>& axes,
                                         const std::map<std::string, SettingPath>& paths,
                                         const std::vector<Draft>& drafts,
-                                        const std::vector<RunSpec>& configs,
+                                        const std::vector<json>& configs,
                                         const std::vector<std::set<std::string>>& unset,
                                         const std::string& fallback) {
   std::vector<NamePiece> pieces;

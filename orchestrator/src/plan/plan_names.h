@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,7 +14,8 @@
 
 namespace orch {
 
-/// Readable names for `configs` (drafts[i] made configs[i]) over the plan's axes: a plugin role
+/// Readable names for `configs` (drafts[i] made configs[i], the resolved configuration, of
+/// which only the axes' keys are read) over the plan's axes: a plugin role
 /// gives its plugin's name (alone) and each parameter any configuration sets explicitly
 /// ("workers=14", a true flag as "fused_bn"); a group gives each of its fields ("impl=fused");
 /// a scalar its value (alone when it explains itself: "channels_last", "b256").
@@ -24,7 +26,7 @@ namespace orch {
 std::vector<std::string> plan_run_names(const std::vector<std::string>& axes,
                                         const std::map<std::string, SettingPath>& paths,
                                         const std::vector<Draft>& drafts,
-                                        const std::vector<RunSpec>& configs,
+                                        const std::vector<nlohmann::json>& configs,
                                         const std::vector<std::set<std::string>>& unset,
                                         const std::string& fallback);
 

@@ -35,6 +35,8 @@ namespace orch {
 
 namespace {
 
+using json = nlohmann::json;
+
 const std::vector<std::string> kTopLevelKeys = {"name",   "description", "base",
                                                 "matrix", "baseline",    "search"};
 
@@ -336,9 +338,15 @@ class Planner {
       }
     }
 
+    // The experiment keys the axes set: all that the names and the table read of a
+    // configuration past its checks. Only they are kept of each draft and resolved tree, so a
+    // plan of many runs holds little more than its RunSpecs.
+    std::set<std::string> axis_keys;
+    for (const std::string& axis : plan.axes) axis_keys.insert(matrix_.paths.at(axis).key->name);
     std::vector<Draft> drafts;
     std::vector<const MatrixCombination*> kept;  // the combination of each configuration
     std::vector<RunSpec> configs;
+    std::vector<json> shown;  // each configuration's resolved values at axis_keys
     // Combinations that resolved to an earlier one's configuration, by that configuration.
     std::vector<std::vector<const MatrixCombination*>> merged;
     std::map<std::string, std::size_t> by_hash;  // configuration hash -> index in configs
@@ -358,9 +366,9 @@ class Planner {
         for (const Override& o : late_overrides_) {
           apply_setting(draft, o.path, o.value, o.path.text, catalog_);
         }
-        RunSpec run =
-            resolve_run(draft, catalog_, base_mark_, digests, experiment_dir_);  // hashes it too
-        run.config["repeat"] = repeats;
+        // Hashed too; `repeat` may not vary, so each configuration's is the base's.
+        ResolvedRun resolved = resolve_run(draft, catalog_, base_mark_, digests, experiment_dir_);
+        RunSpec& run = resolved.run;
         if (auto it = by_hash.find(run.hash); it != by_hash.end()) {
           // A script run has no model, precision, ... and a built-in run no args
           // (workload_config.h): combinations that differ only there are one configuration,
@@ -373,17 +381,19 @@ class Planner {
                           "combinations " + describe_combo(*kept[it->second]) + " and " +
                               describe_combo(combo) + " resolve to the same configuration");
         }
-        for (PlanError& e : check_configuration(draft, run, catalog_, opts_.machine, base_mark_)) {
+        for (PlanError& e :
+             check_configuration(draft, resolved.config, catalog_, opts_.machine, base_mark_)) {
           problems.add(std::move(e));
         }
         by_hash.emplace(run.hash, configs.size());
-        drafts.push_back(std::move(draft));
+        drafts.push_back(only_keys(std::move(draft), axis_keys));
         kept.push_back(&combo);
+        shown.push_back(only_keys(resolved.config, axis_keys));
         configs.push_back(std::move(run));
         merged.emplace_back();
       });
     }
-    check_lost_axes(kept, configs, merged, problems);
+    check_lost_axes(kept, shown, merged, problems);
     problems.throw_if_any();
 
     // A plugin axis shows the parameters any configuration sets, at each one's resolved value
@@ -401,10 +411,10 @@ class Planner {
     }
     for (std::size_t i = 0; i < configs.size(); ++i) {
       for (const std::string& axis : plan.axes) {
-        auto shown = shown_params.find(axis);
+        auto params = shown_params.find(axis);
         configs[i].swept[axis] =
-            render_setting(drafts[i], configs[i], matrix_.paths.at(axis),
-                           shown == shown_params.end() ? nullptr : &shown->second);
+            render_setting(drafts[i], shown[i], matrix_.paths.at(axis),
+                           params == shown_params.end() ? nullptr : &params->second);
       }
     }
     // The keys only include entries add, where no entry set them: not part of the name.
@@ -417,19 +427,46 @@ class Planner {
       }
     }
     std::vector<std::string> names =
-        plan_run_names(plan.axes, matrix_.paths, drafts, configs, unset, plan.name);
+        plan_run_names(plan.axes, matrix_.paths, drafts, shown, unset, plan.name);
     apply_labels(kept, names);
     note_merges(ex.combinations.size(), kept, merged, names, plan);
 
+    // What only naming needed goes before the runs are made, and each configuration moves into
+    // its last repeat: the plan is never held twice.
+    drafts = {};
+    shown = {};
+    by_hash = {};
+    plan.runs.reserve(configs.size() * static_cast<std::size_t>(repeats));
     for (std::size_t i = 0; i < configs.size(); ++i) {
       configs[i].name = names[i];
       configs[i].experiment = plan.name;
-      for (std::int64_t r = 0; r < repeats; ++r) {
-        RunSpec run = configs[i];
-        run.repeat = static_cast<int>(r);
-        plan.runs.push_back(std::move(run));
+      for (std::int64_t r = 0; r + 1 < repeats; ++r) {
+        plan.runs.push_back(configs[i]);  // its configuration's text is shared, not copied
+        plan.runs.back().repeat = static_cast<int>(r);
       }
+      plan.runs.push_back(std::move(configs[i]));
+      plan.runs.back().repeat = static_cast<int>(repeats - 1);
     }
+  }
+
+  // `draft` with only the settings of `keys` (experiment keys) left, and nothing of where they
+  // were written (the checks that blame a place have run).
+  static Draft only_keys(Draft draft, const std::set<std::string>& keys) {
+    for (auto it = draft.choices.begin(); it != draft.choices.end();) {
+      it = keys.count(it->first) ? std::next(it) : draft.choices.erase(it);
+    }
+    draft.values = only_keys(draft.values, keys);
+    draft.written.clear();
+    return draft;
+  }
+
+  // The entries of the object `config` at `keys`.
+  static json only_keys(const json& config, const std::set<std::string>& keys) {
+    json out = json::object();
+    for (const std::string& key : keys) {
+      if (auto it = config.find(key); it != config.end()) out[key] = *it;
+    }
+    return out;
   }
 
   // An axis value that no configuration uses: every combination with it resolved to a run
@@ -438,7 +475,7 @@ class Planner {
   // (workload.kind: [builtin, script] x precision x args: each value still reaches a run of the
   // kind that reads it); a value that reaches none measures nothing, and is refused.
   void check_lost_axes(const std::vector<const MatrixCombination*>& kept,
-                       const std::vector<RunSpec>& configs,
+                       const std::vector<json>& configs,
                        const std::vector<std::vector<const MatrixCombination*>>& merged,
                        PlanErrorList& problems) const {
     if (std::all_of(merged.begin(), merged.end(), [](const auto& m) { return m.empty(); })) {
@@ -458,7 +495,7 @@ class Planner {
             return cell && cell->value == v.value;
           };
           const bool here = holds(kept[i]);
-          if (here && configs[i].config.contains(key.name)) used = true;
+          if (here && configs[i].contains(key.name)) used = true;
           if (here) with_v.push_back(describe_combo(*kept[i]));
           for (const MatrixCombination* c : merged[i]) {
             if (holds(c)) with_v.push_back(describe_combo(*c));

@@ -14,6 +14,7 @@
 
 #include "orch/params.h"
 #include "orch/plugin.h"
+#include "plan/config_text.h"
 #include "plan/plan_error.h"
 #include "plan/search_spec.h"
 
@@ -103,7 +104,8 @@ struct RunSpec {
   nlohmann::json args = nlohmann::json::object();
 
   /// The resolved configuration as canonical JSON (sorted keys). The hash is computed from it.
-  nlohmann::json config;
+  /// Held as shared text (config_text.h): the repeats of a configuration share one copy.
+  ConfigText config;
   /// The axis values of this run, axis path -> rendered value, for tables.
   std::map<std::string, std::string> swept;
 };

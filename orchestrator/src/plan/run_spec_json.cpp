@@ -45,12 +45,11 @@ PluginChoice choice_from_json(const json& config, const char* role) {
   return choice;
 }
 
-void fill_builtin_settings(RunSpec& run);
+void fill_builtin_settings(RunSpec& run, const json& c);
 
 // A script run's configuration holds no built-in trainer keys (plan/workload_config.h): its
 // plugin choices and trainer settings stay at RunSpec's defaults, which nothing reads for it.
-void fill_workload(RunSpec& run) {
-  const json& c = run.config;
+void fill_workload(RunSpec& run, const json& c) {
   run.workload = WorkloadSpec{};
   run.args = json::object();
   if (!c.contains("workload")) return;  // a built-in run
@@ -72,10 +71,9 @@ void fill_workload(RunSpec& run) {
 
 }  // namespace
 
-void fill_settings_from_config(RunSpec& run) {
-  const json& c = run.config;
-  fill_workload(run);
-  if (!run.workload.is_script()) fill_builtin_settings(run);
+void set_run_config(RunSpec& run, const json& c) {
+  fill_workload(run, c);
+  if (!run.workload.is_script()) fill_builtin_settings(run, c);
   const json& bs = field(c, "batch_size", "config.");
   if (bs.is_number_integer())
     run.batch_size = bs.get<std::int64_t>();
@@ -97,13 +95,13 @@ void fill_settings_from_config(RunSpec& run) {
   run.timeout_s = get<double>(c, "timeout", "config.");
   run.device = get<std::string>(c, "device", "config.");
   run.seed = get<std::int64_t>(c, "seed", "config.");
+  run.config = c;
 }
 
 namespace {
 
 // The built-in trainer's settings.
-void fill_builtin_settings(RunSpec& run) {
-  const json& c = run.config;
+void fill_builtin_settings(RunSpec& run, const json& c) {
   run.model = choice_from_json(c, "model");
   run.data = choice_from_json(c, "data");
   run.precision = choice_from_json(c, "precision");
@@ -141,7 +139,7 @@ json run_spec_json(const RunSpec& spec) {
   for (const auto& [axis, value] : spec.swept) swept[axis] = value;
   return {{"experiment", spec.experiment},
           {"run", {{"name", spec.name}, {"hash", spec.hash}, {"repeat", spec.repeat}}},
-          {"config", spec.config},
+          {"config", spec.config.json()},
           {"swept", swept}};
 }
 
@@ -152,13 +150,12 @@ RunSpec run_spec_from_json(const json& j) {
   spec.name = get<std::string>(run, "name", "run.");
   spec.hash = get<std::string>(run, "hash", "run.");
   spec.repeat = get<int>(run, "repeat", "run.");
-  spec.config = field(j, "config", "");
   if (j.contains("swept") && j.at("swept").is_object()) {
     for (const auto& [axis, value] : j.at("swept").items()) {
       spec.swept[axis] = value.is_string() ? value.get<std::string>() : value.dump();
     }
   }
-  fill_settings_from_config(spec);
+  set_run_config(spec, field(j, "config", ""));
   return spec;
 }
 

@@ -16,8 +16,9 @@ nlohmann::json run_spec_json(const RunSpec& spec);
 /// or has the wrong type.
 RunSpec run_spec_from_json(const nlohmann::json& j);
 
-/// Sets every typed field of `run` (plugin choices, batch size, memory format, optimizer, steps,
-/// telemetry, profile, timeout, device, seed) from `run.config`.
-void fill_settings_from_config(RunSpec& run);
+/// Sets `run.config` to `config` and every typed field of `run` (plugin choices, batch size,
+/// memory format, optimizer, steps, telemetry, profile, timeout, device, seed) from it. Throws
+/// std::invalid_argument as run_spec_from_json does.
+void set_run_config(RunSpec& run, const nlohmann::json& config);
 
 }  // namespace orch

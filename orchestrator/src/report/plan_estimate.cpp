@@ -67,7 +67,8 @@ PlanEstimate estimate_plan(const Plan& plan, const storage::Store* store) {
       if (auto own = by_hash.find(run.hash); own != by_hash.end()) {
         it->second = mean(own->second);
         ++e.own;
-      } else if (auto kind = by_kind.find(similarity_key(run.config)); kind != by_kind.end()) {
+      } else if (auto kind = by_kind.find(similarity_key(run.config.json()));
+                 kind != by_kind.end()) {
         it->second = mean(kind->second);
         ++e.similar;
       } else if (!all.empty()) {

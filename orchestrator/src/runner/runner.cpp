@@ -386,7 +386,7 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   ResultDocument doc;  // of the newest version (result_document.h)
   doc.experiment = spec.experiment;
   doc.run = RunIdentity{spec.name, spec.hash, spec.repeat};
-  doc.config = spec.config;
+  doc.config = spec.config.json();
   doc.started_at = storage::utc_now();
   const auto t0 = Clock::now();
   const std::optional<double> startup_s = startup_seconds(t0);

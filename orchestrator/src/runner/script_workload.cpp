@@ -418,7 +418,7 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
   ResultDocument doc;
   doc.experiment = spec.experiment;
   doc.run = RunIdentity{spec.name, spec.hash, spec.repeat};
-  doc.config = spec.config;
+  doc.config = spec.config.json();
   doc.started_at = storage::utc_now();
   const auto t0 = Clock::now();
   const std::string spec_path = out_path + ".script-spec.json";

@@ -305,15 +305,17 @@ ProbeMeasurement measurement_of(const ResultDocument& doc, std::string outcome, 
 
 // `batch_size: auto-largest` asks for the largest batch that fits; `auto`, the fastest.
 bool wants_largest_batch(const RunSpec& spec) {
-  auto it = spec.config.find("batch_size");
-  return it != spec.config.end() && it->is_string() && it->get<std::string>() == "auto-largest";
+  const nlohmann::json config = spec.config.json();
+  auto it = config.find("batch_size");
+  return it != config.end() && it->is_string() && it->get<std::string>() == "auto-largest";
 }
 
 // Whose batch a search finds: the configuration's, so that the rungs of successive halving
 // (plan/halving_schedule.h: shorter runs of the same configuration) search once between them.
 std::string batch_key(const RunSpec& spec) {
-  const auto it = spec.config.find("search");
-  if (it != spec.config.end() && it->is_object() && it->contains("configuration"))
+  const nlohmann::json config = spec.config.json();
+  const auto it = config.find("search");
+  if (it != config.end() && it->is_object() && it->contains("configuration"))
     return it->value("configuration", spec.hash);
   return spec.hash;
 }

@@ -24,7 +24,8 @@ storage::SweepPlan sweep_plan_of(const Plan& plan) {
       c.hash = run.hash;
       c.name = run.name;
       c.repeats = 0;
-      c.steps = run.config.contains("steps") ? run.config.at("steps") : nlohmann::json::object();
+      const nlohmann::json config = run.config.json();
+      c.steps = config.contains("steps") ? config.at("steps") : nlohmann::json::object();
       out.configs.push_back(std::move(c));
     }
     ++out.configs[it->second].repeats;
@@ -91,7 +92,7 @@ std::vector<std::string> changed_settings(const storage::SweepPlan& stored, cons
     if (!old_run) continue;  // nothing recorded of the old configuration: nothing to compare
     std::map<std::string, nlohmann::json> before, after;
     flatten_json(old_run->config, "", before);
-    flatten_json(run.config, "", after);
+    flatten_json(run.config.json(), "", after);
     std::set<std::string> keys;
     for (const auto& [k, v] : before) keys.insert(k);
     for (const auto& [k, v] : after) keys.insert(k);

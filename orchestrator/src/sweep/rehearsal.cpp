@@ -15,11 +15,12 @@ namespace orch::sweep {
 
 RunSpec rehearsal_spec(const RunSpec& run, std::int64_t auto_batch) {
   RunSpec r = run;
-  r.config["steps"] = {{"warmup", 0}, {"measure", 1}};
-  if (r.config.contains("profile")) r.config["profile"]["steps"] = 0;  // none in a script run
-  r.config["telemetry"]["enabled"] = false;
-  if (r.config["batch_size"].is_string()) r.config["batch_size"] = auto_batch;
-  fill_settings_from_config(r);
+  nlohmann::json config = run.config.json();
+  config["steps"] = {{"warmup", 0}, {"measure", 1}};
+  if (config.contains("profile")) config["profile"]["steps"] = 0;  // none in a script run
+  config["telemetry"]["enabled"] = false;
+  if (config["batch_size"].is_string()) config["batch_size"] = auto_batch;
+  set_run_config(r, config);
   return r;
 }
 
