@@ -2,17 +2,22 @@
 // they seem, plans far over the limit, a second writer through another spelling of the
 // database, read commands given a foreign SQLite file or read-only media, outputs aimed at
 // the database or at a file of another kind.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "integration/test_support.h"
+#include "process/child.h"
 #include "storage/store.h"
+#include "sweep/device_lock.h"
 #include "sweep/sweep_lock.h"
 #include "unit/store_test_support.h"
 
@@ -93,52 +98,96 @@ TEST_CASE("a matrix far over --max-runs is refused before it is expanded", "[cli
   CHECK(took < std::chrono::seconds(20));
 }
 
+// A matrix of seeds x batches on kTiny.
+std::string matrix_of(int seeds, int batches) {
+  std::string s, b;
+  for (int i = 0; i < seeds; ++i) s += (i ? ", " : "") + std::to_string(i);
+  for (int i = 0; i < batches; ++i) b += (i ? ", " : "") + std::to_string(i + 1);
+  return std::string(kTiny) + "matrix:\n  seed: [" + s + "]\n  batch_size: [" + b + "]\n";
+}
+
 TEST_CASE("a plan bigger than memory could hold is exit 2 before it is built", "[cli]") {
   // --max-runs raised to allow a million runs, and a data limit (ulimit -d, 3 GB) far under
   // what a million runs would take: the planner refuses at once, instead of growing until the
   // allocator fails (bad_alloc, exit 134) or the OOM killer ends it.
   test::TempDir tmp;
-  std::string seeds, batches;
-  for (int i = 0; i < 1000; ++i) {
-    seeds += (i ? ", " : "") + std::to_string(i);
-    batches += (i ? ", " : "") + std::to_string(i + 1);
-  }
-  write(tmp.path() / "huge.yaml",
-        std::string(kTiny) + "matrix:\n  seed: [" + seeds + "]\n  batch_size: [" + batches + "]\n");
+  write(tmp.path() / "huge.yaml", matrix_of(1000, 1000));
   const auto start = std::chrono::steady_clock::now();
   auto r = test::run_command("ulimit -d 3000000; '" + std::string(ORCH_BINARY) + "' plan " +
                              q(tmp.path() / "huge.yaml") + " --max-runs 2000000");
   const auto took = std::chrono::steady_clock::now() - start;
   INFO(r.output);
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.output, Contains("huge.yaml:") && Contains("1000000 runs") &&
-                           Contains("of memory") && Contains("split the matrix"));
+  CHECK_THAT(r.output, Contains("huge.yaml:") && Contains("the plan has 1000000 runs") &&
+                           Contains("of memory") && Contains("narrow the matrix"));
   CHECK(took < std::chrono::seconds(20));
   // Under the same limit, a plan that fits is still built.
-  write(tmp.path() / "fits.yaml", std::string(kTiny) + "matrix:\n  seed: [" + seeds + "]\n");
+  write(tmp.path() / "fits.yaml", matrix_of(1000, 1));
   auto ok = test::run_command("ulimit -d 3000000; '" + std::string(ORCH_BINARY) + "' plan " +
                               q(tmp.path() / "fits.yaml"));
   INFO(ok.output);
   CHECK(ok.exit_code == 0);
 }
 
-TEST_CASE("a sweep with a long non-ASCII name runs, and is found again by that name", "[cli]") {
-  // 40 CJK characters: 120 bytes, 360 once escaped for the lock's file name, which the file
-  // system refused (ENAMETOOLONG) before names were shortened by bytes.
+TEST_CASE("under ulimit -v, a plan too big for the address space left is exit 2, no bad_alloc",
+          "[cli]") {
+  // What orch maps once its plugins are loaded and a plan is made: read from an `orch plan
+  // --check` that waits for the CPU, which this test holds.
   test::TempDir tmp;
-  write(tmp.path() / "tiny.yaml", kTiny);
-  std::string name;
-  for (int i = 0; i < 40; ++i) name += "\u591c";
-  const std::string db = "--db " + q(tmp.path() / "r.db") + " ";
-  auto r = test::run_orch(db + "sweep " + q(tmp.path() / "tiny.yaml") + " --sweep '" + name + "'");
+  write(tmp.path() / "one.yaml", kTiny);
+  std::atomic<bool> no_stop{false};
+  std::ostringstream ignored;
+  auto held = sweep::DeviceLocks::acquire({{"cpu", "the CPU"}}, "orch test", /*wait=*/false,
+                                          ignored, no_stop);
+  REQUIRE(held);
+  // No GPU for any orch here: its check then waits for the CPU, and no CUDA context reserves
+  // address space (the tests run on the CPU).
+  process::ChildOptions o;
+  o.argv = {ORCH_BINARY, "plan", (tmp.path() / "one.yaml").string(), "--check"};
+  o.env = {{"CUDA_VISIBLE_DEVICES", ""}};
+  const fs::path said = tmp.path() / "check.out";
+  o.out = process::Stdio::file(said.string());
+  process::Child check(o);
+  long long mapped_kib = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline &&
+         test::slurp(said).find("waiting for the CPU") == std::string::npos) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  {
+    std::ifstream status("/proc/" + std::to_string(check.pid()) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmSize:", 0) == 0) mapped_kib = std::atoll(line.c_str() + 7);
+    }
+  }
+  check.signal(SIGTERM);
+  check.wait();
+  held.reset();
+  INFO(test::slurp(said));
+  REQUIRE(mapped_kib > 0);
+
+  // 1 GiB of address space beyond that: a plan may take half, some tens of thousands of runs.
+  const std::string limit = "ulimit -v " + std::to_string(mapped_kib + 1024 * 1024) +
+                            "; CUDA_VISIBLE_DEVICES= '" + std::string(ORCH_BINARY) + "' plan ";
+  write(tmp.path() / "huge.yaml", matrix_of(1000, 1000));
+  const auto start = std::chrono::steady_clock::now();
+  auto r = test::run_command(limit + q(tmp.path() / "huge.yaml") + " --max-runs 2000000");
   INFO(r.output);
-  CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, !Contains("File name too long"));
-  auto again =
-      test::run_orch(db + "sweep " + q(tmp.path() / "tiny.yaml") + " --sweep '" + name + "'");
-  INFO(again.output);
-  CHECK(again.exit_code == 0);
-  CHECK_THAT(again.output, Contains("1 already finished, 0 to run"));
+  CHECK(r.exit_code == 2);  // not 134 (bad_alloc) nor killed
+  CHECK(r.output.find("bad_alloc") == std::string::npos);
+  CHECK_THAT(r.output, Contains("the plan has 1000000 runs") && Contains("ulimit -v"));
+  // What it says it can allocate is the address space left, not the machine's memory.
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex("can allocate about ([0-9.]+) (MiB|GiB)")));
+  const double allocatable_mib = std::stod(m[1]) * (m[2] == "GiB" ? 1024 : 1);
+  CHECK(allocatable_mib <= 1.1 * 1024);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  // Under the same limit, a plan of a thousand runs is built and printed.
+  write(tmp.path() / "fits.yaml", matrix_of(1000, 1));
+  auto ok = test::run_command(limit + q(tmp.path() / "fits.yaml"));
+  INFO(ok.output.substr(0, 2000));
+  CHECK(ok.exit_code == 0);
+  CHECK_THAT(ok.output, Contains("1000 runs"));
 }
 
 TEST_CASE("orch run takes the sweep's lock, through any spelling of the database", "[cli]") {

@@ -1,5 +1,8 @@
-// A plan's memory: what a planned run holds (its configuration as text, shared
-// by the repeats), kept and at the peak of building the plan.
+// A plan's memory: what a planned run holds, the estimate made before a matrix is expanded, and
+// the refusal (exit 2 in the CLI, a PlanError here) of a plan that would not fit, before it is
+// built. The limit is passed in (PlanOptions::allocatable_bytes), as the machine's would be.
+#include "plan/plan_memory.h"
+
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,8 +18,10 @@
 namespace orch {
 namespace {
 
-// seed: [0..seeds-1] x batch_size: [1..batches], on the test catalogue's
-// defaults.
+using Catch::Matchers::Contains;
+constexpr std::uint64_t kMiB = 1024 * 1024;
+
+// seed: [0..seeds-1] x batch_size: [1..batches], on the test catalogue's defaults.
 std::string matrix_yaml(int seeds, int batches, int repeat = 1, const std::string& extra = "") {
   std::string yaml =
       "name: big\nbase:\n  repeat: " + std::to_string(repeat) + "\n" + extra + "matrix:\n  seed: [";
@@ -24,6 +29,80 @@ std::string matrix_yaml(int seeds, int batches, int repeat = 1, const std::strin
   yaml += "]\n  batch_size: [";
   for (int i = 0; i < batches; ++i) yaml += (i ? ", " : "") + std::to_string(i + 1);
   return yaml + "]\n";
+}
+
+PlanOptions with_memory(std::uint64_t bytes, std::size_t max_runs = 1000000) {
+  PlanOptions o;
+  o.max_runs = max_runs;
+  o.allocatable_bytes = bytes;
+  return o;
+}
+
+TEST_CASE("plan memory: the estimate grows with the configuration, and half the memory is used",
+          "[plan][plan_memory]") {
+  CHECK(plan_bytes_per_run(0) == kPlanRunBytes);
+  CHECK(plan_bytes_per_run(1000) == kPlanRunBytes + 1000 * kPlanBytesPerConfigByte);
+  const std::uint64_t per_run = plan_bytes_per_run(1200);
+  CHECK(runs_that_fit(100 * kMiB, per_run) == 50 * kMiB / per_run);
+  CHECK(runs_that_fit(per_run, per_run) == 0);  // half of it holds none
+  CHECK(approximate_size(3 * kMiB / 2 * 1024) == "about 1.5 GiB");
+  CHECK(approximate_size(320 * kMiB) == "about 320 MiB");
+  CHECK(approximate_size(12 * 1024) == "about 12 KiB");
+}
+
+TEST_CASE("plan memory: a plan over what memory holds is refused before it is built, saying so",
+          "[plan][plan_memory]") {
+  // 90,000 runs with --max-runs raised, and 64 MiB to allocate: half of it holds a few
+  // thousand runs. Refused at the matrix, at once: nothing was expanded.
+  const auto start = std::chrono::steady_clock::now();
+  const PlanError e =
+      test::plan_failure(matrix_yaml(300, 300), with_memory(64 * kMiB), test::real_catalog());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  const std::string what = e.what();
+  INFO(what);
+  CHECK(e.key_path == "matrix");
+  CHECK_THAT(what, Contains("the plan has 90000 runs (90000 configurations x 1 repeats)"));
+  CHECK_THAT(what, Contains(" of memory (about ") && Contains(" KiB a run)"));
+  CHECK_THAT(what, Contains("this process can allocate about 64 MiB"));
+  CHECK_THAT(what, Contains("ulimit -v"));
+  CHECK_THAT(what, Contains("narrow the matrix") && Contains("--max-runs"));
+  // The number of runs it says would fit does fit, under the same limit.
+  const std::size_t fit = std::stoul(what.substr(what.find("take half: about ") + 17));
+  CHECK(fit > 1000);
+  CHECK(fit < 90000);
+  const Plan p = test::plan_text(matrix_yaml(static_cast<int>(fit / 100), 100),
+                                 with_memory(64 * kMiB), test::real_catalog());
+  CHECK(p.runs.size() == fit / 100 * 100);
+
+  // --max-runs is still what refuses a plan over it, whatever memory allows.
+  const PlanError over = test::plan_failure(matrix_yaml(300, 300), with_memory(64 * kMiB, 50000),
+                                            test::real_catalog());
+  CHECK_THAT(over.what(), Contains("more than the limit of 50000; raise it with --max-runs"));
+}
+
+TEST_CASE("plan memory: repeats count, and so does the length of the values",
+          "[plan][plan_memory]") {
+  const std::uint64_t memory = 64 * kMiB;
+  // 2,000 configurations fit; five repeats of each do not.
+  CHECK(test::plan_text(matrix_yaml(20, 100), with_memory(memory), test::real_catalog())
+            .runs.size() == 2000);
+  const PlanError repeats =
+      test::plan_failure(matrix_yaml(20, 100, 5), with_memory(memory), test::real_catalog());
+  CHECK_THAT(repeats.what(), Contains("10000 runs (2000 configurations x 5 repeats)"));
+
+  // 400 configurations with a short tag fit; with one tag of 100 KB each configuration's text
+  // is that much longer, and 400 of them do not.
+  FixedCatalog catalog(test::real_plugins());
+  catalog.add(test::plugin(
+      "tagged", PluginKind::kModel,
+      {ParamSpec{"tag", ParamType::kString, std::string(""), {}, std::nullopt, std::nullopt, ""}}));
+  const std::string tagged = "  model: {plugin: tagged}\n";
+  const std::string shorts = matrix_yaml(200, 1, 1, tagged) + "  model.tag: [a, b]\n";
+  CHECK(test::plan_text(shorts, with_memory(memory), catalog).runs.size() == 400);
+  const std::string longs =
+      matrix_yaml(200, 1, 1, tagged) + "  model.tag: [a, " + std::string(100000, 'x') + "]\n";
+  const PlanError e = test::plan_failure(longs, with_memory(memory), catalog);
+  CHECK_THAT(e.what(), Contains("the plan has 400 runs"));
 }
 
 TEST_CASE("plan memory: the repeats of a configuration share its text", "[plan][plan_memory]") {
@@ -75,9 +154,7 @@ TEST_CASE(
     const std::size_t heap = heap_in_use();
     long long out[3] = {0, 0, 0};
     {
-      PlanOptions opts;
-      opts.max_runs = kRuns;
-      const Plan p = test::plan_text(yaml, opts, test::real_catalog());
+      const Plan p = test::plan_text(yaml, with_memory(64ULL << 30), test::real_catalog());
       out[0] = static_cast<long long>(heap_in_use() - heap);
       out[1] = status_bytes("VmHWM") - rss;
       out[2] = static_cast<long long>(p.runs.front().config.text().size());
@@ -94,8 +171,12 @@ TEST_CASE(
   REQUIRE(read);
   const double kept = static_cast<double>(got[0]) / kRuns,
                peak = static_cast<double>(got[1]) / kRuns;
-  INFO("per run: kept " << kept << " bytes, peak " << peak << " bytes (configuration " << got[2]
-                        << " bytes)");
+  const auto estimate = static_cast<double>(plan_bytes_per_run(static_cast<std::uint64_t>(got[2])));
+  INFO("per run: kept " << kept << " bytes, peak " << peak << " bytes, estimate " << estimate
+                        << " bytes (configuration " << got[2] << " bytes)");
+  // The estimate a plan is refused by (plan_memory.h) is above both.
+  CHECK(kept < estimate);
+  CHECK(peak < estimate);
   // Each run held its configuration as a tree, several KiB: with it, a run kept
   // about 10 KB, and building the plan peaked at about 22 KB a run.
   CHECK(kept < 6000);

@@ -47,14 +47,20 @@ std::optional<std::uint64_t> allocatable_bytes() {
   return least;
 }
 
-std::size_t runs_that_fit(std::uint64_t bytes) {
-  return static_cast<std::size_t>(bytes / 2 / kPlanBytesPerRun);
+std::uint64_t plan_bytes_per_run(std::uint64_t config_bytes) {
+  return kPlanRunBytes + kPlanBytesPerConfigByte * config_bytes;
+}
+
+std::size_t runs_that_fit(std::uint64_t bytes, std::uint64_t bytes_per_run) {
+  return static_cast<std::size_t>(bytes / 2 / std::max<std::uint64_t>(bytes_per_run, 1));
 }
 
 std::string approximate_size(std::uint64_t bytes) {
-  constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
-  if (bytes >= 1024ULL * 1024 * 1024) return fmt::format("about {:.1f} GiB", bytes / kGiB);
-  return fmt::format("about {:.0f} MiB", bytes / kMiB);
+  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024.0, kGiB = kMiB * 1024.0;
+  const auto b = static_cast<double>(bytes);
+  if (b >= kGiB) return fmt::format("about {:.1f} GiB", b / kGiB);
+  if (b >= kMiB) return fmt::format("about {:.0f} MiB", b / kMiB);
+  return fmt::format("about {:.0f} KiB", b / kKiB);
 }
 
 }  // namespace orch

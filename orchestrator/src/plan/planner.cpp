@@ -37,6 +37,10 @@ namespace {
 
 using json = nlohmann::json;
 
+// The estimate's configuration size where the base alone does not resolve: more than a
+// built-in run's (about 1.2 KiB with the shipped plugins) or a script run's.
+constexpr std::uint64_t kUnresolvedConfigBytes = 4096;
+
 const std::vector<std::string> kTopLevelKeys = {"name",   "description", "base",
                                                 "matrix", "baseline",    "search"};
 
@@ -276,18 +280,56 @@ class Planner {
                         std::to_string(opts_.max_runs) + "; raise it with --max-runs");
   }
 
-  [[noreturn]] void too_big_for_memory(std::size_t configs, std::int64_t repeats,
+  // Only ever under --max-runs (too_many comes first), so `runs` does not overflow.
+  [[noreturn]] void too_big_for_memory(std::size_t configs, bool before_exclude,
+                                       std::int64_t repeats, std::uint64_t per_run,
                                        std::uint64_t memory) {
     const std::size_t runs = configs * static_cast<std::size_t>(repeats);
+    constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+    const std::uint64_t needs = runs > kMax / per_run ? kMax : runs * per_run;
+    const std::size_t fit = runs_that_fit(memory, per_run);
     throw PlanError(
         matrix_.present ? matrix_.spec.mark : base_mark_, matrix_.present ? "matrix" : "base",
         "the plan has " + std::to_string(runs) + " runs (" + std::to_string(configs) +
-            " configurations x " + std::to_string(repeats) + " repeats); building it needs " +
-            approximate_size(static_cast<std::uint64_t>(runs) * kPlanBytesPerRun) +
-            " of memory (about 64 KiB a run) and this process can allocate " +
+            " configurations" + (before_exclude ? " before exclude" : "") + " x " +
+            std::to_string(repeats) + " repeats): building it needs " + approximate_size(needs) +
+            " of memory (" + approximate_size(per_run) + " a run), and this process can allocate " +
             approximate_size(memory) +
-            ", of which a plan may take half (the system's available memory, ulimit -v and -d); "
-            "split the matrix into several experiment files or narrow it");
+            " (the least of the system's available memory, ulimit -v and ulimit -d), of which a "
+            "plan may take half: about " +
+            std::to_string(fit) +
+            " runs. Plan fewer runs: narrow the matrix, or split it into several experiment "
+            "files of at most " +
+            std::to_string(fit) + " runs each (and keep --max-runs at most that)");
+  }
+
+  // At most how long a configuration's JSON text is: the base's, resolved (every default filled
+  // in), plus the longest value of each matrix axis and include key, which replaces a setting
+  // of the base or adds one. Read before the matrix is expanded, for the plan's estimate.
+  std::uint64_t config_bytes_bound(FileDigests& digests) const {
+    std::uint64_t bytes = 0;
+    try {
+      bytes = resolve_run(base_, catalog_, base_mark_, digests, experiment_dir_)
+                  .run.config.text()
+                  .size();
+    } catch (const PlanError&) {
+      // A base that resolves only with the matrix's values (a script's command set by an
+      // axis): the combinations say what is wrong, if anything is; this is the estimate's.
+      bytes = kUnresolvedConfigBytes;
+    }
+    std::map<std::string, std::uint64_t> longest;
+    auto note = [&](const std::string& path, const json& value) {
+      std::uint64_t& l = longest[path];
+      l = std::max<std::uint64_t>(l, value.dump().size());
+    };
+    for (const MatrixAxis& axis : matrix_.spec.axes) {
+      for (const MatrixCell& cell : axis.values) note(axis.path, cell.value);
+    }
+    for (const MatrixEntry& e : matrix_.spec.include) {
+      for (const MatrixPair& p : e.pairs) note(p.path, p.cell.value);
+    }
+    for (const auto& [path, l] : longest) bytes += path.size() + l;
+    return bytes;
   }
 
   // `baseline:` must name a configuration the plan has: a misspelt one would silently fall back
@@ -306,11 +348,14 @@ class Planner {
   void expand(Plan& plan) {
     const std::int64_t repeats = repeat_count(base_);
     const std::size_t by_max_runs = opts_.max_runs / static_cast<std::size_t>(repeats);
+    FileDigests digests;  // each script or model file read once, not per combination
     // Expanding no more than memory could hold: a plan too big for it fails here, with exit 2,
     // before it is built, not in the allocator halfway.
-    const std::optional<std::uint64_t> memory = allocatable_bytes();
+    const std::optional<std::uint64_t> memory =
+        opts_.allocatable_bytes ? opts_.allocatable_bytes : allocatable_bytes();
+    const std::uint64_t per_run = plan_bytes_per_run(config_bytes_bound(digests));
     const std::size_t by_memory =
-        memory ? runs_that_fit(*memory) / static_cast<std::size_t>(repeats) : by_max_runs;
+        memory ? runs_that_fit(*memory, per_run) / static_cast<std::size_t>(repeats) : by_max_runs;
     const std::size_t limit = std::min(by_max_runs, by_memory);
     MatrixExpansion ex;
     if (matrix_.present) {
@@ -322,7 +367,8 @@ class Planner {
     }
     if (ex.over_limit && ex.count > by_max_runs)
       too_many(ex.count, ex.counted_before_exclude, repeats);
-    if (ex.over_limit) too_big_for_memory(ex.count, repeats, memory.value_or(0));
+    if (ex.over_limit)
+      too_big_for_memory(ex.count, ex.counted_before_exclude, repeats, per_run, memory.value_or(0));
 
     // Axes: the matrix's, then keys that only include entries add, in file order.
     for (const MatrixAxis& axis : matrix_.spec.axes) {
@@ -351,7 +397,6 @@ class Planner {
     std::vector<std::vector<const MatrixCombination*>> merged;
     std::map<std::string, std::size_t> by_hash;  // configuration hash -> index in configs
     PlanErrorList problems;  // every combination's, each problem many share reported once
-    FileDigests digests;     // each script or model file read once, not per combination
     for (const MatrixCombination& combo : ex.combinations) {
       problems.attempt([&] {
         Draft draft = base_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct PlanOptions {
   /// The machine the runs will execute on, for the checks that depend on it (a GPU that a
   /// configuration needs, files it reads); absent when they run elsewhere (a Slurm submission).
   std::optional<MachineFacts> machine = std::nullopt;
+  /// What this process may still allocate, in bytes; empty: what the machine and the process's
+  /// limits allow (plan/plan_memory.h). A plan whose estimate is over half of it is refused
+  /// before it is built.
+  std::optional<std::uint64_t> allocatable_bytes = std::nullopt;
 };
 
 /// An experiment file larger than this is refused unread (the largest shipped one is a few KiB).
