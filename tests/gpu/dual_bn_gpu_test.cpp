@@ -10,6 +10,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
@@ -314,9 +315,14 @@ TEST_CASE("fused_downsample: a ResNet50 trains like the unfused one for 300 fp16
     for (const auto& p : net->parameters()) s += p.to(torch::kDouble).abs().sum().item<double>();
     return s;
   };
-  const double s_unfused = sum_of(unfused), s_stats = sum_of(stats), s_dual = sum_of(dual);
-  std::cout << "parameter checksums: unfused " << s_unfused << ", conv_bn_stats " << s_stats
-            << ", fused_downsample " << s_dual << "\n";
+  const double s_unfused = sum_of(unfused), s_nudged = sum_of(nudged), s_stats = sum_of(stats),
+               s_dual = sum_of(dual);
+  std::cout << "parameter checksums: unfused " << s_unfused << ", nudged " << s_nudged
+            << ", conv_bn_stats " << s_stats << ", fused_downsample " << s_dual << "\n";
   CHECK(std::isfinite(s_dual));
-  CHECK(std::abs(s_dual - s_unfused) <= 3 * std::abs(s_stats - s_unfused) + 1e-4 * s_unfused);
+  // After 300 steps the checksums drift apart as rounding differences grow, so the bound is the
+  // drift measured beside it: the nudged copy's (the noise floor of the loss check) or
+  // conv_bn_stats' (the same kernels without the dual pass), whichever is larger.
+  const double drift = std::max(std::abs(s_nudged - s_unfused), std::abs(s_stats - s_unfused));
+  CHECK(std::abs(s_dual - s_unfused) <= 3 * drift + 1e-4 * s_unfused);
 }

@@ -55,6 +55,8 @@ fs::path write(const test::TempDir& tmp, const std::string& file, const std::str
                       << "  model: {plugin: resnet, depth: 18}\n"
                       << "  data: {plugin: synthetic, image_size: 112, batches: 2}\n"
                       << "  memory_format: channels_last\n  cudnn_benchmark: on\n"
+                      // fp16 under cuda-graph needs the fused optimizer (the plan says why).
+                      << "  optimizer: {name: sgd, impl: fused, lr: 0.1, momentum: 0.9}\n"
                       << "  device: cuda\n  isolation: " << isolation << "\n"
                       << "  steps: {warmup: 10, measure: 30}\n  telemetry: {enabled: false}\n"
                       << matrix;

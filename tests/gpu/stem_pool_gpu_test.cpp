@@ -91,8 +91,11 @@ void check_case(const torch::Tensor& x, const torch::nn::MaxPool2dOptions& o) {
   CHECK(torch::equal(fused.running_mean, unfused.running_mean));
   CHECK(torch::equal(fused.running_var, unfused.running_var));
   // The gradients: no farther from fp32 than the unfused path (which rounds a pixel's summed
-  // gradient to the dtype first), and close in absolute terms.
-  const double tol = x.scalar_type() == torch::kHalf ? 1e-2 : 3e-2;
+  // gradient to the dtype first), and close in absolute terms. The bounds are set by
+  // batch-norm's dx, dy less two per-channel means (a difference of near-equal sums, rounded
+  // to the dtype): on both paths alike it lands about 1.6% from fp32 in fp16 and 9% in bf16
+  // (8-bit mantissa) at the small channels here.
+  const double tol = x.scalar_type() == torch::kHalf ? 3e-2 : 1e-1;
   const std::pair<const char*, std::pair<torch::Tensor, torch::Tensor>> grads[] = {
       {"dx", {fused.dx, unfused.dx}},
       {"dweight", {fused.dw, unfused.dw}},
