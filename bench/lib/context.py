@@ -44,6 +44,10 @@ class Context:
         self.deadline = time.monotonic() + budget if budget > 0 else None
         self.started = time.monotonic()
         self.commit = ""
+        # Each orch_run gets a sweep of its own (see there); the stamp keeps a second invocation
+        # into the same --out from meeting the first one's sweeps.
+        self.sweep_stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+        self.sweeps = 0
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -113,10 +117,16 @@ class Context:
 
     def orch_run(self, yaml: str, overrides, db: Path, log_name: str, command="run",
                  extra=(), timeout=None):
-        """`orch COMMAND suites/YAML overrides...` into db; returns (Proc, the runs it added)."""
+        """`orch COMMAND suites/YAML overrides...` into db; returns (Proc, the runs it added).
+
+        Each call is a sweep of its own: orch keeps one plan per sweep, so the cells a suite pins
+        one at a time (other overrides, another plan) would be refused under the experiment's
+        name, and running a cell again in its old sweep would replace that sweep's rows."""
         before = last_run_id(db)
+        self.sweeps += 1
+        sweep = ["--sweep", f"{Path(yaml).stem}-{self.sweep_stamp}-{self.sweeps}"]
         argv = self.orch_cmd(command, self.bench / "suites" / yaml, *overrides,
-                             *self.orch_overrides(), *extra, db=db)
+                             *self.orch_overrides(), *sweep, *extra, db=db)
         proc = self.run(argv, log_name, timeout=timeout)
         return proc, runs_after(db, before)
 
