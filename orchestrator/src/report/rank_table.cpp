@@ -77,24 +77,45 @@ std::string diverged_lines(const Ranking& ranking) {
   return out;
 }
 
-}  // namespace
-
-std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& sweep) {
-  const MetricInfo& m = ranking.metric;
+// The sweep, and what the table ranks by and how.
+std::string rank_heading(const MetricInfo& m, const storage::SweepInfo& sweep) {
   std::string out = describe_sweep(sweep) + "\n";
   out += fmt::format(
       "ranked by {} ({}, {} is better): mean ± 95% confidence interval over repeats\n\n", m.name,
       display_unit(m.unit).empty() ? "number" : display_unit(m.unit),
       m.better == Better::kHigher ? "higher" : "lower");
-  if (ranking.rows.empty()) {
-    out += "no successful runs with " + m.name + " in this sweep\n";
-    if (ranking.unranked > 0) {
-      out +=
-          fmt::format("{} configuration(s) have runs but none succeeded: see the `failures` view\n",
-                      ranking.unranked);
-    }
-    return out + diverged_lines(ranking);
+  return out;
+}
+
+// What stands in for the table when no configuration has a ranked run.
+std::string no_rows_lines(const Ranking& ranking) {
+  std::string out = "no successful runs with " + ranking.metric.name + " in this sweep\n";
+  if (ranking.unranked > 0) {
+    out +=
+        fmt::format("{} configuration(s) have runs but none succeeded: see the `failures` view\n",
+                    ranking.unranked);
   }
+  return out;
+}
+
+// The columns that appear only where some configuration has their numbers, so the table of a
+// sweep without them is exactly what it always was.
+struct OptionalColumns {
+  bool host = false;      ///< the host's CPU beside the GPU's numbers, where it was sampled
+  bool profiled = false;  ///< the profile's, where a configuration was profiled
+};
+
+OptionalColumns optional_columns(const Ranking& ranking) {
+  OptionalColumns cols;
+  cols.profiled = std::any_of(ranking.rows.begin(), ranking.rows.end(),
+                              [](const RankedConfig& c) { return c.kernels_per_step.has_value(); });
+  cols.host = std::any_of(ranking.rows.begin(), ranking.rows.end(),
+                          [](const RankedConfig& c) { return c.host_cpu_pct.has_value(); });
+  return cols;
+}
+
+// The optional columns go before the diagnosis, which they support.
+Table rank_table_columns(const MetricInfo& m, OptionalColumns cols) {
   const std::string unit = display_unit(m.unit);
   Table t;
   t.header = {"rank",
@@ -109,77 +130,75 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
               "power W",
               "diagnosis"};
   t.left = {false, true, false, true, false, false, false, false, false, false, true};
-  // The profile's columns appear only when a configuration was profiled, so the table of a
-  // sweep without profiles is exactly what it always was. They go before the diagnosis, which
-  // they support.
-  const bool profiled =
-      std::any_of(ranking.rows.begin(), ranking.rows.end(),
-                  [](const RankedConfig& c) { return c.kernels_per_step.has_value(); });
-  // The host's CPU beside the GPU's numbers, likewise only where it was sampled.
-  const bool host = std::any_of(ranking.rows.begin(), ranking.rows.end(),
-                                [](const RankedConfig& c) { return c.host_cpu_pct.has_value(); });
-  if (host) {
+  if (cols.host) {
     t.header.insert(t.header.end() - 1, "host CPU all / core");
     t.left.insert(t.left.end() - 1, false);
   }
-  if (profiled) {
+  if (cols.profiled) {
     t.header.insert(t.header.end() - 1, {"kernels/step", "busy (trace)"});
     t.left.insert(t.left.end() - 1, {false, false});
   }
-  bool single = false, ties = false;
-  for (const auto& c : ranking.rows) {
-    std::string value = format_metric_value(c.stats.mean, m.unit);
-    if (c.stats.ci95_half)
-      value += " ± " + format_metric_value(*c.stats.ci95_half, m.unit);
-    else
-      single = true;
-    ties = ties || c.tie;
-    std::string split = "-";
-    if (c.data_wait_ms && c.compute_ms)
-      split = fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms);
-    t.rows.push_back(
-        {std::to_string(c.position), terminal_text(configuration_label(c)), value,
-         c.tie ? "tie" : "", std::to_string(c.stats.n),
-         std::isnan(c.speedup)
-             ? "-"
-             : fmt::format("{:.2f}x{}", c.speedup, c.baseline ? " (baseline)" : ""),
-         split,
-         c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
-         or_dash(c.gpu_util_pct, "%"), or_dash(c.power_w, ""), terminal_text(diagnosis_column(c))});
-    if (host) t.rows.back().insert(t.rows.back().end() - 1, host_cpu_cell(c));
-    if (profiled) {
-      auto& row = t.rows.back();
-      row.insert(row.end() - 1, {or_dash(c.kernels_per_step, ""), or_dash(c.trace_busy_pct, "%")});
-    }
+  return t;
+}
+
+std::vector<std::string> rank_row(const RankedConfig& c, const MetricInfo& m,
+                                  OptionalColumns cols) {
+  std::string value = format_metric_value(c.stats.mean, m.unit);
+  if (c.stats.ci95_half) value += " ± " + format_metric_value(*c.stats.ci95_half, m.unit);
+  std::string split = "-";
+  if (c.data_wait_ms && c.compute_ms)
+    split = fmt::format("{:.2f} / {:.2f}", *c.data_wait_ms, *c.compute_ms);
+  std::vector<std::string> row = {
+      std::to_string(c.position),
+      terminal_text(configuration_label(c)),
+      value,
+      c.tie ? "tie" : "",
+      std::to_string(c.stats.n),
+      std::isnan(c.speedup) ? "-"
+                            : fmt::format("{:.2f}x{}", c.speedup, c.baseline ? " (baseline)" : ""),
+      split,
+      c.peak_bytes ? fmt::format("{:.2f}", *c.peak_bytes / (1024.0 * 1024.0 * 1024.0)) : "-",
+      or_dash(c.gpu_util_pct, "%"),
+      or_dash(c.power_w, ""),
+      terminal_text(diagnosis_column(c))};
+  if (cols.host) row.insert(row.end() - 1, host_cpu_cell(c));
+  if (cols.profiled) {
+    row.insert(row.end() - 1, {or_dash(c.kernels_per_step, ""), or_dash(c.trace_busy_pct, "%")});
   }
-  out += t.render();
-  out += "\n";
+  return row;
+}
+
+// How many configurations and runs the table stands for.
+std::string counts_line(const Ranking& ranking) {
   const std::string with_diverged =
       ranking.diverged_ranked > 0 ? fmt::format(" and {} diverged", ranking.diverged_ranked) : "";
   if (ranking.rows.size() < ranking.configurations) {
-    out += fmt::format("top {} of {} configurations shown ({} successful runs{})\n",
+    return fmt::format("top {} of {} configurations shown ({} successful runs{})\n",
                        ranking.rows.size(), ranking.configurations, ranking.ok_runs, with_diverged);
-  } else {
-    out += fmt::format("{} configurations from {} successful runs{}\n", ranking.configurations,
-                       ranking.ok_runs, with_diverged);
   }
-  out += speedup_note(ranking) + "\n";
-  if (ties)
+  return fmt::format("{} configurations from {} successful runs{}\n", ranking.configurations,
+                     ranking.ok_runs, with_diverged);
+}
+
+bool any_row(const Ranking& ranking, bool (*has)(const RankedConfig&)) {
+  return std::any_of(ranking.rows.begin(), ranking.rows.end(), has);
+}
+
+// A footnote for each mark or column the table uses, and only for those.
+std::string footnotes(const Ranking& ranking, OptionalColumns cols) {
+  std::string out = speedup_note(ranking) + "\n";
+  if (any_row(ranking, [](const RankedConfig& c) { return c.tie; }))
     out += "tie: its 95% interval overlaps #1's, so the difference is not significant at this n\n";
-  if (single)
+  if (any_row(ranking, [](const RankedConfig& c) { return !c.stats.ci95_half.has_value(); }))
     out +=
         "n=1: a single run has no confidence interval (and cannot tie); set `repeat: 3` for one\n";
-  if (std::any_of(ranking.rows.begin(), ranking.rows.end(),
-                  [](const RankedConfig& c) { return c.noisy; })) {
-    out += noisy_note() + "\n";
-  }
-  if (profiled) {
+  if (any_row(ranking, [](const RankedConfig& c) { return c.noisy; })) out += noisy_note() + "\n";
+  if (cols.profiled) {
     out +=
         "kernels/step, busy (trace): LibTorch's profiler over extra steps after the measured ones "
         "(profile.steps); 0 kernels: a CPU run; '-': not profiled\n";
   }
-  if (std::any_of(ranking.rows.begin(), ranking.rows.end(),
-                  [](const RankedConfig& c) { return c.shared_gpu_runs > 0; })) {
+  if (any_row(ranking, [](const RankedConfig& c) { return c.shared_gpu_runs > 0; })) {
     out +=
         "SHARED GPU: another process was computing on the GPU when the run started (its pid "
         "and name: the run's environment, gpu_other_processes); its numbers are likely low\n";
@@ -189,6 +208,21 @@ std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& 
         "{} configuration(s) with no successful run are not ranked: see the `failures` view\n",
         ranking.unranked);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string format_rank_table(const Ranking& ranking, const storage::SweepInfo& sweep) {
+  std::string out = rank_heading(ranking.metric, sweep);
+  if (ranking.rows.empty()) return out + no_rows_lines(ranking) + diverged_lines(ranking);
+  const OptionalColumns cols = optional_columns(ranking);
+  Table t = rank_table_columns(ranking.metric, cols);
+  for (const auto& c : ranking.rows) t.rows.push_back(rank_row(c, ranking.metric, cols));
+  out += t.render();
+  out += "\n";
+  out += counts_line(ranking);
+  out += footnotes(ranking, cols);
   return out + diverged_lines(ranking);
 }
 

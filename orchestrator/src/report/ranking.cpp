@@ -53,23 +53,20 @@ std::string most_frequent_diagnosis(const std::vector<const storage::RunRecord*>
   return best;
 }
 
-}  // namespace
+using RunGroups = std::map<std::string, std::vector<const storage::RunRecord*>>;
 
-bool intervals_overlap(const storage::Summary& a, const storage::Summary& b) {
-  return a.lower() <= b.upper() && b.lower() <= a.upper();
-}
-
-Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo& metric,
-                  std::size_t top, Diverged diverged, const std::string& baseline) {
-  Ranking out;
-  out.metric = metric;
-  std::map<std::string, std::vector<const storage::RunRecord*>> by_config;
+// The runs that count, by configuration hash. Every diverged run is listed in `out`, ranked or
+// not, so that none disappears silently; configurations with runs but none that count are
+// counted as unranked.
+RunGroups group_ranked_runs(const std::vector<storage::RunRecord>& runs, const std::string& metric,
+                            Diverged diverged, Ranking& out) {
+  RunGroups by_config;
   std::set<std::string> all_configs;
   for (const auto& r : runs) {
     all_configs.insert(r.config_hash);
     const bool is_diverged = r.status == "diverged";
     const bool ranked = (r.status == "ok" || (is_diverged && diverged == Diverged::include)) &&
-                        r.metric(metric.name).has_value();
+                        r.metric(metric).has_value();
     if (is_diverged) {
       out.diverged.push_back({r.name, r.config_hash, r.error, r.repeat, ranked});
       if (ranked) ++out.diverged_ranked;
@@ -83,84 +80,127 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
     return std::tie(a.name, a.repeat, a.config_hash) < std::tie(b.name, b.repeat, b.config_hash);
   });
   out.unranked = all_configs.size() - by_config.size();
+  return by_config;
+}
 
-  for (const auto& [hash, group] : by_config) {
-    RankedConfig c;
-    c.config_hash = hash;
-    c.name = group.front()->name;
-    std::vector<double> values;
-    for (const auto* r : group) values.push_back(*r->metric(metric.name));
-    c.stats = storage::summarize(values);
-    c.data_wait_ms = mean_of(group, "data_wait_ms_mean");
-    if (auto step = mean_of(group, "step_ms_mean"); step && c.data_wait_ms) {
-      c.compute_ms = *step - *c.data_wait_ms;
-    }
-    c.peak_bytes = mean_of(group, "peak_allocated_bytes");
-    c.gpu_util_pct = mean_of(group, "gpu_util_mean_pct");
-    c.power_w = mean_of(group, "power_mean_w");
-    c.host_cpu_pct = mean_of(group, "host_cpu_util_mean_pct");
-    c.host_core_pct = mean_of(group, "host_cpu_busiest_core_mean_pct");
-    c.diagnosis = most_frequent_diagnosis(group);
-    c.diverged_runs = static_cast<int>(std::count_if(
-        group.begin(), group.end(), [](const auto* r) { return r->status == "diverged"; }));
-    c.shared_gpu_runs =
-        static_cast<int>(std::count_if(group.begin(), group.end(), [](const auto* r) {
-          return r->metric("gpu_other_processes").value_or(0) > 0;
-        }));
-    for (const auto* r : group)
-      if (r->batch_auto && r->batch_size) c.auto_batches.push_back(*r->batch_size);
-    std::sort(c.auto_batches.begin(), c.auto_batches.end());
-    c.auto_batches.erase(std::unique(c.auto_batches.begin(), c.auto_batches.end()),
-                         c.auto_batches.end());
-    profile_means(group, c);
-    out.rows.push_back(std::move(c));
+// The batch sizes `batch_size: auto` chose, ascending, each once.
+std::vector<std::int64_t> auto_batches(const std::vector<const storage::RunRecord*>& group) {
+  std::vector<std::int64_t> batches;
+  for (const auto* r : group)
+    if (r->batch_auto && r->batch_size) batches.push_back(*r->batch_size);
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  return batches;
+}
+
+// One configuration's row, before it has a place: the metric's summary and the means of what
+// the other columns show.
+RankedConfig aggregate_config(const std::string& hash,
+                              const std::vector<const storage::RunRecord*>& group,
+                              const std::string& metric) {
+  RankedConfig c;
+  c.config_hash = hash;
+  c.name = group.front()->name;
+  std::vector<double> values;
+  for (const auto* r : group) values.push_back(*r->metric(metric));
+  c.stats = storage::summarize(values);
+  c.data_wait_ms = mean_of(group, "data_wait_ms_mean");
+  if (auto step = mean_of(group, "step_ms_mean"); step && c.data_wait_ms) {
+    c.compute_ms = *step - *c.data_wait_ms;
   }
-  const bool higher = metric.better == Better::kHigher;
-  std::stable_sort(out.rows.begin(), out.rows.end(), [&](const auto& a, const auto& b) {
+  c.peak_bytes = mean_of(group, "peak_allocated_bytes");
+  c.gpu_util_pct = mean_of(group, "gpu_util_mean_pct");
+  c.power_w = mean_of(group, "power_mean_w");
+  c.host_cpu_pct = mean_of(group, "host_cpu_util_mean_pct");
+  c.host_core_pct = mean_of(group, "host_cpu_busiest_core_mean_pct");
+  c.diagnosis = most_frequent_diagnosis(group);
+  c.diverged_runs = static_cast<int>(std::count_if(
+      group.begin(), group.end(), [](const auto* r) { return r->status == "diverged"; }));
+  c.shared_gpu_runs = static_cast<int>(std::count_if(group.begin(), group.end(), [](const auto* r) {
+    return r->metric("gpu_other_processes").value_or(0) > 0;
+  }));
+  c.auto_batches = auto_batches(group);
+  profile_means(group, c);
+  return c;
+}
+
+// Best mean first; equal means by name.
+void sort_best_first(std::vector<RankedConfig>& rows, bool higher) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
     if (a.stats.mean != b.stats.mean)
       return higher ? a.stats.mean > b.stats.mean : a.stats.mean < b.stats.mean;
     return a.name < b.name;
   });
-  out.configurations = out.rows.size();
-  if (out.rows.empty()) return out;
-  for (auto& c : out.rows) c.noisy = storage::is_noisy(c.stats);
-  // A noisy configuration's wide interval overlaps its neighbours' more easily; it sinks below
-  // every steady configuration it overlaps, so that the leader of a tie is one whose repeats
-  // agree. Each swap moves a steady row up past a noisy one, so this ends.
+}
+
+// A noisy configuration's wide interval overlaps its neighbours' more easily; it sinks below
+// every steady configuration it overlaps, so that the leader of a tie is one whose repeats
+// agree. Each swap moves a steady row up past a noisy one, so this ends.
+void sink_noisy_rows(std::vector<RankedConfig>& rows) {
   for (bool moved = true; moved;) {
     moved = false;
-    for (std::size_t i = 0; i + 1 < out.rows.size(); ++i) {
-      auto& x = out.rows[i];
-      auto& y = out.rows[i + 1];
+    for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
+      auto& x = rows[i];
+      auto& y = rows[i + 1];
       if (x.noisy && !y.noisy && intervals_overlap(x.stats, y.stats)) {
         std::swap(x, y);
         moved = true;
       }
     }
   }
+}
 
-  // Speed-up over the worst: for a lower-is-better metric, worst/this (2x = half the time). The
-  // worst by its mean, which a noisy row moved down need not be.
+// What every speed-up is against: the experiment's `baseline:` when it has a row (marked as
+// such), else the worst by its mean, which a noisy row moved down need not be.
+double speedup_reference(Ranking& out, const std::string& baseline, bool higher) {
   double worst = out.rows.front().stats.mean;
   for (const auto& c : out.rows) {
     worst = higher ? std::min(worst, c.stats.mean) : std::max(worst, c.stats.mean);
   }
-  // The experiment's `baseline:` replaces the worst as what every speed-up is against.
   for (auto& c : out.rows) {
     if (baseline.empty() || c.config_hash != baseline) continue;
     c.baseline = true;
     out.baseline = c.name;
     worst = c.stats.mean;
   }
-  const auto& leader = out.rows.front().stats;
-  for (std::size_t i = 0; i < out.rows.size(); ++i) {
-    auto& c = out.rows[i];
+  return worst;
+}
+
+// Positions, ties with the leader, and speed-ups over `reference`: for a lower-is-better
+// metric, reference/this (2x = half the time).
+void place_rows(std::vector<RankedConfig>& rows, double reference, bool higher) {
+  const auto& leader = rows.front().stats;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto& c = rows[i];
     c.position = static_cast<int>(i + 1);
     c.tie = i > 0 && intervals_overlap(c.stats, leader);
-    const double num = higher ? c.stats.mean : worst;
-    const double den = higher ? worst : c.stats.mean;
+    const double num = higher ? c.stats.mean : reference;
+    const double den = higher ? reference : c.stats.mean;
     c.speedup = den > 0 ? num / den : std::nan("");
   }
+}
+
+}  // namespace
+
+bool intervals_overlap(const storage::Summary& a, const storage::Summary& b) {
+  return a.lower() <= b.upper() && b.lower() <= a.upper();
+}
+
+Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo& metric,
+                  std::size_t top, Diverged diverged, const std::string& baseline) {
+  Ranking out;
+  out.metric = metric;
+  const RunGroups by_config = group_ranked_runs(runs, metric.name, diverged, out);
+  for (const auto& [hash, group] : by_config)
+    out.rows.push_back(aggregate_config(hash, group, metric.name));
+  const bool higher = metric.better == Better::kHigher;
+  sort_best_first(out.rows, higher);
+  out.configurations = out.rows.size();
+  if (out.rows.empty()) return out;
+  for (auto& c : out.rows) c.noisy = storage::is_noisy(c.stats);
+  sink_noisy_rows(out.rows);
+  const double reference = speedup_reference(out, baseline, higher);
+  place_rows(out.rows, reference, higher);
   if (top > 0 && out.rows.size() > top) out.rows.resize(top);
   return out;
 }

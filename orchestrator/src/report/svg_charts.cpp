@@ -198,24 +198,33 @@ std::string svg_stacked_bars(const std::vector<StackItem>& items, const std::str
   return out + "</svg>";
 }
 
-std::string svg_time_series(const TimeSeries& s) {
-  const double width = 440, height = 210, x0 = 54, x1 = width - 14, y0 = 30, y1 = height - 44;
+namespace {
+
+// The frame of a time series: seconds since the run started along x, the sampled value up y.
+struct SeriesFrame {
+  double width = 440, height = 210, x0 = 54, x1 = 426, y0 = 30, y1 = 166;
+  AxisTicks tx, ty;
+  double px(double t) const { return x0 + (t - tx.lo) / (tx.hi - tx.lo) * (x1 - x0); }
+  double py(double v) const { return y1 - (v - ty.lo) / (ty.hi - ty.lo) * (y1 - y0); }
+};
+
+// The x axis reaches the last sample and the end of the measured window; the y axis a fixed
+// top when the series has one (100 for a percentage), else the largest sample.
+SeriesFrame series_frame(const TimeSeries& s) {
+  SeriesFrame f;
   double t_max = s.x_max, v_max = 0;
   for (double t : s.t_s) t_max = std::max(t_max, t);
   if (s.window) t_max = std::max(t_max, s.window->second);
   for (const auto& v : s.y) {
     if (v) v_max = std::max(v_max, *v);
   }
-  const AxisTicks tx = nice_ticks(0, t_max > 0 ? t_max : 1, 6);
-  const AxisTicks ty = nice_ticks(0, s.y_max ? *s.y_max : (v_max > 0 ? v_max : 1), 4);
-  auto px = [&](double t) { return x0 + (t - tx.lo) / (tx.hi - tx.lo) * (x1 - x0); };
-  auto py = [&](double v) { return y1 - (v - ty.lo) / (ty.hi - ty.lo) * (y1 - y0); };
+  f.tx = nice_ticks(0, t_max > 0 ? t_max : 1, 6);
+  f.ty = nice_ticks(0, s.y_max ? *s.y_max : (v_max > 0 ? v_max : 1), 4);
+  return f;
+}
 
-  std::string out = open_svg(width, height, s.title + " over time");
-  // The y label and the legend share the top line.
-  out += fmt::format("<text class=\"axis-title\" x=\"{}\" y=\"14\">{}</text>", svg_num(x0 - 46),
-                     html_escape(s.title));
-  out += fmt::format(
+std::string series_legend(const SeriesFrame& f) {
+  return fmt::format(
       "<g class=\"legend\"><line x1=\"{0}\" y1=\"10\" x2=\"{1}\" y2=\"10\" stroke=\"{2}\" "
       "stroke-width=\"1.5\"/>"
       "<text x=\"{3}\" y=\"10\" dominant-baseline=\"middle\">sample</text><rect x=\"{4}\" y=\"4\" "
@@ -223,59 +232,90 @@ std::string svg_time_series(const TimeSeries& s) {
       "height=\"12\" fill=\"{5}\" stroke=\"#777\" stroke-dasharray=\"3 2\"/><text x=\"{6}\" "
       "y=\"10\" "
       "dominant-baseline=\"middle\">measured steps</text></g>",
-      svg_num(x1 - 190), svg_num(x1 - 172), kDark, svg_num(x1 - 167), svg_num(x1 - 112), kWindow,
-      svg_num(x1 - 96));
-  if (s.window) {
-    const double a = px(std::max(tx.lo, s.window->first)),
-                 b = px(std::min(tx.hi, s.window->second));
-    out += fmt::format(
-        "<rect class=\"window\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
-        "stroke=\"#777\" "
-        "stroke-dasharray=\"3 2\"><title>measured steps: {} s to {} s</title></rect>",
-        svg_num(a), svg_num(y0), svg_num(std::max(1.0, b - a)), svg_num(y1 - y0), kWindow,
-        format_grouped(s.window->first, 2), format_grouped(s.window->second, 2));
-  }
-  // y grid and ticks
-  out += "<g class=\"axis\">";
-  for (double v : ty.values) {
+      svg_num(f.x1 - 190), svg_num(f.x1 - 172), kDark, svg_num(f.x1 - 167), svg_num(f.x1 - 112),
+      kWindow, svg_num(f.x1 - 96));
+}
+
+// The measured steps, shaded; clipped to the axis, and at least a pixel wide so that a short
+// window still shows.
+std::string measured_window(const std::pair<double, double>& window, const SeriesFrame& f) {
+  const double a = f.px(std::max(f.tx.lo, window.first)),
+               b = f.px(std::min(f.tx.hi, window.second));
+  return fmt::format(
+      "<rect class=\"window\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
+      "stroke=\"#777\" "
+      "stroke-dasharray=\"3 2\"><title>measured steps: {} s to {} s</title></rect>",
+      svg_num(a), svg_num(f.y0), svg_num(std::max(1.0, b - a)), svg_num(f.y1 - f.y0), kWindow,
+      format_grouped(window.first, 2), format_grouped(window.second, 2));
+}
+
+// Horizontal grid lines and tick labels, then the axis line. Ticks that need more than three
+// decimals are written in two significant digits instead.
+std::string series_y_axis(const SeriesFrame& f) {
+  std::string out = "<g class=\"axis\">";
+  for (double v : f.ty.values) {
     out += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\"/>",
-                       svg_num(x0), svg_num(x1), svg_num(py(v)), kGrid);
+                       svg_num(f.x0), svg_num(f.x1), svg_num(f.py(v)), kGrid);
     out += fmt::format(
         "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
-        svg_num(x0 - 6), svg_num(py(v)),
-        html_escape(ty.decimals > 3 ? fmt::format("{:.2g}", v) : format_grouped(v, ty.decimals)));
+        svg_num(f.x0 - 6), svg_num(f.py(v)),
+        html_escape(f.ty.decimals > 3 ? fmt::format("{:.2g}", v)
+                                      : format_grouped(v, f.ty.decimals)));
   }
   out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#333\"/></g>",
-                     svg_num(x0), svg_num(y0), svg_num(y1));
-  out += x_axis(tx, x0, x1, y0, y1, "time since the run started (s)");
-  // The samples: one polyline per stretch without gaps; a lone sample is a dot.
-  std::vector<std::pair<double, double>> run;
-  auto flush = [&] {
-    if (run.size() == 1) {
-      out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"{}\"/>", svg_num(run[0].first),
-                         svg_num(run[0].second), kDark);
-    } else if (run.size() > 1) {
-      std::string pts;
-      for (const auto& [x, y] : run)
-        pts += (pts.empty() ? "" : " ") + svg_num(x) + "," + svg_num(y);
-      out += fmt::format(
-          "<polyline class=\"series\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
-          "stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
-          pts, kDark);
-    }
-    run.clear();
-  };
+                     svg_num(f.x0), svg_num(f.y0), svg_num(f.y1));
+  return out;
+}
+
+// One stretch of samples without a gap, in pixels: a lone sample is a dot, since a line of
+// one point would not show.
+std::string sample_stretch(const std::vector<std::pair<double, double>>& stretch) {
+  if (stretch.empty()) return "";
+  if (stretch.size() == 1) {
+    return fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"{}\"/>",
+                       svg_num(stretch[0].first), svg_num(stretch[0].second), kDark);
+  }
+  std::string pts;
+  for (const auto& [x, y] : stretch)
+    pts += (pts.empty() ? "" : " ") + svg_num(x) + "," + svg_num(y);
+  return fmt::format(
+      "<polyline class=\"series\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
+      "stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
+      pts, kDark);
+}
+
+// The samples, one stretch per run of known values: a missing value breaks the line rather
+// than being drawn across. A value above the axis's top is drawn at the top.
+std::string sample_lines(const TimeSeries& s, const SeriesFrame& f) {
+  std::string out;
+  std::vector<std::pair<double, double>> stretch;
   for (std::size_t k = 0; k < s.t_s.size() && k < s.y.size(); ++k) {
     if (!s.y[k]) {
-      flush();
+      out += sample_stretch(stretch);
+      stretch.clear();
       continue;
     }
-    run.emplace_back(px(s.t_s[k]), py(std::min(ty.hi, *s.y[k])));
+    stretch.emplace_back(f.px(s.t_s[k]), f.py(std::min(f.ty.hi, *s.y[k])));
   }
-  flush();
+  return out + sample_stretch(stretch);
+}
+
+}  // namespace
+
+std::string svg_time_series(const TimeSeries& s) {
+  const SeriesFrame f = series_frame(s);
+  std::string out = open_svg(f.width, f.height, s.title + " over time");
+  // The y label and the legend share the top line.
+  out += fmt::format("<text class=\"axis-title\" x=\"{}\" y=\"14\">{}</text>", svg_num(f.x0 - 46),
+                     html_escape(s.title));
+  out += series_legend(f);
+  if (s.window) out += measured_window(*s.window, f);
+  out += series_y_axis(f);
+  out += x_axis(f.tx, f.x0, f.x1, f.y0, f.y1, "time since the run started (s)");
+  out += sample_lines(s, f);
   if (s.t_s.empty()) {
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no samples</text>",
-                       svg_num((x0 + x1) / 2), svg_num((y0 + y1) / 2));
+                       svg_num((f.x0 + f.x1) / 2), svg_num((f.y0 + f.y1) / 2));
   }
   return out + "</svg>";
 }
