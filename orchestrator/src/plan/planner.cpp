@@ -22,6 +22,7 @@
 #include "plan/experiment_schema.h"
 #include "plan/halving_schedule.h"
 #include "plan/matrix.h"
+#include "plan/matrix_reader.h"
 #include "plan/overrides.h"
 #include "plan/plan_memory.h"
 #include "plan/plan_merges.h"
@@ -42,13 +43,6 @@ constexpr std::uint64_t kUnresolvedConfigBytes = 4096;
 
 const std::vector<std::string> kTopLevelKeys = {"name",   "description", "base",
                                                 "matrix", "baseline",    "search"};
-
-// The matrix as written, plus each path's validated SettingPath.
-struct ParsedMatrix {
-  bool present = false;
-  MatrixSpec spec;
-  std::map<std::string, SettingPath> paths;
-};
 
 // The distinct configurations of a plan's combinations, before they are named; index i of each
 // vector is configuration i. Past their checks, only the axes' keys are kept of each draft and
@@ -150,99 +144,7 @@ class Planner {
     } else if (base) {
       errors_.attempt([&] { apply_base(base_, *base, catalog_); });
     }
-    if (matrix) errors_.attempt([&] { read_matrix(*matrix); });
-  }
-
-  MatrixCell cell(const SettingPath& path, const YNode& value, std::string key_path) {
-    return MatrixCell{canonical_setting(path, value, key_path, catalog_), &value, key_path};
-  }
-
-  void read_matrix(const YEntry& m) {
-    matrix_.present = true;
-    const YNode& node = m.value;
-    // Whole-matrix problems (too many runs, everything excluded) point at `matrix:` itself.
-    matrix_.spec.mark = m.key_mark;
-    if (node.is_null() || (node.is_mapping() && node.entries.empty())) {
-      throw PlanError(node.mark, "matrix",
-                      "the matrix is empty; add an axis (e.g. batch_size: [64, 128]) or remove "
-                      "'matrix:'");
-    }
-    if (!node.is_mapping()) {
-      throw PlanError(node.mark, "matrix", "expected a mapping of axes, got " + describe(node));
-    }
-    for (const YEntry& e : node.entries) {
-      const std::string key_path = "matrix." + e.key;
-      if (e.key == "include" || e.key == "exclude") {
-        read_entries(e, e.key == "include" ? matrix_.spec.include : matrix_.spec.exclude);
-        continue;
-      }
-      errors_.attempt([&] {
-        SettingPath path = parse_setting_path(e.key, e.key_mark, key_path, true);
-        if (!e.value.is_sequence()) {
-          throw PlanError(e.value.mark, key_path,
-                          "expected a list of values for this axis, got " + describe(e.value),
-                          "[value, value, ...]");
-        }
-        MatrixAxis axis{e.key, e.value.mark, {}, false};
-        for (std::size_t i = 0; i < e.value.items.size(); ++i) {
-          errors_.attempt([&] {
-            axis.values.push_back(
-                cell(path, e.value.items[i], key_path + "[" + std::to_string(i) + "]"));
-          });
-        }
-        matrix_.paths.emplace(e.key, std::move(path));
-        matrix_.spec.axes.push_back(std::move(axis));
-      });
-    }
-  }
-
-  void read_entries(const YEntry& e, std::vector<MatrixEntry>& out) {
-    const std::string key_path = "matrix." + e.key;
-    if (!e.value.is_sequence()) {
-      errors_.add(PlanError(e.value.mark, key_path,
-                            "expected a list of mappings, got " + describe(e.value)));
-      return;
-    }
-    for (std::size_t i = 0; i < e.value.items.size(); ++i) {
-      const YNode& item = e.value.items[i];
-      const std::string item_path = key_path + "[" + std::to_string(i) + "]";
-      if (!item.is_mapping() && !item.is_null()) {
-        errors_.add(PlanError(item.mark, item_path,
-                              "expected a mapping of axis: value, got " + describe(item)));
-        continue;
-      }
-      MatrixEntry entry{{}, item.mark, item_path, {}, {}};
-      for (const YEntry& p : item.entries) {
-        const std::string pair_path = item_path + "." + p.key;
-        errors_.attempt([&] {
-          if (p.key == "label" && e.key == "include") {
-            read_label(p, pair_path, entry);
-            return;
-          }
-          SettingPath path = parse_setting_path(p.key, p.key_mark, pair_path, true);
-          entry.pairs.push_back(MatrixPair{p.key, p.key_mark, cell(path, p.value, pair_path)});
-          matrix_.paths.emplace(p.key, std::move(path));
-        });
-      }
-      out.push_back(std::move(entry));
-    }
-  }
-
-  // A label names the configuration its include entry makes; it is not an axis, so it is not
-  // part of the configuration or its hash.
-  static void read_label(const YEntry& p, const std::string& key_path, MatrixEntry& entry) {
-    static const std::regex kLabel(R"([A-Za-z0-9_.,:=+()/ -]{1,80})");
-    const YNode& v = p.value;
-    if (!v.is_scalar() || !std::regex_match(v.text, kLabel) || v.text.front() == ' ' ||
-        v.text.back() == ' ') {
-      throw PlanError(v.mark, key_path,
-                      "expected a label of at most 80 letters, digits, spaces and _.,:=+()/- "
-                      "(not starting or ending with a space), got " +
-                          describe(v),
-                      "e.g. label: baseline");
-    }
-    entry.label = v.text;
-    entry.label_mark = v.mark;
+    if (matrix) errors_.attempt([&] { read_matrix(*matrix, catalog_, errors_, matrix_); });
   }
 
   void apply_override(const Override& o) {
@@ -255,11 +157,11 @@ class Planner {
       const YNode& v = *pinned_.emplace_back(std::make_unique<YNode>(o.value));
       if (v.is_sequence()) {
         for (std::size_t i = 0; i < v.items.size(); ++i) {
-          axis.values.push_back(
-              cell(o.path, v.items[i], o.path.text + "[" + std::to_string(i) + "]"));
+          axis.values.push_back(matrix_cell(o.path, v.items[i],
+                                            o.path.text + "[" + std::to_string(i) + "]", catalog_));
         }
       } else {
-        axis.values.push_back(cell(o.path, v, o.path.text));
+        axis.values.push_back(matrix_cell(o.path, v, o.path.text, catalog_));
       }
       return;
     }
