@@ -126,6 +126,12 @@ class Planner {
                               join(kTopLevelKeys)));
       }
     }
+    read_name(name, plan);
+    read_base(base);
+    if (matrix) errors_.attempt([&] { read_matrix(*matrix, catalog_, errors_, matrix_); });
+  }
+
+  void read_name(const YNode* name, Plan& plan) {
     static const std::regex kName(R"([A-Za-z0-9_.-]+)");
     if (!name) {
       errors_.add(PlanError(root_.mark, "name", "missing required key 'name'", "[A-Za-z0-9_.-]+"));
@@ -137,6 +143,9 @@ class Planner {
     } else {
       plan.name = name->text;
     }
+  }
+
+  void read_base(const YNode* base) {
     base_mark_ = base ? base->mark : root_.mark;
     if (base && !base->is_null() && !base->is_mapping()) {
       errors_.add(PlanError(base->mark, "base", "expected a mapping, got " + describe(*base),
@@ -144,7 +153,6 @@ class Planner {
     } else if (base) {
       errors_.attempt([&] { apply_base(base_, *base, catalog_); });
     }
-    if (matrix) errors_.attempt([&] { read_matrix(*matrix, catalog_, errors_, matrix_); });
   }
 
   void apply_override(const Override& o) {
