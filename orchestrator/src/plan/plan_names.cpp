@@ -28,12 +28,18 @@ const ParamSpec* find_param(const PluginInfo& info, const std::string& name) {
   return nullptr;
 }
 
-// Pieces and their values for one axis, appended to `pieces` and each row of `values`.
-void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft>& drafts,
-              const std::vector<json>& configs, std::vector<NamePiece>& pieces,
-              std::vector<std::vector<std::optional<std::string>>>& values) {
-  const KeySpec& key = *path.key;
-  auto add = [&](NamePiece piece, auto value_of) {
+// One axis' pieces, each appended to `pieces` with its value in each row of `values`.
+struct AxisPieces {
+  std::size_t part;
+  const KeySpec& key;
+  const std::vector<Draft>& drafts;
+  const std::vector<json>& configs;
+  std::vector<NamePiece>& pieces;
+  std::vector<std::vector<std::optional<std::string>>>& values;
+
+  // `value_of(resolved, i)`: the piece's value, from configuration i's value of the key.
+  template <typename ValueOf>
+  void add(NamePiece piece, ValueOf value_of) {
     piece.part = part;
     pieces.push_back(std::move(piece));
     for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -47,15 +53,9 @@ void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft
       else
         values[i].push_back(std::nullopt);
     }
-  };
-  auto param_of = [](const std::string& name) {
-    return [name](const json& resolved, std::size_t) -> std::optional<std::string> {
-      const json& params = resolved.at("params");
-      if (!params.contains(name)) return std::nullopt;
-      return text_of(params.at(name));
-    };
-  };
-  auto param_style = [&](const std::string& name) {
+  }
+
+  PieceStyle param_style(const std::string& name) const {
     for (const Draft& d : drafts) {
       auto it = d.choices.find(key.name);
       if (it == d.choices.end() || !it->second.info) continue;
@@ -64,68 +64,104 @@ void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft
       }
     }
     return PieceStyle::kSetting;
+  }
+};
+
+auto param_of(const std::string& name) {
+  return [name](const json& resolved, std::size_t) -> std::optional<std::string> {
+    const json& params = resolved.at("params");
+    if (!params.contains(name)) return std::nullopt;
+    return text_of(params.at(name));
   };
-  switch (key.kind) {
-    case KeyKind::kPlugin: {
-      if (!path.sub.empty()) {
-        add({path.sub, param_style(path.sub), "", 0, '-', -1}, param_of(path.sub));
-        return;
+}
+
+// Every parameter of the plugin role some configuration sets, in the order its plugin declares
+// them.
+std::vector<std::string> explicit_param_names(const KeySpec& key,
+                                              const std::vector<Draft>& drafts) {
+  std::vector<std::string> names;
+  for (const Draft& d : drafts) {
+    auto it = d.choices.find(key.name);
+    if (it == d.choices.end() || !it->second.info) continue;
+    for (const ParamSpec& p : it->second.info->params) {
+      if (it->second.explicit_params.count(p.name) &&
+          std::find(names.begin(), names.end(), p.name) == names.end()) {
+        names.push_back(p.name);
       }
-      const int parent = static_cast<int>(pieces.size());
-      add({key.name, PieceStyle::kValue, "", 0, '-', -1},
-          [](const json& resolved, std::size_t) { return text_of(resolved.at("plugin")); });
-      // Every parameter some configuration sets, in the order its plugin declares them.
-      std::vector<std::string> names;
-      for (const Draft& d : drafts) {
-        auto it = d.choices.find(key.name);
-        if (it == d.choices.end() || !it->second.info) continue;
-        for (const ParamSpec& p : it->second.info->params) {
-          if (it->second.explicit_params.count(p.name) &&
-              std::find(names.begin(), names.end(), p.name) == names.end()) {
-            names.push_back(p.name);
-          }
-        }
-      }
-      for (const std::string& name : names) {
-        add({name, param_style(name), "", 0, '-', parent}, param_of(name));
-      }
-      return;
     }
+  }
+  return names;
+}
+
+void add_plugin_pieces(AxisPieces& axis, const SettingPath& path) {
+  if (!path.sub.empty()) {
+    axis.add({path.sub, axis.param_style(path.sub), "", 0, '-', -1}, param_of(path.sub));
+    return;
+  }
+  const int parent = static_cast<int>(axis.pieces.size());
+  axis.add({axis.key.name, PieceStyle::kValue, "", 0, '-', -1},
+           [](const json& resolved, std::size_t) { return text_of(resolved.at("plugin")); });
+  for (const std::string& name : explicit_param_names(axis.key, axis.drafts)) {
+    axis.add({name, axis.param_style(name), "", 0, '-', parent}, param_of(name));
+  }
+}
+
+void add_scalar_piece(AxisPieces& axis, const SettingPath& path) {
+  if (axis.key.name == "batch_size") {
+    axis.add({axis.key.name, PieceStyle::kPrefix, "b", 0, '-', -1},
+             [](const json& v, std::size_t) { return text_of(v.is_null() ? json("auto") : v); });
+  } else {
+    axis.add({axis.key.name, PieceStyle::kLeaf, "", 0, '-', -1},
+             [&](const json&, std::size_t i) -> std::optional<std::string> {
+               return render_setting(axis.drafts[i], axis.configs[i], path);
+             });
+  }
+}
+
+// The fields a group axis shows: the one it names, else all of them.
+std::vector<std::string> group_fields(const KeySpec& key, const SettingPath& path,
+                                      const std::vector<json>& configs) {
+  std::vector<std::string> fields;
+  if (!path.sub.empty()) {
+    fields.push_back(path.sub);
+  } else if (key.open_fields) {  // `args` as a whole: every name some configuration has
+    for (const json& config : configs) {
+      if (!config.contains(key.name)) continue;
+      for (const auto& [name, v] : config.at(key.name).items()) {
+        if (std::find(fields.begin(), fields.end(), name) == fields.end()) fields.push_back(name);
+      }
+    }
+  } else {
+    fields = key.field_names();
+  }
+  return fields;
+}
+
+void add_group_pieces(AxisPieces& axis, const SettingPath& path) {
+  for (const std::string& field : group_fields(axis.key, path, axis.configs)) {
+    axis.add({field, PieceStyle::kSetting, "", 0, ',', -1},
+             [field](const json& g, std::size_t) -> std::optional<std::string> {
+               if (!g.contains(field)) return std::nullopt;
+               return text_of(g.at(field));
+             });
+  }
+}
+
+// Pieces and their values for one axis, appended to `pieces` and each row of `values`.
+void add_axis(std::size_t part, const SettingPath& path, const std::vector<Draft>& drafts,
+              const std::vector<json>& configs, std::vector<NamePiece>& pieces,
+              std::vector<std::vector<std::optional<std::string>>>& values) {
+  AxisPieces axis{part, *path.key, drafts, configs, pieces, values};
+  switch (path.key->kind) {
+    case KeyKind::kPlugin:
+      add_plugin_pieces(axis, path);
+      return;
     case KeyKind::kScalar:
-      if (key.name == "batch_size") {
-        add({key.name, PieceStyle::kPrefix, "b", 0, '-', -1},
-            [](const json& v, std::size_t) { return text_of(v.is_null() ? json("auto") : v); });
-      } else {
-        add({key.name, PieceStyle::kLeaf, "", 0, '-', -1},
-            [&](const json&, std::size_t i) -> std::optional<std::string> {
-              return render_setting(drafts[i], configs[i], path);
-            });
-      }
+      add_scalar_piece(axis, path);
       return;
-    case KeyKind::kGroup: {
-      std::vector<std::string> fields;
-      if (!path.sub.empty()) {
-        fields.push_back(path.sub);
-      } else if (key.open_fields) {  // `args` as a whole: every name some configuration has
-        for (const json& config : configs) {
-          if (!config.contains(key.name)) continue;
-          for (const auto& [name, v] : config.at(key.name).items()) {
-            if (std::find(fields.begin(), fields.end(), name) == fields.end())
-              fields.push_back(name);
-          }
-        }
-      } else {
-        fields = key.field_names();
-      }
-      for (const std::string& field : fields) {
-        add({field, PieceStyle::kSetting, "", 0, ',', -1},
-            [field](const json& g, std::size_t) -> std::optional<std::string> {
-              if (!g.contains(field)) return std::nullopt;
-              return text_of(g.at(field));
-            });
-      }
+    case KeyKind::kGroup:
+      add_group_pieces(axis, path);
       return;
-    }
   }
 }
 

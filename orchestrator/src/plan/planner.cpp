@@ -3,8 +3,6 @@
 //   expansion -> one Draft per configuration -> resolved RunSpecs, hashed and named.
 #include "plan/planner.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -24,8 +22,10 @@
 #include "plan/experiment_schema.h"
 #include "plan/halving_schedule.h"
 #include "plan/matrix.h"
+#include "plan/matrix_reader.h"
 #include "plan/overrides.h"
 #include "plan/plan_memory.h"
+#include "plan/plan_merges.h"
 #include "plan/plan_names.h"
 #include "plan/scalars.h"
 #include "plan/search_spec.h"
@@ -44,11 +44,15 @@ constexpr std::uint64_t kUnresolvedConfigBytes = 4096;
 const std::vector<std::string> kTopLevelKeys = {"name",   "description", "base",
                                                 "matrix", "baseline",    "search"};
 
-// The matrix as written, plus each path's validated SettingPath.
-struct ParsedMatrix {
-  bool present = false;
-  MatrixSpec spec;
-  std::map<std::string, SettingPath> paths;
+// The distinct configurations of a plan's combinations, before they are named; index i of each
+// vector is configuration i. Past their checks, only the axes' keys are kept of each draft and
+// resolved tree: all that the names and the table read of a configuration.
+struct Configurations {
+  ConfigurationCombos combos;
+  std::vector<Draft> drafts;
+  std::vector<json> shown;  // each configuration's resolved values at the axes' keys
+  std::vector<RunSpec> runs;
+  std::map<std::string, std::size_t> by_hash;  // configuration hash -> index
 };
 
 class Planner {
@@ -122,6 +126,12 @@ class Planner {
                               join(kTopLevelKeys)));
       }
     }
+    read_name(name, plan);
+    read_base(base);
+    if (matrix) errors_.attempt([&] { read_matrix(*matrix, catalog_, errors_, matrix_); });
+  }
+
+  void read_name(const YNode* name, Plan& plan) {
     static const std::regex kName(R"([A-Za-z0-9_.-]+)");
     if (!name) {
       errors_.add(PlanError(root_.mark, "name", "missing required key 'name'", "[A-Za-z0-9_.-]+"));
@@ -133,6 +143,9 @@ class Planner {
     } else {
       plan.name = name->text;
     }
+  }
+
+  void read_base(const YNode* base) {
     base_mark_ = base ? base->mark : root_.mark;
     if (base && !base->is_null() && !base->is_mapping()) {
       errors_.add(PlanError(base->mark, "base", "expected a mapping, got " + describe(*base),
@@ -140,99 +153,6 @@ class Planner {
     } else if (base) {
       errors_.attempt([&] { apply_base(base_, *base, catalog_); });
     }
-    if (matrix) errors_.attempt([&] { read_matrix(*matrix); });
-  }
-
-  MatrixCell cell(const SettingPath& path, const YNode& value, std::string key_path) {
-    return MatrixCell{canonical_setting(path, value, key_path, catalog_), &value, key_path};
-  }
-
-  void read_matrix(const YEntry& m) {
-    matrix_.present = true;
-    const YNode& node = m.value;
-    // Whole-matrix problems (too many runs, everything excluded) point at `matrix:` itself.
-    matrix_.spec.mark = m.key_mark;
-    if (node.is_null() || (node.is_mapping() && node.entries.empty())) {
-      throw PlanError(node.mark, "matrix",
-                      "the matrix is empty; add an axis (e.g. batch_size: [64, 128]) or remove "
-                      "'matrix:'");
-    }
-    if (!node.is_mapping()) {
-      throw PlanError(node.mark, "matrix", "expected a mapping of axes, got " + describe(node));
-    }
-    for (const YEntry& e : node.entries) {
-      const std::string key_path = "matrix." + e.key;
-      if (e.key == "include" || e.key == "exclude") {
-        read_entries(e, e.key == "include" ? matrix_.spec.include : matrix_.spec.exclude);
-        continue;
-      }
-      errors_.attempt([&] {
-        SettingPath path = parse_setting_path(e.key, e.key_mark, key_path, true);
-        if (!e.value.is_sequence()) {
-          throw PlanError(e.value.mark, key_path,
-                          "expected a list of values for this axis, got " + describe(e.value),
-                          "[value, value, ...]");
-        }
-        MatrixAxis axis{e.key, e.value.mark, {}, false};
-        for (std::size_t i = 0; i < e.value.items.size(); ++i) {
-          errors_.attempt([&] {
-            axis.values.push_back(
-                cell(path, e.value.items[i], key_path + "[" + std::to_string(i) + "]"));
-          });
-        }
-        matrix_.paths.emplace(e.key, std::move(path));
-        matrix_.spec.axes.push_back(std::move(axis));
-      });
-    }
-  }
-
-  void read_entries(const YEntry& e, std::vector<MatrixEntry>& out) {
-    const std::string key_path = "matrix." + e.key;
-    if (!e.value.is_sequence()) {
-      errors_.add(PlanError(e.value.mark, key_path,
-                            "expected a list of mappings, got " + describe(e.value)));
-      return;
-    }
-    for (std::size_t i = 0; i < e.value.items.size(); ++i) {
-      const YNode& item = e.value.items[i];
-      const std::string item_path = key_path + "[" + std::to_string(i) + "]";
-      if (!item.is_mapping() && !item.is_null()) {
-        errors_.add(PlanError(item.mark, item_path,
-                              "expected a mapping of axis: value, got " + describe(item)));
-        continue;
-      }
-      MatrixEntry entry{{}, item.mark, item_path, {}, {}};
-      for (const YEntry& p : item.entries) {
-        const std::string pair_path = item_path + "." + p.key;
-        errors_.attempt([&] {
-          if (p.key == "label" && e.key == "include") {
-            read_label(p, pair_path, entry);
-            return;
-          }
-          SettingPath path = parse_setting_path(p.key, p.key_mark, pair_path, true);
-          entry.pairs.push_back(MatrixPair{p.key, p.key_mark, cell(path, p.value, pair_path)});
-          matrix_.paths.emplace(p.key, std::move(path));
-        });
-      }
-      out.push_back(std::move(entry));
-    }
-  }
-
-  // A label names the configuration its include entry makes; it is not an axis, so it is not
-  // part of the configuration or its hash.
-  static void read_label(const YEntry& p, const std::string& key_path, MatrixEntry& entry) {
-    static const std::regex kLabel(R"([A-Za-z0-9_.,:=+()/ -]{1,80})");
-    const YNode& v = p.value;
-    if (!v.is_scalar() || !std::regex_match(v.text, kLabel) || v.text.front() == ' ' ||
-        v.text.back() == ' ') {
-      throw PlanError(v.mark, key_path,
-                      "expected a label of at most 80 letters, digits, spaces and _.,:=+()/- "
-                      "(not starting or ending with a space), got " +
-                          describe(v),
-                      "e.g. label: baseline");
-    }
-    entry.label = v.text;
-    entry.label_mark = v.mark;
   }
 
   void apply_override(const Override& o) {
@@ -245,11 +165,11 @@ class Planner {
       const YNode& v = *pinned_.emplace_back(std::make_unique<YNode>(o.value));
       if (v.is_sequence()) {
         for (std::size_t i = 0; i < v.items.size(); ++i) {
-          axis.values.push_back(
-              cell(o.path, v.items[i], o.path.text + "[" + std::to_string(i) + "]"));
+          axis.values.push_back(matrix_cell(o.path, v.items[i],
+                                            o.path.text + "[" + std::to_string(i) + "]", catalog_));
         }
       } else {
-        axis.values.push_back(cell(o.path, v, o.path.text));
+        axis.values.push_back(matrix_cell(o.path, v, o.path.text, catalog_));
       }
       return;
     }
@@ -347,10 +267,27 @@ class Planner {
 
   void expand(Plan& plan) {
     const std::int64_t repeats = repeat_count(base_);
-    const std::size_t by_max_runs = opts_.max_runs / static_cast<std::size_t>(repeats);
     FileDigests digests;  // each script or model file read once, not per combination
-    // Expanding no more than memory could hold: a plan too big for it fails here, with exit 2,
-    // before it is built, not in the allocator halfway.
+    const MatrixExpansion ex = expand_within_limits(repeats, digests);
+    collect_axes(plan);
+    Configurations c = resolve_configurations(ex, axis_keys(plan.axes), digests);
+    set_swept(plan.axes, c);
+    std::vector<std::string> names = plan_run_names(plan.axes, matrix_.paths, c.drafts, c.shown,
+                                                    include_only_unset(plan.axes, c), plan.name);
+    apply_labels(c.combos.kept, names);
+    note_merges(ex.combinations.size(), c.combos, names, plan);
+
+    // What only naming needed goes before the runs are made: the plan is never held twice.
+    c.drafts = {};
+    c.shown = {};
+    c.by_hash = {};
+    add_runs(c.runs, names, repeats, plan);
+  }
+
+  // Expanding no more than memory could hold: a plan too big for it fails here, with exit 2,
+  // before it is built, not in the allocator halfway.
+  MatrixExpansion expand_within_limits(std::int64_t repeats, FileDigests& digests) {
+    const std::size_t by_max_runs = opts_.max_runs / static_cast<std::size_t>(repeats);
     const std::optional<std::uint64_t> memory =
         opts_.allocatable_bytes ? opts_.allocatable_bytes : allocatable_bytes();
     const std::uint64_t per_run = plan_bytes_per_run(config_bytes_bound(digests));
@@ -369,8 +306,11 @@ class Planner {
       too_many(ex.count, ex.counted_before_exclude, repeats);
     if (ex.over_limit)
       too_big_for_memory(ex.count, ex.counted_before_exclude, repeats, per_run, memory.value_or(0));
+    return ex;
+  }
 
-    // Axes: the matrix's, then keys that only include entries add, in file order.
+  // Axes: the matrix's, then keys that only include entries add, in file order.
+  void collect_axes(Plan& plan) const {
     for (const MatrixAxis& axis : matrix_.spec.axes) {
       plan.axes.push_back(axis.path);
       plan.axis_marks.emplace(axis.path, axis.mark);
@@ -383,104 +323,118 @@ class Planner {
         plan.axis_marks.emplace(p.path, p.key_mark);  // kept: the first place only
       }
     }
+  }
 
-    // The experiment keys the axes set: all that the names and the table read of a
-    // configuration past its checks. Only they are kept of each draft and resolved tree, so a
-    // plan of many runs holds little more than its RunSpecs.
-    std::set<std::string> axis_keys;
-    for (const std::string& axis : plan.axes) axis_keys.insert(matrix_.paths.at(axis).key->name);
-    std::vector<Draft> drafts;
-    std::vector<const MatrixCombination*> kept;  // the combination of each configuration
-    std::vector<RunSpec> configs;
-    std::vector<json> shown;  // each configuration's resolved values at axis_keys
-    // Combinations that resolved to an earlier one's configuration, by that configuration.
-    std::vector<std::vector<const MatrixCombination*>> merged;
-    std::map<std::string, std::size_t> by_hash;  // configuration hash -> index in configs
+  // The experiment keys the axes set: all that the names and the table read of a
+  // configuration past its checks, so a plan of many runs holds little more than its RunSpecs.
+  std::set<std::string> axis_keys(const std::vector<std::string>& axes) const {
+    std::set<std::string> keys;
+    for (const std::string& axis : axes) keys.insert(matrix_.paths.at(axis).key->name);
+    return keys;
+  }
+
+  Configurations resolve_configurations(const MatrixExpansion& ex,
+                                        const std::set<std::string>& keys, FileDigests& digests) {
+    Configurations c;
     PlanErrorList problems;  // every combination's, each problem many share reported once
     for (const MatrixCombination& combo : ex.combinations) {
-      problems.attempt([&] {
-        Draft draft = base_;
-        // Shorter paths first (stable), so `precision` is chosen before `precision.dtype`.
-        std::vector<std::pair<std::string, const MatrixCell*>> order = combo.values;
-        std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
-          return matrix_.paths.at(a.first).depth() < matrix_.paths.at(b.first).depth();
-        });
-        for (const auto& [path, c] : order) {
-          apply_setting(draft, matrix_.paths.at(path), *c->node, c->key_path, catalog_);
-        }
-        for (const Override& o : late_overrides_) {
-          apply_setting(draft, o.path, o.value, o.path.text, catalog_);
-        }
-        // Hashed too; `repeat` may not vary, so each configuration's is the base's.
-        ResolvedRun resolved = resolve_run(draft, catalog_, base_mark_, digests, experiment_dir_);
-        RunSpec& run = resolved.run;
-        if (auto it = by_hash.find(run.hash); it != by_hash.end()) {
-          // A script run has no model, precision, ... and a built-in run no args
-          // (workload_config.h): combinations that differ only there are one configuration,
-          // said under the table (or refused below, when an axis is thereby lost).
-          if (run.workload.is_script() || draft.values.contains("args")) {
-            merged[it->second].push_back(&combo);
-            return;
-          }
-          throw PlanError(matrix_.spec.mark, "matrix",
-                          "combinations " + describe_combo(*kept[it->second]) + " and " +
-                              describe_combo(combo) + " resolve to the same configuration");
-        }
-        for (PlanError& e :
-             check_configuration(draft, resolved.config, catalog_, opts_.machine, base_mark_)) {
-          problems.add(std::move(e));
-        }
-        by_hash.emplace(run.hash, configs.size());
-        drafts.push_back(only_keys(std::move(draft), axis_keys));
-        kept.push_back(&combo);
-        shown.push_back(only_keys(resolved.config, axis_keys));
-        configs.push_back(std::move(run));
-        merged.emplace_back();
-      });
+      problems.attempt([&] { add_configuration(combo, keys, digests, c, problems); });
     }
-    check_lost_axes(kept, shown, merged, problems);
+    check_lost_axes(matrix_.spec, matrix_.paths, c.combos, c.shown, problems);
     problems.throw_if_any();
+    return c;
+  }
 
-    // A plugin axis shows the parameters any configuration sets, at each one's resolved value
-    // (`amp-bf16` beside `amp-fp16`, though bf16 is amp's default and was not written).
+  // The base with the combination's values applied, then the overrides that must follow them.
+  Draft combination_draft(const MatrixCombination& combo) const {
+    Draft draft = base_;
+    // Shorter paths first (stable), so `precision` is chosen before `precision.dtype`.
+    std::vector<std::pair<std::string, const MatrixCell*>> order = combo.values;
+    std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      return matrix_.paths.at(a.first).depth() < matrix_.paths.at(b.first).depth();
+    });
+    for (const auto& [path, c] : order) {
+      apply_setting(draft, matrix_.paths.at(path), *c->node, c->key_path, catalog_);
+    }
+    for (const Override& o : late_overrides_) {
+      apply_setting(draft, o.path, o.value, o.path.text, catalog_);
+    }
+    return draft;
+  }
+
+  // Resolves and checks the combination as a new configuration, or merges it into the earlier
+  // one it resolves to.
+  void add_configuration(const MatrixCombination& combo, const std::set<std::string>& keys,
+                         FileDigests& digests, Configurations& c, PlanErrorList& problems) {
+    Draft draft = combination_draft(combo);
+    // Hashed too; `repeat` may not vary, so each configuration's is the base's.
+    ResolvedRun resolved = resolve_run(draft, catalog_, base_mark_, digests, experiment_dir_);
+    RunSpec& run = resolved.run;
+    if (auto it = c.by_hash.find(run.hash); it != c.by_hash.end()) {
+      // A script run has no model, precision, ... and a built-in run no args
+      // (workload_config.h): combinations that differ only there are one configuration,
+      // said under the table (or refused by check_lost_axes, when an axis is thereby lost).
+      if (run.workload.is_script() || draft.values.contains("args")) {
+        c.combos.merged[it->second].push_back(&combo);
+        return;
+      }
+      throw PlanError(matrix_.spec.mark, "matrix",
+                      "combinations " + describe_combo(*c.combos.kept[it->second]) + " and " +
+                          describe_combo(combo) + " resolve to the same configuration");
+    }
+    for (PlanError& e :
+         check_configuration(draft, resolved.config, catalog_, opts_.machine, base_mark_)) {
+      problems.add(std::move(e));
+    }
+    c.by_hash.emplace(run.hash, c.runs.size());
+    c.drafts.push_back(only_keys(std::move(draft), keys));
+    c.combos.kept.push_back(&combo);
+    c.shown.push_back(only_keys(resolved.config, keys));
+    c.runs.push_back(std::move(run));
+    c.combos.merged.emplace_back();
+  }
+
+  // A plugin axis shows the parameters any configuration sets, at each one's resolved value
+  // (`amp-bf16` beside `amp-fp16`, though bf16 is amp's default and was not written).
+  void set_swept(const std::vector<std::string>& axes, Configurations& c) const {
     std::map<std::string, std::set<std::string>> shown_params;
-    for (const std::string& axis : plan.axes) {
+    for (const std::string& axis : axes) {
       const SettingPath& path = matrix_.paths.at(axis);
       if (path.key->kind != KeyKind::kPlugin || !path.sub.empty()) continue;
       auto& names = shown_params[axis];
-      for (const Draft& d : drafts) {
+      for (const Draft& d : c.drafts) {
         auto it = d.choices.find(path.key->name);
         if (it == d.choices.end()) continue;
         for (const auto& [param, value] : it->second.explicit_params) names.insert(param);
       }
     }
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      for (const std::string& axis : plan.axes) {
+    for (std::size_t i = 0; i < c.runs.size(); ++i) {
+      for (const std::string& axis : axes) {
         auto params = shown_params.find(axis);
-        configs[i].swept[axis] =
-            render_setting(drafts[i], shown[i], matrix_.paths.at(axis),
+        c.runs[i].swept[axis] =
+            render_setting(c.drafts[i], c.shown[i], matrix_.paths.at(axis),
                            params == shown_params.end() ? nullptr : &params->second);
       }
     }
-    // The keys only include entries add, where no entry set them: not part of the name.
-    std::vector<std::set<std::string>> unset(configs.size());
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      for (const std::string& axis : plan.axes) {
+  }
+
+  // The keys only include entries add, where no entry set them: not part of the name.
+  std::vector<std::set<std::string>> include_only_unset(const std::vector<std::string>& axes,
+                                                        const Configurations& c) const {
+    std::vector<std::set<std::string>> unset(c.runs.size());
+    for (std::size_t i = 0; i < c.runs.size(); ++i) {
+      for (const std::string& axis : axes) {
         const bool matrix_axis = std::any_of(matrix_.spec.axes.begin(), matrix_.spec.axes.end(),
                                              [&](const MatrixAxis& a) { return a.path == axis; });
-        if (!matrix_axis && !kept[i]->find(axis)) unset[i].insert(axis);
+        if (!matrix_axis && !c.combos.kept[i]->find(axis)) unset[i].insert(axis);
       }
     }
-    std::vector<std::string> names =
-        plan_run_names(plan.axes, matrix_.paths, drafts, shown, unset, plan.name);
-    apply_labels(kept, names);
-    note_merges(ex.combinations.size(), kept, merged, names, plan);
+    return unset;
+  }
 
-    // What only naming needed goes before the runs are made, and each configuration moves into
-    // its last repeat: the plan is never held twice.
-    drafts = {};
-    shown = {};
-    by_hash = {};
+  // Each configuration moves into its last repeat, so the plan is never held twice.
+  static void add_runs(std::vector<RunSpec>& configs, const std::vector<std::string>& names,
+                       std::int64_t repeats, Plan& plan) {
     plan.runs.reserve(configs.size() * static_cast<std::size_t>(repeats));
     for (std::size_t i = 0; i < configs.size(); ++i) {
       configs[i].name = names[i];
@@ -512,122 +466,6 @@ class Planner {
       if (auto it = config.find(key); it != config.end()) out[key] = *it;
     }
     return out;
-  }
-
-  // An axis value that no configuration uses: every combination with it resolved to a run
-  // whose workload ignores the axis' key (a script run has no precision, a built-in run no
-  // args), so it merged into another. Merging is meant for a matrix that crosses the two kinds
-  // (workload.kind: [builtin, script] x precision x args: each value still reaches a run of the
-  // kind that reads it); a value that reaches none measures nothing, and is refused.
-  void check_lost_axes(const std::vector<const MatrixCombination*>& kept,
-                       const std::vector<json>& configs,
-                       const std::vector<std::vector<const MatrixCombination*>>& merged,
-                       PlanErrorList& problems) const {
-    if (std::all_of(merged.begin(), merged.end(), [](const auto& m) { return m.empty(); })) {
-      return;
-    }
-    for (const MatrixAxis& axis : matrix_.spec.axes) {
-      const KeySpec& key = *matrix_.paths.at(axis.path).key;
-      if (key.name == "workload") continue;  // a built-in run's workload is the default one
-      std::vector<const MatrixCell*> lost;
-      std::vector<std::string> combos;  // the merged combinations holding a lost value
-      for (const MatrixCell& v : axis.values) {
-        bool seen = false, used = false;
-        std::vector<std::string> with_v;
-        for (std::size_t i = 0; i < configs.size(); ++i) {
-          auto holds = [&](const MatrixCombination* c) {
-            const MatrixCell* cell = c->find(axis.path);
-            return cell && cell->value == v.value;
-          };
-          const bool here = holds(kept[i]);
-          if (here && configs[i].contains(key.name)) used = true;
-          if (here) with_v.push_back(describe_combo(*kept[i]));
-          for (const MatrixCombination* c : merged[i]) {
-            if (holds(c)) with_v.push_back(describe_combo(*c));
-          }
-          if (here || std::any_of(merged[i].begin(), merged[i].end(), holds)) seen = true;
-        }
-        if (!seen || used) continue;
-        lost.push_back(&v);
-        combos.insert(combos.end(), with_v.begin(), with_v.end());
-      }
-      if (lost.empty()) continue;
-      // Only a built-in run drops `args`; only a script run drops the trainer's keys.
-      const std::string why = (key.name == "args" ? "a built-in run" : "a script run") +
-                              std::string(", which has no ") + key.name;
-      std::string listed;
-      for (std::size_t i = 0; i < combos.size() && i < 4; ++i) {
-        listed += (i ? ", " : "") + combos[i];
-      }
-      if (combos.size() > 4) listed += fmt::format(" and {} more", combos.size() - 4);
-      // The usual cause: an include meant as a configuration of its own (`{workload: {kind:
-      // builtin}}`) fits, and so joins, every combination.
-      bool by_include = false;
-      auto sets_workload = [](const MatrixCombination* c) {
-        for (const MatrixEntry* e : c->includes) {
-          for (const MatrixPair& p : e->pairs) {
-            if (p.path.rfind("workload", 0) == 0) return true;
-          }
-        }
-        return false;
-      };
-      for (std::size_t i = 0; i < kept.size(); ++i) {
-        by_include = by_include || sets_workload(kept[i]) ||
-                     std::any_of(merged[i].begin(), merged[i].end(), sets_workload);
-      }
-      const std::string hint =
-          by_include ? "; an include entry that sets `workload` joins every combination it fits: "
-                       "to make it a configuration of its own, give it a value of `" +
-                           axis.path + "` that no combination has"
-                     : "; remove the axis, or vary the workload so that some run reads it";
-      if (lost.size() == axis.values.size()) {
-        problems.add(PlanError(axis.mark, "matrix." + axis.path,
-                               "no configuration uses this axis: every combination is " + why +
-                                   ", so the combinations " + listed + " merge into one another" +
-                                   hint));
-      } else {
-        for (const MatrixCell* v : lost) {
-          problems.add(PlanError(v->node ? v->node->mark : axis.mark, v->key_path,
-                                 "no configuration uses this value: every combination with it "
-                                 "is " +
-                                     why + ", so it merges into another" + hint));
-        }
-      }
-    }
-  }
-
-  // The intended merges, said under the plan's table: which configuration stands for which
-  // combinations.
-  static void note_merges(std::size_t combinations,
-                          const std::vector<const MatrixCombination*>& kept,
-                          const std::vector<std::vector<const MatrixCombination*>>& merged,
-                          const std::vector<std::string>& names, Plan& plan) {
-    std::size_t count = 0;
-    std::string which;
-    for (std::size_t i = 0; i < merged.size(); ++i) {
-      if (merged[i].empty()) continue;
-      if (++count > 2) continue;  // a sample says what happened; the table says the rest
-      std::string also;
-      for (const MatrixCombination* c : merged[i])
-        also += (also.empty() ? "" : ", ") + describe_combo(*c);
-      which += fmt::format("{}{} {} also stands for {}", which.empty() ? "" : "; ", names[i],
-                           describe_combo(*kept[i]), also);
-    }
-    if (count == 0) return;
-    if (count > 2) which += fmt::format("; and {} more", count - 2);
-    plan.notes.push_back(fmt::format(
-        "{} matrix combinations are {} configurations: a script run has no model, precision or "
-        "other key of orch's trainer, and a built-in run no args, so combinations that differ "
-        "only there are one configuration: {}",
-        combinations, kept.size(), which));
-  }
-
-  static std::string describe_combo(const MatrixCombination& c) {
-    std::string out;
-    for (const auto& [path, cell] : c.values) {
-      out += (out.empty() ? "" : ", ") + path + "=" + written_form(*cell);
-    }
-    return "(" + out + ")";
   }
 
   const SchemaCatalog& catalog_;
