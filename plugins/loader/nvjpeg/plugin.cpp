@@ -1,45 +1,8 @@
 // The `nvjpeg` data loader: an ImageNet-layout JPEG folder decoded on the GPU. CPU threads only
-// read files and their headers; nvJPEG decodes each batch in one call (on the hardware JPEG
-// engines where the GPU has them, else with CUDA), and one kernel of ours does the
-// random-resized crop, flip and normalisation straight into the batch tensor on the device.
-// Batches are produced by `decoders` threads (default 1), each with its own nvJPEG state and
-// high-priority side stream taking every decoders-th batch, up to `prefetch` ahead; the
-// training stream waits for a batch on the device (an event), never on the host. One decoder
-// is the default: two removed the loop's waits for batches but not the loss, because the
-// training stream then idled as long between its kernels (nvJPEG's threads make ~1,000 CUDA
-// calls per batch on ~40 internal streams while the training thread launches ~900 kernels a
-// step; measured by bench suite `loaders`).
-//
-// With `output: yuv` nvJPEG writes each image's Y, Cb and Cr planes and our crop kernel
-// converts the pixels it samples to RGB (libjpeg's integer arithmetic, plain chroma
-// upsampling: what nvJPEG's RGB from the JPEG engines equals), so nvJPEG runs none of its
-// colour-conversion kernels on its internal streams. It gives the same pixels on the engines
-// but was not faster end to end, eager or captured (measured by bench suite `loaders`), so
-// rgb is the default.
-//
-// What nvJPEG cannot take is decoded on the CPU for that image alone (the imagefolder loader's
-// decode, same crop) and copied into its row: PNG data (ImageNet has one PNG named .JPEG), CMYK
-// and YCCK JPEGs (nvJPEG has no Adobe-inverted CMYK conversion as PIL's), and any file whose
-// header nvJPEG refuses, so that the CPU decoder either decodes it or names the real reason.
-// Counted as data.cpu_fallback and data.cpu_fallback.<png|cmyk|refused>.
-//
-// The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
-// same box), so the two loaders differ only in the decoder and resampler.
-//
-// With `cpu_share` above 0 the last round(cpu_share * batch) images of every batch are decoded
-// by the reading threads on the CPU instead (libjpeg-turbo, DCT-scaled, exactly the imagefolder
-// loader's pixels) and copied into the device batch after nvJPEG's rows: the CPU and the JPEG
-// engines decode side by side, as DALI's hw_decoder_load splits a batch. Neither the engines
-// under a busy GPU nor the CPU threads alone keep up with the fused ResNet50; sharing fed the
-// eager step nearly as fast as synthetic data but a graph-captured one hardly faster than the
-// engines alone (measured by bench suite `loaders`), so it is off by default.
-//
-// `hw_preallocate` (default true) sizes the hardware decoder's buffers for a whole batch when
-// the loader starts (nvjpegDecodeBatchedPreAllocate), as NVIDIA's own decoders do by default.
-// Under a graph-captured ResNet50 step it cuts the time a batch spends inside nvJPEG's batched
-// call and brings end-to-end throughput closer to synthetic data's, for the plain and the fused
-// ResNet50 alike, and changes eager steps within noise (measured by bench suite `loaders`); see
-// the parameter's declaration.
+// read files and their headers; nvJPEG decodes each batch in one call, and one kernel of ours
+// crops, flips and normalises straight into the batch tensor on the device. The design
+// decisions (decoders, output, the CPU fallback, cpu_share, hw_preallocate) and the
+// measurements behind their defaults are in docs/plugins.md, section `nvjpeg`.
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
