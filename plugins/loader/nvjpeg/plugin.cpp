@@ -4,7 +4,6 @@
 // decisions (decoders, output, the CPU fallback, cpu_share, hw_preallocate) and the
 // measurements behind their defaults are in docs/plugins.md, section `nvjpeg`.
 #include <ATen/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <orch/data_loader.h>
@@ -35,36 +34,11 @@
 
 #include "crop_resize.h"
 #include "nvjpeg_decoder.h"
+#include "options.h"
+#include "torch_allocator.h"
 
 namespace orch::nvjpeg_loader {
 namespace {
-
-// nvJPEG's device memory from PyTorch's caching allocator, stream-ordered: no cudaMalloc or
-// cudaFree (which waits for the whole device) while the training stream is busy.
-int torch_device_malloc(void*, void** ptr, std::size_t size, cudaStream_t stream) {
-  try {
-    *ptr = c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(size, stream);
-    return 0;
-  } catch (const std::exception&) {
-    return 1;  // nvJPEG reports an allocator failure
-  }
-}
-int torch_device_free(void*, void* ptr, std::size_t, cudaStream_t) {
-  c10::cuda::CUDACachingAllocator::raw_delete(ptr);
-  return 0;
-}
-constexpr nvjpegDevAllocatorV2_t kTorchAllocator{&torch_device_malloc, &torch_device_free, nullptr};
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-/// How many of a batch's `count` images cpu_share sends to the CPU: the last ones.
-std::size_t cpu_rows(std::size_t count, double cpu_share) {
-  const auto k = static_cast<std::size_t>(std::llround(cpu_share * static_cast<double>(count)));
-  return std::min(k, count);
-}
 
 // One batch's files, read and parsed on the host, waiting for the GPU. Rows below gpu_count
 // go to nvJPEG (bytes, infos, augment); the rest were decoded on the CPU into cpu_images.
@@ -90,20 +64,6 @@ struct HostBatch {
 struct DeviceBatch {
   torch::Tensor images, labels;
   at::cuda::CUDAEvent ready;
-};
-
-struct Options {
-  int image_size = 224, workers = 4, prefetch = 3, decoders = 1;
-  bool hw_pipeline = false;  // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE when false (the default)
-  bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
-  std::map<std::string, std::int64_t> skipped_at_start;  // the folder scan's skips, by reason
-  bool torch_allocator = true;
-  bool yuv = false;  // output: yuv
-  double cpu_share = 0;
-  bool hw_preallocate = true;
-  std::uint64_t seed = 0;
-  std::int64_t batch_size = 64;
-  std::string crop_unavailable;  // why the GPU cannot run the crop kernel ("" = it can)
 };
 
 // The crop kernel where the GPU can run it (<orch/kernel_image.h>); where it cannot (a build
@@ -153,7 +113,7 @@ class NvjpegLoader final : public DataLoader {
       }
       // Fails here, before any step, when the backend is not usable.
       p->decoder = std::make_unique<nvjpeg::Decoder>(
-          backend, o_.torch_allocator ? &kTorchAllocator : nullptr,
+          backend, o_.torch_allocator ? torch_device_allocator() : nullptr,
           o_.yuv ? nvjpeg::Output::kYuv : nvjpeg::Output::kRgbi, o_.hw_pipeline, pre);
       // High priority: the GPU's block scheduler then starts this stream's few small kernels
       // and copies ahead of the training kernels queued at normal priority, so a batch is not
@@ -289,13 +249,7 @@ class NvjpegLoader final : public DataLoader {
     const std::int64_t pixels_per_image = 3LL * size * size;
     float* cpu_out = nullptr;
     if (h.gpu_count < count) {
-      h.cpu_images =
-          torch::empty({static_cast<std::int64_t>(count - h.gpu_count), 3, size, size},
-                       torch::TensorOptions()
-                           .dtype(torch::kFloat32)
-                           .pinned_memory(true)
-                           .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                           : at::MemoryFormat::Contiguous));
+      h.cpu_images = pinned_float_rows(static_cast<std::int64_t>(count - h.gpu_count), o_);
       cpu_out = h.cpu_images.data_ptr<float>();
     }
     std::vector<std::int64_t> skipped(count, 0);
@@ -345,13 +299,7 @@ class NvjpegLoader final : public DataLoader {
               decode_on_cpu(
                   u, rng, cpu_out + static_cast<std::int64_t>(u - h.gpu_count) * pixels_per_image);
             } else if (*(fallback = cpu_only(u, h.infos[u]))) {
-              torch::Tensor row =
-                  torch::empty({1, 3, size, size},
-                               torch::TensorOptions()
-                                   .dtype(torch::kFloat32)
-                                   .pinned_memory(true)
-                                   .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                                   : at::MemoryFormat::Contiguous));
+              torch::Tensor row = pinned_float_rows(1, o_);
               decode_on_cpu(u, rng, row.data_ptr<float>());
               h.fallback[u] = row;
             }
@@ -398,12 +346,7 @@ class NvjpegLoader final : public DataLoader {
     const int size = o_.image_size;
     std::vector<std::uint8_t> rgb(static_cast<std::size_t>(3) * size * size);
     imagedata::augment_image(bytes.data(), bytes.size(), rng, size, rgb.data());
-    torch::Tensor row = torch::empty(
-        {1, 3, size, size}, torch::TensorOptions()
-                                .dtype(torch::kFloat32)
-                                .pinned_memory(true)
-                                .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                                : at::MemoryFormat::Contiguous));
+    torch::Tensor row = pinned_float_rows(1, o_);
     imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, row.data_ptr<float>());
     return row;
   }
