@@ -35,6 +35,7 @@
 #include "crop_resize.h"
 #include "nvjpeg_decoder.h"
 #include "options.h"
+#include "params.h"
 #include "torch_allocator.h"
 
 namespace orch::nvjpeg_loader {
@@ -594,136 +595,10 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     return i;
   }
   static PluginInfo described() {
-    return {
-        "nvjpeg",
-        PluginKind::kDataLoader,
-        "1.0.0",
-        "JPEG folder (ImageNet layout) decoded on the GPU with nvJPEG (hardware JPEG engines "
-        "where present), random-resized-crop + flip + normalize by a CUDA kernel",
-        {{"root",
-          ParamType::kString,
-          std::string(""),
-          {},
-          {},
-          {},
-          "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG); what nvJPEG "
-          "cannot decode (PNG, CMYK JPEGs) is decoded on the CPU and counted (data.cpu_fallback)"},
-         {"split",
-          ParamType::kString,
-          std::string("train"),
-          {std::string("train"), std::string("val")},
-          {},
-          {},
-          "train: DIR/train/<class>/ (or DIR/<class>/ when there is no train/); val: "
-          "DIR/val/<class>/",
-          /*hashed_at_default=*/false},  // keeps earlier results' hashes
-         {"backend",
-          ParamType::kString,
-          std::string("auto"),
-          {std::string("auto"), std::string("hardware"), std::string("gpu")},
-          {},
-          {},
-          "hardware JPEG engines, the CUDA decoder, or hardware when the GPU has it"},
-         {"workers",
-          ParamType::kInt,
-          std::int64_t{4},
-          {},
-          1,
-          256,
-          "threads reading files and JPEG headers (decoding is on the GPU)"},
-         {"prefetch",
-          ParamType::kInt,
-          std::int64_t{3},
-          {},
-          1,
-          16,
-          "decoded batches kept ready on the device ahead of the training loop"},
-         {"allocator",
-          ParamType::kString,
-          std::string("torch"),
-          {std::string("torch"), std::string("cuda")},
-          {},
-          {},
-          "nvJPEG's buffers: PyTorch's caching allocator and a pinned pool, or nvJPEG's own "
-          "cudaMalloc/cudaFree (which wait for the device)",
-          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
-         {"decoders",
-          ParamType::kInt,
-          std::int64_t{1},
-          {},
-          1,
-          8,
-          "batches decoded at once, each by its own thread, nvJPEG state and stream",
-          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
-         {"output",
-          ParamType::kString,
-          std::string("rgb"),
-          {std::string("rgb"), std::string("yuv")},
-          {},
-          {},
-          "what nvJPEG writes: interleaved RGB (its colour-conversion kernels), or YUV planes "
-          "converted to RGB inside the crop kernel",
-          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
-         {"hw_pipeline",
-          ParamType::kBool,
-          false,
-          {},
-          {},
-          {},
-          "on the hardware engines: nvJPEG's pipelined batch decode (true), or without its "
-          "pipelining (false: NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE); no effect on the CUDA decoder",
-          // Left out of the hash at its default, like every parameter added after the first
-          // nvjpeg results were stored, so those keep their configuration hashes. False is the
-          // default because it is faster under training, eager and captured, with the default
-          // and with 32 driver connections (measured by bench suite `loaders`); results stored
-          // while the default was true ran pipelined under the same hash.
-          /*hashed_at_default=*/false},
-         {"hw_preallocate",
-          ParamType::kBool,
-          true,
-          {},
-          {},
-          {},
-          "on the hardware engines: size nvJPEG's buffers for a whole batch up front "
-          "(nvjpegDecodeBatchedPreAllocate) instead of as images come; no effect on the CUDA "
-          "decoder",
-          // Left out of the hash at its default (added after the first nvjpeg results). True
-          // is the default because it is faster under a graph-captured step, plain and fused
-          // ResNet50 alike, and within noise eagerly (measured by bench suite `loaders`);
-          // results stored while the default was false ran without it under the same hash.
-          /*hashed_at_default=*/false},
-         {"cpu_share",
-          ParamType::kFloat,
-          0.0,
-          {},
-          0.0,
-          1.0,
-          "share of each batch the reading threads decode on the CPU (libjpeg-turbo, as "
-          "imagefolder) beside nvJPEG, copied into the batch after its rows; 0: all by nvJPEG",
-          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
-         {"shuffle",
-          ParamType::kBool,
-          true,
-          {},
-          {},
-          {},
-          "a new order every epoch, from the run's seed"},
-         {"drop_last", ParamType::kBool, true, {}, {}, {}, "drop an epoch's incomplete last batch"},
-         {"image_size",
-          ParamType::kInt,
-          std::int64_t{224},
-          {},
-          16,
-          1024,
-          "height and width of the random-resized crop"},
-         {"on_error",
-          ParamType::kString,
-          std::string("fail"),
-          {std::string("fail"), std::string("skip")},
-          {},
-          {},
-          "an unreadable or corrupt file fails the run, or is skipped and counted by reason "
-          "(data.skipped.<reason>)"}}};
+    return {"nvjpeg", PluginKind::kDataLoader, "1.0.0",
+            "JPEG folder (ImageNet layout) decoded on the GPU with nvJPEG (hardware JPEG engines "
+            "where present), random-resized-crop + flip + normalize by a CUDA kernel",
+            nvjpeg_params()};
   }
 
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
