@@ -33,6 +33,7 @@
 #include <thread>
 
 #include "crop_resize.h"
+#include "host_batch.h"
 #include "nvjpeg_decoder.h"
 #include "options.h"
 #include "params.h"
@@ -40,26 +41,6 @@
 
 namespace orch::nvjpeg_loader {
 namespace {
-
-// One batch's files, read and parsed on the host, waiting for the GPU. Rows below gpu_count
-// go to nvJPEG (bytes, infos, augment); the rest were decoded on the CPU into cpu_images.
-struct HostBatch {
-  std::vector<std::int64_t> samples;  // after on_error: skip substitutions
-  std::vector<std::vector<std::uint8_t>> bytes;
-  std::vector<nvjpeg::ImageInfo> infos;
-  std::vector<imagedata::AugmentChoice> augment;
-  std::vector<std::int64_t> labels;
-  std::size_t gpu_count = 0;
-  torch::Tensor cpu_images;  // pinned float, rows gpu_count.. of the batch, the batch's layout
-  double cpu_decode_ms = 0;  // summed over the threads
-  std::int64_t skipped = 0;
-  std::uint64_t bytes_read = 0;
-  // GPU rows nvJPEG cannot take, decoded on the CPU: a pinned {1, 3, S, S} float image each
-  // (undefined for the others), and why (png, cmyk, refused).
-  std::vector<torch::Tensor> fallback;
-  std::map<std::string, std::int64_t> fallback_kinds, skipped_by_reason;
-  std::uint64_t epoch = 0;  // of the batch: a sample's crop comes from (seed, epoch, index)
-};
 
 // A batch on the device, ready once `ready` is reached on the producer's stream.
 struct DeviceBatch {
@@ -232,126 +213,6 @@ class NvjpegLoader final : public DataLoader {
     return out;
   }
 
-  // Reads and parses one batch's files with `workers` threads, and decodes its CPU rows (see
-  // cpu_share). With on_error: skip, a file that cannot be read, parsed or (on the CPU) decoded
-  // gives its place to the next readable one of the dataset.
-  HostBatch read(const Producer& p, std::int64_t b, std::vector<std::int64_t> samples) const {
-    const auto epoch = static_cast<std::uint64_t>(p.schedule->epoch_of(b));
-    HostBatch h;
-    h.epoch = epoch;
-    const std::size_t count = samples.size();
-    h.samples = std::move(samples);
-    h.gpu_count = count - cpu_rows(count, o_.cpu_share);
-    h.bytes.resize(count);
-    h.infos.resize(count);
-    h.augment.resize(count);
-    h.labels.resize(count);
-    const int size = o_.image_size;
-    const std::int64_t pixels_per_image = 3LL * size * size;
-    float* cpu_out = nullptr;
-    if (h.gpu_count < count) {
-      h.cpu_images = pinned_float_rows(static_cast<std::int64_t>(count - h.gpu_count), o_);
-      cpu_out = h.cpu_images.data_ptr<float>();
-    }
-    std::vector<std::int64_t> skipped(count, 0);
-    std::vector<double> cpu_ms(count, 0.0);
-    std::vector<std::uint64_t> file_bytes(count, 0);  // of the file each row ended up with
-    h.fallback.resize(count);
-    std::mutex counts_mutex;  // h.fallback_kinds, h.skipped_by_reason
-    // The imagefolder loader's decode of row u: the same crop from the same generator, into
-    // `dst` (normalised floats).
-    const auto decode_on_cpu = [&](std::size_t u, imagedata::SampleRng& rng, float* dst) {
-      const auto t0 = Clock::now();
-      std::vector<std::uint8_t> rgb(static_cast<std::size_t>(pixels_per_image));
-      imagedata::augment_image(h.bytes[u].data(), h.bytes[u].size(), rng, size, rgb.data());
-      imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, dst);
-      cpu_ms[u] += ms_since(t0);
-      file_bytes[u] = h.bytes[u].size();
-      h.bytes[u] = {};  // decoded: the bytes need not wait for the GPU
-    };
-    // Why nvJPEG cannot take a file, or "" when it can (and its header is in `info`).
-    const auto cpu_only = [&](std::size_t u, nvjpeg::ImageInfo& info) -> const char* {
-      const auto& bytes = h.bytes[u];
-      if (imagedata::sniff_format(bytes.data(), bytes.size()) != imagedata::ImageFormat::kJpeg)
-        return imagedata::sniff_format(bytes.data(), bytes.size()) == imagedata::ImageFormat::kPng
-                   ? "png"
-                   : "refused";
-      try {
-        info = p.decoder->info(bytes.data(), bytes.size());
-      } catch (const std::exception&) {
-        return "refused";  // the CPU decoder decodes it, or says what is wrong with it
-      }
-      return info.components == 4 ? "cmyk" : "";  // CMYK or YCCK
-    };
-    imagedata::parallel_for(static_cast<std::int64_t>(count), o_.workers, [&](std::int64_t i) {
-      const auto u = static_cast<std::size_t>(i);
-      const bool on_cpu = u >= h.gpu_count;
-      for (std::int64_t tries = 0;; ++tries) {
-        const std::int64_t k = (h.samples[u] + tries) % n_;
-        const auto& sample = index_.samples[static_cast<std::size_t>(k)];
-        try {
-          h.bytes[u] = imagedata::read_file(sample.path);  // names the path itself
-          auto rng =
-              imagedata::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
-          const char* fallback = "";
-          h.fallback[u] = torch::Tensor();
-          try {
-            if (on_cpu) {
-              decode_on_cpu(
-                  u, rng, cpu_out + static_cast<std::int64_t>(u - h.gpu_count) * pixels_per_image);
-            } else if (*(fallback = cpu_only(u, h.infos[u]))) {
-              torch::Tensor row = pinned_float_rows(1, o_);
-              decode_on_cpu(u, rng, row.data_ptr<float>());
-              h.fallback[u] = row;
-            }
-          } catch (const imagedata::DatasetError& e) {
-            throw imagedata::with_path(sample.path.string(), e);
-          } catch (const std::exception& e) {
-            throw std::runtime_error(sample.path.string() + ": " + e.what());
-          }
-          if (*fallback) {
-            std::lock_guard<std::mutex> lock(counts_mutex);
-            ++h.fallback_kinds[fallback];
-          } else if (!on_cpu) {
-            h.augment[u] = imagedata::choose_augment(h.infos[u].width, h.infos[u].height, rng);
-            file_bytes[u] = h.bytes[u].size();
-          }
-          h.labels[u] = sample.label;
-          h.samples[u] = k;
-          return;
-        } catch (const std::exception& e) {
-          if (!o_.skip_errors) throw;
-          ++skipped[u];
-          {
-            std::lock_guard<std::mutex> lock(counts_mutex);
-            ++h.skipped_by_reason[loaderkit::skip_reason(e)];
-          }
-          if (tries + 1 >= n_)
-            throw std::runtime_error(std::string("every image failed to load; the last: ") +
-                                     e.what());
-        }
-      }
-    });
-    for (std::size_t i = 0; i < count; ++i) {
-      h.skipped += skipped[i];
-      h.cpu_decode_ms += cpu_ms[i];
-      h.bytes_read += file_bytes[i];
-    }
-    return h;
-  }
-
-  // One image decoded on the CPU as the imagefolder loader decodes it (the same crop from the
-  // same generator), normalised into a pinned {1, 3, S, S} float tensor in the batch's layout.
-  torch::Tensor decode_on_host(const std::vector<std::uint8_t>& bytes,
-                               imagedata::SampleRng rng) const {
-    const int size = o_.image_size;
-    std::vector<std::uint8_t> rgb(static_cast<std::size_t>(3) * size * size);
-    imagedata::augment_image(bytes.data(), bytes.size(), rng, size, rgb.data());
-    torch::Tensor row = pinned_float_rows(1, o_);
-    imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, row.data_ptr<float>());
-    return row;
-  }
-
   // Where a batch's decode_ms went: inside nvJPEG's calls (its host-side parsing and
   // launching, and whatever it waits for), and waiting for the producer's stream at the end
   // (the GPU finishing the batch). The rest is ours: layout, allocations, the crop jobs.
@@ -412,7 +273,7 @@ class NvjpegLoader final : public DataLoader {
         const auto& path = index_.samples[static_cast<std::size_t>(k)].path;
         try {
           h.fallback[i] =
-              decode_on_host(h.bytes[i], imagedata::SampleRng::for_sample(o_.seed, h.epoch, k));
+              decode_on_host(h.bytes[i], imagedata::SampleRng::for_sample(o_.seed, h.epoch, k), o_);
           ++h.fallback_kinds["refused"];
         } catch (const imagedata::DatasetError& e) {
           if (!o_.skip_errors) throw imagedata::with_path(path.string(), e);
@@ -491,7 +352,8 @@ class NvjpegLoader final : public DataLoader {
       const std::int64_t step = o_.decoders;
       const auto start_reading = [&](std::int64_t b) {
         return std::async(std::launch::async, [this, &p, b, s = samples_of(p, b)]() mutable {
-          return read(p, b, std::move(s));
+          const auto epoch = static_cast<std::uint64_t>(p.schedule->epoch_of(b));
+          return read_host_batch(index_, o_, *p.decoder, epoch, std::move(s));
         });
       };
       auto reading = start_reading(p.first);
