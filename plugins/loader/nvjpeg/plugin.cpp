@@ -3,27 +3,16 @@
 // crops, flips and normalises straight into the batch tensor on the device. The design
 // decisions (decoders, output, the CPU fallback, cpu_share, hw_preallocate) and the
 // measurements behind their defaults are in docs/plugins.md, section `nvjpeg`.
-#include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <orch/data_loader.h>
-#include <orch/imagedata/augment.h>
-#include <orch/imagedata/dataset_error.h>
-#include <orch/imagedata/image_codec.h>
 #include <orch/imagedata/image_folder.h>
-#include <orch/imagedata/parallel.h>
-#include <orch/imagedata/resample.h>
-#include <orch/imagedata/sample_random.h>
 #include <orch/kernel_image.h>
 #include <orch/loaderkit/batch_pipeline.h>
 #include <orch/loaderkit/epoch_schedule.h>
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <condition_variable>
-#include <cstring>
 #include <future>
 #include <iostream>
 #include <map>
@@ -33,6 +22,7 @@
 #include <thread>
 
 #include "crop_resize.h"
+#include "device_batch.h"
 #include "host_batch.h"
 #include "nvjpeg_decoder.h"
 #include "options.h"
@@ -41,12 +31,6 @@
 
 namespace orch::nvjpeg_loader {
 namespace {
-
-// A batch on the device, ready once `ready` is reached on the producer's stream.
-struct DeviceBatch {
-  torch::Tensor images, labels;
-  at::cuda::CUDAEvent ready;
-};
 
 // The crop kernel where the GPU can run it (<orch/kernel_image.h>); where it cannot (a build
 // without an image or PTX for it), every image is decoded and cropped on the CPU, as cpu_share
@@ -213,138 +197,6 @@ class NvjpegLoader final : public DataLoader {
     return out;
   }
 
-  // Where a batch's decode_ms went: inside nvJPEG's calls (its host-side parsing and
-  // launching, and whatever it waits for), and waiting for the producer's stream at the end
-  // (the GPU finishing the batch). The rest is ours: layout, allocations, the crop jobs.
-  struct DecodeTimes {
-    double nvjpeg_ms = 0, gpu_wait_ms = 0;
-  };
-
-  // Decodes and augments one batch on the producer's stream (its GPU rows; its CPU rows, decoded
-  // already, are copied after them); returns when the GPU is done with it.
-  std::unique_ptr<DeviceBatch> to_device(Producer& p, HostBatch& h, DecodeTimes& times) {
-    auto& stream = *p.stream;
-    const std::size_t count = h.samples.size();
-    const std::size_t g = h.gpu_count;  // rows 0..g-1 decoded by nvJPEG
-    const auto dev = torch::TensorOptions().device(torch::kCUDA, device_index_);
-    auto out = std::make_unique<DeviceBatch>();
-    out->images = torch::empty({static_cast<std::int64_t>(count), 3, o_.image_size, o_.image_size},
-                               dev.dtype(torch::kFloat32)
-                                   .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                                   : at::MemoryFormat::Contiguous));
-    torch::Tensor host_labels =
-        torch::empty({static_cast<std::int64_t>(count)},
-                     torch::TensorOptions().dtype(torch::kInt64).pinned_memory(true));
-    for (std::size_t i = g; i < count; ++i) host_labels.data_ptr<std::int64_t>()[i] = h.labels[i];
-    // Kept alive until the stream is synchronised below: the device reads them.
-    torch::Tensor pixels, host_jobs, device_jobs;
-    // The GPU rows nvJPEG decodes: all but those decoded on the CPU instead (h.fallback).
-    std::vector<std::size_t> rows;
-    for (std::size_t i = 0; i < g; ++i)
-      if (!h.fallback[i].defined()) rows.push_back(i);
-    for (std::size_t i = 0; i < g; ++i)
-      if (h.fallback[i].defined()) host_labels.data_ptr<std::int64_t>()[i] = h.labels[i];
-    if (!rows.empty()) {
-      // Each image at its offset in one device buffer: interleaved RGB, or with output: yuv its
-      // Y, Cb and Cr planes.
-      const std::size_t r = rows.size();
-      std::vector<nvjpeg::ImageInfo> infos(r);
-      for (std::size_t c = 0; c < r; ++c) infos[c] = h.infos[rows[c]];
-      const nvjpeg::BatchLayout layout = nvjpeg::layout_batch(infos, p.decoder->output());
-      pixels = torch::empty({layout.bytes}, dev.dtype(torch::kUInt8));
-      std::uint8_t* const base = pixels.data_ptr<std::uint8_t>();
-      std::vector<nvjpeg::DecodeJob> jobs(r);
-      for (std::size_t c = 0; c < r; ++c)
-        jobs[c] = nvjpeg::decode_job(layout, c, infos[c], h.bytes[rows[c]].data(),
-                                     h.bytes[rows[c]].size(), base);
-      std::vector<std::string> errors;
-      const auto t_nvjpeg = Clock::now();
-      const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
-      times.nvjpeg_ms = ms_since(t_nvjpeg);
-
-      // A file whose header parsed but whose data nvJPEG did not decode goes to the CPU
-      // decoder, which decodes it (counted as a fallback, `refused`) or says what is wrong with
-      // it (a truncated file, say): then with on_error: skip its place goes to another GPU row
-      // of this batch, counted as skipped by that reason; without, the run fails naming it.
-      std::vector<bool> bad(r, false);
-      for (std::size_t f = 0; f < failed.size(); ++f) {
-        const std::size_t i = rows[failed[f]];
-        const auto k = static_cast<std::uint64_t>(h.samples[i]);
-        const auto& path = index_.samples[static_cast<std::size_t>(k)].path;
-        try {
-          h.fallback[i] =
-              decode_on_host(h.bytes[i], imagedata::SampleRng::for_sample(o_.seed, h.epoch, k), o_);
-          ++h.fallback_kinds["refused"];
-        } catch (const imagedata::DatasetError& e) {
-          if (!o_.skip_errors) throw imagedata::with_path(path.string(), e);
-          bad[failed[f]] = true;
-          ++h.skipped;
-          ++h.skipped_by_reason[e.reason()];
-        }
-      }
-      std::optional<std::size_t> good;
-      for (std::size_t c = 0; c < r && !good; ++c)
-        if (!bad[c]) good = c;
-      if (!good)
-        throw std::runtime_error("no image of a batch decoded; the first error: " + errors[0]);
-
-      // One crop job per GPU row; a CPU-decoded row gets a good row's, overwritten below.
-      host_jobs = torch::empty({static_cast<std::int64_t>(g * sizeof(nvjpeg::CropJob))},
-                               torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
-      auto* cj = reinterpret_cast<nvjpeg::CropJob*>(host_jobs.data_ptr<std::uint8_t>());
-      for (std::size_t i = 0, c = 0; i < g; ++i) {
-        const bool decoded = c < r && rows[c] == i;
-        const std::size_t src = decoded && !bad[c] ? c : *good;
-        if (decoded) ++c;
-        const auto& a = h.augment[rows[src]];
-        cj[i] = {layout.offset[src],
-                 infos[src].width,
-                 infos[src].height,
-                 static_cast<float>(a.crop.x),
-                 static_cast<float>(a.crop.y),
-                 static_cast<float>(a.crop.w),
-                 static_cast<float>(a.crop.h),
-                 a.flip ? 1 : 0,
-                 layout.ycc[src] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
-                 layout.planes[src]};
-        // A row decoded on the CPU keeps its own label; a skipped one takes its substitute's.
-        host_labels.data_ptr<std::int64_t>()[i] =
-            h.fallback[i].defined() ? h.labels[i] : h.labels[rows[src]];
-      }
-      device_jobs = host_jobs.to(dev, /*non_blocking=*/true);
-      const cudaError_t e = nvjpeg::crop_resize_normalize(
-          reinterpret_cast<const nvjpeg::CropJob*>(device_jobs.data_ptr<std::uint8_t>()),
-          static_cast<int>(g), base, o_.image_size, o_.channels_last, out->images.data_ptr<float>(),
-          stream.stream());
-      if (e != cudaSuccess)
-        throw std::runtime_error(std::string("the crop/resize kernel did not start: ") +
-                                 cudaGetErrorString(e));
-    }
-    // The GPU rows decoded on the CPU, after the crop kernel on the same stream.
-    for (std::size_t i = 0; i < g; ++i)
-      if (h.fallback[i].defined())
-        out->images.narrow(0, static_cast<std::int64_t>(i), 1)
-            .copy_(h.fallback[i], /*non_blocking=*/true);
-    if (g < count) {
-      // The CPU rows: one copy, the batch dimension being outermost in either layout.
-      out->images.narrow(0, static_cast<std::int64_t>(g), static_cast<std::int64_t>(count - g))
-          .copy_(h.cpu_images, /*non_blocking=*/true);
-    }
-    out->labels = host_labels.to(dev, /*non_blocking=*/true);
-    out->ready.record(stream);
-    // The host buffers (file bytes, pinned jobs, labels and CPU rows) must outlive the GPU's
-    // reads of them, and this decoder's state is reused by its next batch. It also keeps the
-    // next batch safe from an nvJPEG bug: on the hardware engines nvjpegDecodeBatched writes
-    // its destinations when called, not when the stream gets there (torchcodec#1634, on H100
-    // with nvJPEG 12.3-13.2), so a buffer the caching allocator hands out again on this stream
-    // must have no work pending on it; after this wait there is none. Meanwhile the other
-    // producers decode and this one's next files are being read.
-    const auto t_wait = Clock::now();
-    stream.synchronize();
-    times.gpu_wait_ms = ms_since(t_wait);
-    return out;
-  }
-
   void produce(Producer& p) {
     try {
       c10::cuda::CUDAGuard guard(device_index_);
@@ -370,7 +222,8 @@ class NvjpegLoader final : public DataLoader {
         reading = start_reading(b + step);
         const auto t0 = Clock::now();
         DecodeTimes times;
-        std::unique_ptr<DeviceBatch> d = to_device(p, h, times);
+        std::unique_ptr<DeviceBatch> d =
+            decode_on_device(index_, o_, *p.decoder, *p.stream, h, times);
         const double decode_ms = ms_since(t0);
         {
           std::lock_guard<std::mutex> lock(m_);
