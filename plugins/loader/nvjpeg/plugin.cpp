@@ -1,67 +1,18 @@
 // The `nvjpeg` data loader: an ImageNet-layout JPEG folder decoded on the GPU. CPU threads only
-// read files and their headers; nvJPEG decodes each batch in one call (on the hardware JPEG
-// engines where the GPU has them, else with CUDA), and one kernel of ours does the
-// random-resized crop, flip and normalisation straight into the batch tensor on the device.
-// Batches are produced by `decoders` threads (default 1), each with its own nvJPEG state and
-// high-priority side stream taking every decoders-th batch, up to `prefetch` ahead; the
-// training stream waits for a batch on the device (an event), never on the host. One decoder
-// is the default: two removed the loop's waits for batches but not the loss, because the
-// training stream then idled as long between its kernels (nvJPEG's threads make ~1,000 CUDA
-// calls per batch on ~40 internal streams while the training thread launches ~900 kernels a
-// step; measured by bench suite `loaders`).
-//
-// With `output: yuv` nvJPEG writes each image's Y, Cb and Cr planes and our crop kernel
-// converts the pixels it samples to RGB (libjpeg's integer arithmetic, plain chroma
-// upsampling: what nvJPEG's RGB from the JPEG engines equals), so nvJPEG runs none of its
-// colour-conversion kernels on its internal streams. It gives the same pixels on the engines
-// but was not faster end to end, eager or captured (measured by bench suite `loaders`), so
-// rgb is the default.
-//
-// What nvJPEG cannot take is decoded on the CPU for that image alone (the imagefolder loader's
-// decode, same crop) and copied into its row: PNG data (ImageNet has one PNG named .JPEG), CMYK
-// and YCCK JPEGs (nvJPEG has no Adobe-inverted CMYK conversion as PIL's), and any file whose
-// header nvJPEG refuses, so that the CPU decoder either decodes it or names the real reason.
-// Counted as data.cpu_fallback and data.cpu_fallback.<png|cmyk|refused>.
-//
-// The crops and flips are the imagefolder loader's (same seed, epoch and sample index give the
-// same box), so the two loaders differ only in the decoder and resampler.
-//
-// With `cpu_share` above 0 the last round(cpu_share * batch) images of every batch are decoded
-// by the reading threads on the CPU instead (libjpeg-turbo, DCT-scaled, exactly the imagefolder
-// loader's pixels) and copied into the device batch after nvJPEG's rows: the CPU and the JPEG
-// engines decode side by side, as DALI's hw_decoder_load splits a batch. Neither the engines
-// under a busy GPU nor the CPU threads alone keep up with the fused ResNet50; sharing fed the
-// eager step nearly as fast as synthetic data but a graph-captured one hardly faster than the
-// engines alone (measured by bench suite `loaders`), so it is off by default.
-//
-// `hw_preallocate` (default true) sizes the hardware decoder's buffers for a whole batch when
-// the loader starts (nvjpegDecodeBatchedPreAllocate), as NVIDIA's own decoders do by default.
-// Under a graph-captured ResNet50 step it cuts the time a batch spends inside nvJPEG's batched
-// call and brings end-to-end throughput closer to synthetic data's, for the plain and the fused
-// ResNet50 alike, and changes eager steps within noise (measured by bench suite `loaders`); see
-// the parameter's declaration.
-#include <ATen/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDACachingAllocator.h>
+// read files and their headers; nvJPEG decodes each batch in one call, and one kernel of ours
+// crops, flips and normalises straight into the batch tensor on the device. The design
+// decisions (decoders, output, the CPU fallback, cpu_share, hw_preallocate) and the
+// measurements behind their defaults are in docs/plugins.md, section `nvjpeg`.
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <orch/data_loader.h>
-#include <orch/imagedata/augment.h>
-#include <orch/imagedata/dataset_error.h>
-#include <orch/imagedata/image_codec.h>
 #include <orch/imagedata/image_folder.h>
-#include <orch/imagedata/parallel.h>
-#include <orch/imagedata/resample.h>
-#include <orch/imagedata/sample_random.h>
 #include <orch/kernel_image.h>
 #include <orch/loaderkit/batch_pipeline.h>
 #include <orch/loaderkit/epoch_schedule.h>
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <condition_variable>
-#include <cstring>
 #include <future>
 #include <iostream>
 #include <map>
@@ -71,77 +22,15 @@
 #include <thread>
 
 #include "crop_resize.h"
+#include "device_batch.h"
+#include "host_batch.h"
 #include "nvjpeg_decoder.h"
+#include "options.h"
+#include "params.h"
+#include "torch_allocator.h"
 
 namespace orch::nvjpeg_loader {
 namespace {
-
-// nvJPEG's device memory from PyTorch's caching allocator, stream-ordered: no cudaMalloc or
-// cudaFree (which waits for the whole device) while the training stream is busy.
-int torch_device_malloc(void*, void** ptr, std::size_t size, cudaStream_t stream) {
-  try {
-    *ptr = c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(size, stream);
-    return 0;
-  } catch (const std::exception&) {
-    return 1;  // nvJPEG reports an allocator failure
-  }
-}
-int torch_device_free(void*, void* ptr, std::size_t, cudaStream_t) {
-  c10::cuda::CUDACachingAllocator::raw_delete(ptr);
-  return 0;
-}
-constexpr nvjpegDevAllocatorV2_t kTorchAllocator{&torch_device_malloc, &torch_device_free, nullptr};
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-/// How many of a batch's `count` images cpu_share sends to the CPU: the last ones.
-std::size_t cpu_rows(std::size_t count, double cpu_share) {
-  const auto k = static_cast<std::size_t>(std::llround(cpu_share * static_cast<double>(count)));
-  return std::min(k, count);
-}
-
-// One batch's files, read and parsed on the host, waiting for the GPU. Rows below gpu_count
-// go to nvJPEG (bytes, infos, augment); the rest were decoded on the CPU into cpu_images.
-struct HostBatch {
-  std::vector<std::int64_t> samples;  // after on_error: skip substitutions
-  std::vector<std::vector<std::uint8_t>> bytes;
-  std::vector<nvjpeg::ImageInfo> infos;
-  std::vector<imagedata::AugmentChoice> augment;
-  std::vector<std::int64_t> labels;
-  std::size_t gpu_count = 0;
-  torch::Tensor cpu_images;  // pinned float, rows gpu_count.. of the batch, the batch's layout
-  double cpu_decode_ms = 0;  // summed over the threads
-  std::int64_t skipped = 0;
-  std::uint64_t bytes_read = 0;
-  // GPU rows nvJPEG cannot take, decoded on the CPU: a pinned {1, 3, S, S} float image each
-  // (undefined for the others), and why (png, cmyk, refused).
-  std::vector<torch::Tensor> fallback;
-  std::map<std::string, std::int64_t> fallback_kinds, skipped_by_reason;
-  std::uint64_t epoch = 0;  // of the batch: a sample's crop comes from (seed, epoch, index)
-};
-
-// A batch on the device, ready once `ready` is reached on the producer's stream.
-struct DeviceBatch {
-  torch::Tensor images, labels;
-  at::cuda::CUDAEvent ready;
-};
-
-struct Options {
-  int image_size = 224, workers = 4, prefetch = 3, decoders = 1;
-  bool hw_pipeline = false;  // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE when false (the default)
-  bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
-  std::map<std::string, std::int64_t> skipped_at_start;  // the folder scan's skips, by reason
-  bool torch_allocator = true;
-  bool yuv = false;  // output: yuv
-  double cpu_share = 0;
-  bool hw_preallocate = true;
-  std::uint64_t seed = 0;
-  std::int64_t batch_size = 64;
-  std::string crop_unavailable;  // why the GPU cannot run the crop kernel ("" = it can)
-};
 
 // The crop kernel where the GPU can run it (<orch/kernel_image.h>); where it cannot (a build
 // without an image or PTX for it), every image is decoded and cropped on the CPU, as cpu_share
@@ -190,7 +79,7 @@ class NvjpegLoader final : public DataLoader {
       }
       // Fails here, before any step, when the backend is not usable.
       p->decoder = std::make_unique<nvjpeg::Decoder>(
-          backend, o_.torch_allocator ? &kTorchAllocator : nullptr,
+          backend, o_.torch_allocator ? torch_device_allocator() : nullptr,
           o_.yuv ? nvjpeg::Output::kYuv : nvjpeg::Output::kRgbi, o_.hw_pipeline, pre);
       // High priority: the GPU's block scheduler then starts this stream's few small kernels
       // and copies ahead of the training kernels queued at normal priority, so a batch is not
@@ -308,275 +197,6 @@ class NvjpegLoader final : public DataLoader {
     return out;
   }
 
-  // Reads and parses one batch's files with `workers` threads, and decodes its CPU rows (see
-  // cpu_share). With on_error: skip, a file that cannot be read, parsed or (on the CPU) decoded
-  // gives its place to the next readable one of the dataset.
-  HostBatch read(const Producer& p, std::int64_t b, std::vector<std::int64_t> samples) const {
-    const auto epoch = static_cast<std::uint64_t>(p.schedule->epoch_of(b));
-    HostBatch h;
-    h.epoch = epoch;
-    const std::size_t count = samples.size();
-    h.samples = std::move(samples);
-    h.gpu_count = count - cpu_rows(count, o_.cpu_share);
-    h.bytes.resize(count);
-    h.infos.resize(count);
-    h.augment.resize(count);
-    h.labels.resize(count);
-    const int size = o_.image_size;
-    const std::int64_t pixels_per_image = 3LL * size * size;
-    float* cpu_out = nullptr;
-    if (h.gpu_count < count) {
-      h.cpu_images =
-          torch::empty({static_cast<std::int64_t>(count - h.gpu_count), 3, size, size},
-                       torch::TensorOptions()
-                           .dtype(torch::kFloat32)
-                           .pinned_memory(true)
-                           .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                           : at::MemoryFormat::Contiguous));
-      cpu_out = h.cpu_images.data_ptr<float>();
-    }
-    std::vector<std::int64_t> skipped(count, 0);
-    std::vector<double> cpu_ms(count, 0.0);
-    std::vector<std::uint64_t> file_bytes(count, 0);  // of the file each row ended up with
-    h.fallback.resize(count);
-    std::mutex counts_mutex;  // h.fallback_kinds, h.skipped_by_reason
-    // The imagefolder loader's decode of row u: the same crop from the same generator, into
-    // `dst` (normalised floats).
-    const auto decode_on_cpu = [&](std::size_t u, imagedata::SampleRng& rng, float* dst) {
-      const auto t0 = Clock::now();
-      std::vector<std::uint8_t> rgb(static_cast<std::size_t>(pixels_per_image));
-      imagedata::augment_image(h.bytes[u].data(), h.bytes[u].size(), rng, size, rgb.data());
-      imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, dst);
-      cpu_ms[u] += ms_since(t0);
-      file_bytes[u] = h.bytes[u].size();
-      h.bytes[u] = {};  // decoded: the bytes need not wait for the GPU
-    };
-    // Why nvJPEG cannot take a file, or "" when it can (and its header is in `info`).
-    const auto cpu_only = [&](std::size_t u, nvjpeg::ImageInfo& info) -> const char* {
-      const auto& bytes = h.bytes[u];
-      if (imagedata::sniff_format(bytes.data(), bytes.size()) != imagedata::ImageFormat::kJpeg)
-        return imagedata::sniff_format(bytes.data(), bytes.size()) == imagedata::ImageFormat::kPng
-                   ? "png"
-                   : "refused";
-      try {
-        info = p.decoder->info(bytes.data(), bytes.size());
-      } catch (const std::exception&) {
-        return "refused";  // the CPU decoder decodes it, or says what is wrong with it
-      }
-      return info.components == 4 ? "cmyk" : "";  // CMYK or YCCK
-    };
-    imagedata::parallel_for(static_cast<std::int64_t>(count), o_.workers, [&](std::int64_t i) {
-      const auto u = static_cast<std::size_t>(i);
-      const bool on_cpu = u >= h.gpu_count;
-      for (std::int64_t tries = 0;; ++tries) {
-        const std::int64_t k = (h.samples[u] + tries) % n_;
-        const auto& sample = index_.samples[static_cast<std::size_t>(k)];
-        try {
-          h.bytes[u] = imagedata::read_file(sample.path);  // names the path itself
-          auto rng =
-              imagedata::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
-          const char* fallback = "";
-          h.fallback[u] = torch::Tensor();
-          try {
-            if (on_cpu) {
-              decode_on_cpu(
-                  u, rng, cpu_out + static_cast<std::int64_t>(u - h.gpu_count) * pixels_per_image);
-            } else if (*(fallback = cpu_only(u, h.infos[u]))) {
-              torch::Tensor row =
-                  torch::empty({1, 3, size, size},
-                               torch::TensorOptions()
-                                   .dtype(torch::kFloat32)
-                                   .pinned_memory(true)
-                                   .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                                   : at::MemoryFormat::Contiguous));
-              decode_on_cpu(u, rng, row.data_ptr<float>());
-              h.fallback[u] = row;
-            }
-          } catch (const imagedata::DatasetError& e) {
-            throw imagedata::with_path(sample.path.string(), e);
-          } catch (const std::exception& e) {
-            throw std::runtime_error(sample.path.string() + ": " + e.what());
-          }
-          if (*fallback) {
-            std::lock_guard<std::mutex> lock(counts_mutex);
-            ++h.fallback_kinds[fallback];
-          } else if (!on_cpu) {
-            h.augment[u] = imagedata::choose_augment(h.infos[u].width, h.infos[u].height, rng);
-            file_bytes[u] = h.bytes[u].size();
-          }
-          h.labels[u] = sample.label;
-          h.samples[u] = k;
-          return;
-        } catch (const std::exception& e) {
-          if (!o_.skip_errors) throw;
-          ++skipped[u];
-          {
-            std::lock_guard<std::mutex> lock(counts_mutex);
-            ++h.skipped_by_reason[loaderkit::skip_reason(e)];
-          }
-          if (tries + 1 >= n_)
-            throw std::runtime_error(std::string("every image failed to load; the last: ") +
-                                     e.what());
-        }
-      }
-    });
-    for (std::size_t i = 0; i < count; ++i) {
-      h.skipped += skipped[i];
-      h.cpu_decode_ms += cpu_ms[i];
-      h.bytes_read += file_bytes[i];
-    }
-    return h;
-  }
-
-  // One image decoded on the CPU as the imagefolder loader decodes it (the same crop from the
-  // same generator), normalised into a pinned {1, 3, S, S} float tensor in the batch's layout.
-  torch::Tensor decode_on_host(const std::vector<std::uint8_t>& bytes,
-                               imagedata::SampleRng rng) const {
-    const int size = o_.image_size;
-    std::vector<std::uint8_t> rgb(static_cast<std::size_t>(3) * size * size);
-    imagedata::augment_image(bytes.data(), bytes.size(), rng, size, rgb.data());
-    torch::Tensor row = torch::empty(
-        {1, 3, size, size}, torch::TensorOptions()
-                                .dtype(torch::kFloat32)
-                                .pinned_memory(true)
-                                .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                                : at::MemoryFormat::Contiguous));
-    imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, row.data_ptr<float>());
-    return row;
-  }
-
-  // Where a batch's decode_ms went: inside nvJPEG's calls (its host-side parsing and
-  // launching, and whatever it waits for), and waiting for the producer's stream at the end
-  // (the GPU finishing the batch). The rest is ours: layout, allocations, the crop jobs.
-  struct DecodeTimes {
-    double nvjpeg_ms = 0, gpu_wait_ms = 0;
-  };
-
-  // Decodes and augments one batch on the producer's stream (its GPU rows; its CPU rows, decoded
-  // already, are copied after them); returns when the GPU is done with it.
-  std::unique_ptr<DeviceBatch> to_device(Producer& p, HostBatch& h, DecodeTimes& times) {
-    auto& stream = *p.stream;
-    const std::size_t count = h.samples.size();
-    const std::size_t g = h.gpu_count;  // rows 0..g-1 decoded by nvJPEG
-    const auto dev = torch::TensorOptions().device(torch::kCUDA, device_index_);
-    auto out = std::make_unique<DeviceBatch>();
-    out->images = torch::empty({static_cast<std::int64_t>(count), 3, o_.image_size, o_.image_size},
-                               dev.dtype(torch::kFloat32)
-                                   .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                                   : at::MemoryFormat::Contiguous));
-    torch::Tensor host_labels =
-        torch::empty({static_cast<std::int64_t>(count)},
-                     torch::TensorOptions().dtype(torch::kInt64).pinned_memory(true));
-    for (std::size_t i = g; i < count; ++i) host_labels.data_ptr<std::int64_t>()[i] = h.labels[i];
-    // Kept alive until the stream is synchronised below: the device reads them.
-    torch::Tensor pixels, host_jobs, device_jobs;
-    // The GPU rows nvJPEG decodes: all but those decoded on the CPU instead (h.fallback).
-    std::vector<std::size_t> rows;
-    for (std::size_t i = 0; i < g; ++i)
-      if (!h.fallback[i].defined()) rows.push_back(i);
-    for (std::size_t i = 0; i < g; ++i)
-      if (h.fallback[i].defined()) host_labels.data_ptr<std::int64_t>()[i] = h.labels[i];
-    if (!rows.empty()) {
-      // Each image at its offset in one device buffer: interleaved RGB, or with output: yuv its
-      // Y, Cb and Cr planes.
-      const std::size_t r = rows.size();
-      std::vector<nvjpeg::ImageInfo> infos(r);
-      for (std::size_t c = 0; c < r; ++c) infos[c] = h.infos[rows[c]];
-      const nvjpeg::BatchLayout layout = nvjpeg::layout_batch(infos, p.decoder->output());
-      pixels = torch::empty({layout.bytes}, dev.dtype(torch::kUInt8));
-      std::uint8_t* const base = pixels.data_ptr<std::uint8_t>();
-      std::vector<nvjpeg::DecodeJob> jobs(r);
-      for (std::size_t c = 0; c < r; ++c)
-        jobs[c] = nvjpeg::decode_job(layout, c, infos[c], h.bytes[rows[c]].data(),
-                                     h.bytes[rows[c]].size(), base);
-      std::vector<std::string> errors;
-      const auto t_nvjpeg = Clock::now();
-      const std::vector<std::size_t> failed = p.decoder->decode(jobs, stream.stream(), errors);
-      times.nvjpeg_ms = ms_since(t_nvjpeg);
-
-      // A file whose header parsed but whose data nvJPEG did not decode goes to the CPU
-      // decoder, which decodes it (counted as a fallback, `refused`) or says what is wrong with
-      // it (a truncated file, say): then with on_error: skip its place goes to another GPU row
-      // of this batch, counted as skipped by that reason; without, the run fails naming it.
-      std::vector<bool> bad(r, false);
-      for (std::size_t f = 0; f < failed.size(); ++f) {
-        const std::size_t i = rows[failed[f]];
-        const auto k = static_cast<std::uint64_t>(h.samples[i]);
-        const auto& path = index_.samples[static_cast<std::size_t>(k)].path;
-        try {
-          h.fallback[i] =
-              decode_on_host(h.bytes[i], imagedata::SampleRng::for_sample(o_.seed, h.epoch, k));
-          ++h.fallback_kinds["refused"];
-        } catch (const imagedata::DatasetError& e) {
-          if (!o_.skip_errors) throw imagedata::with_path(path.string(), e);
-          bad[failed[f]] = true;
-          ++h.skipped;
-          ++h.skipped_by_reason[e.reason()];
-        }
-      }
-      std::optional<std::size_t> good;
-      for (std::size_t c = 0; c < r && !good; ++c)
-        if (!bad[c]) good = c;
-      if (!good)
-        throw std::runtime_error("no image of a batch decoded; the first error: " + errors[0]);
-
-      // One crop job per GPU row; a CPU-decoded row gets a good row's, overwritten below.
-      host_jobs = torch::empty({static_cast<std::int64_t>(g * sizeof(nvjpeg::CropJob))},
-                               torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
-      auto* cj = reinterpret_cast<nvjpeg::CropJob*>(host_jobs.data_ptr<std::uint8_t>());
-      for (std::size_t i = 0, c = 0; i < g; ++i) {
-        const bool decoded = c < r && rows[c] == i;
-        const std::size_t src = decoded && !bad[c] ? c : *good;
-        if (decoded) ++c;
-        const auto& a = h.augment[rows[src]];
-        cj[i] = {layout.offset[src],
-                 infos[src].width,
-                 infos[src].height,
-                 static_cast<float>(a.crop.x),
-                 static_cast<float>(a.crop.y),
-                 static_cast<float>(a.crop.w),
-                 static_cast<float>(a.crop.h),
-                 a.flip ? 1 : 0,
-                 layout.ycc[src] ? nvjpeg::kCropYcc : nvjpeg::kCropRgbi,
-                 layout.planes[src]};
-        // A row decoded on the CPU keeps its own label; a skipped one takes its substitute's.
-        host_labels.data_ptr<std::int64_t>()[i] =
-            h.fallback[i].defined() ? h.labels[i] : h.labels[rows[src]];
-      }
-      device_jobs = host_jobs.to(dev, /*non_blocking=*/true);
-      const cudaError_t e = nvjpeg::crop_resize_normalize(
-          reinterpret_cast<const nvjpeg::CropJob*>(device_jobs.data_ptr<std::uint8_t>()),
-          static_cast<int>(g), base, o_.image_size, o_.channels_last, out->images.data_ptr<float>(),
-          stream.stream());
-      if (e != cudaSuccess)
-        throw std::runtime_error(std::string("the crop/resize kernel did not start: ") +
-                                 cudaGetErrorString(e));
-    }
-    // The GPU rows decoded on the CPU, after the crop kernel on the same stream.
-    for (std::size_t i = 0; i < g; ++i)
-      if (h.fallback[i].defined())
-        out->images.narrow(0, static_cast<std::int64_t>(i), 1)
-            .copy_(h.fallback[i], /*non_blocking=*/true);
-    if (g < count) {
-      // The CPU rows: one copy, the batch dimension being outermost in either layout.
-      out->images.narrow(0, static_cast<std::int64_t>(g), static_cast<std::int64_t>(count - g))
-          .copy_(h.cpu_images, /*non_blocking=*/true);
-    }
-    out->labels = host_labels.to(dev, /*non_blocking=*/true);
-    out->ready.record(stream);
-    // The host buffers (file bytes, pinned jobs, labels and CPU rows) must outlive the GPU's
-    // reads of them, and this decoder's state is reused by its next batch. It also keeps the
-    // next batch safe from an nvJPEG bug: on the hardware engines nvjpegDecodeBatched writes
-    // its destinations when called, not when the stream gets there (torchcodec#1634, on H100
-    // with nvJPEG 12.3-13.2), so a buffer the caching allocator hands out again on this stream
-    // must have no work pending on it; after this wait there is none. Meanwhile the other
-    // producers decode and this one's next files are being read.
-    const auto t_wait = Clock::now();
-    stream.synchronize();
-    times.gpu_wait_ms = ms_since(t_wait);
-    return out;
-  }
-
   void produce(Producer& p) {
     try {
       c10::cuda::CUDAGuard guard(device_index_);
@@ -584,7 +204,8 @@ class NvjpegLoader final : public DataLoader {
       const std::int64_t step = o_.decoders;
       const auto start_reading = [&](std::int64_t b) {
         return std::async(std::launch::async, [this, &p, b, s = samples_of(p, b)]() mutable {
-          return read(p, b, std::move(s));
+          const auto epoch = static_cast<std::uint64_t>(p.schedule->epoch_of(b));
+          return read_host_batch(index_, o_, *p.decoder, epoch, std::move(s));
         });
       };
       auto reading = start_reading(p.first);
@@ -601,7 +222,8 @@ class NvjpegLoader final : public DataLoader {
         reading = start_reading(b + step);
         const auto t0 = Clock::now();
         DecodeTimes times;
-        std::unique_ptr<DeviceBatch> d = to_device(p, h, times);
+        std::unique_ptr<DeviceBatch> d =
+            decode_on_device(index_, o_, *p.decoder, *p.stream, h, times);
         const double decode_ms = ms_since(t0);
         {
           std::lock_guard<std::mutex> lock(m_);
@@ -688,136 +310,10 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     return i;
   }
   static PluginInfo described() {
-    return {
-        "nvjpeg",
-        PluginKind::kDataLoader,
-        "1.0.0",
-        "JPEG folder (ImageNet layout) decoded on the GPU with nvJPEG (hardware JPEG engines "
-        "where present), random-resized-crop + flip + normalize by a CUDA kernel",
-        {{"root",
-          ParamType::kString,
-          std::string(""),
-          {},
-          {},
-          {},
-          "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG); what nvJPEG "
-          "cannot decode (PNG, CMYK JPEGs) is decoded on the CPU and counted (data.cpu_fallback)"},
-         {"split",
-          ParamType::kString,
-          std::string("train"),
-          {std::string("train"), std::string("val")},
-          {},
-          {},
-          "train: DIR/train/<class>/ (or DIR/<class>/ when there is no train/); val: "
-          "DIR/val/<class>/",
-          /*hashed_at_default=*/false},  // keeps earlier results' hashes
-         {"backend",
-          ParamType::kString,
-          std::string("auto"),
-          {std::string("auto"), std::string("hardware"), std::string("gpu")},
-          {},
-          {},
-          "hardware JPEG engines, the CUDA decoder, or hardware when the GPU has it"},
-         {"workers",
-          ParamType::kInt,
-          std::int64_t{4},
-          {},
-          1,
-          256,
-          "threads reading files and JPEG headers (decoding is on the GPU)"},
-         {"prefetch",
-          ParamType::kInt,
-          std::int64_t{3},
-          {},
-          1,
-          16,
-          "decoded batches kept ready on the device ahead of the training loop"},
-         {"allocator",
-          ParamType::kString,
-          std::string("torch"),
-          {std::string("torch"), std::string("cuda")},
-          {},
-          {},
-          "nvJPEG's buffers: PyTorch's caching allocator and a pinned pool, or nvJPEG's own "
-          "cudaMalloc/cudaFree (which wait for the device)",
-          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
-         {"decoders",
-          ParamType::kInt,
-          std::int64_t{1},
-          {},
-          1,
-          8,
-          "batches decoded at once, each by its own thread, nvJPEG state and stream",
-          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
-         {"output",
-          ParamType::kString,
-          std::string("rgb"),
-          {std::string("rgb"), std::string("yuv")},
-          {},
-          {},
-          "what nvJPEG writes: interleaved RGB (its colour-conversion kernels), or YUV planes "
-          "converted to RGB inside the crop kernel",
-          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
-         {"hw_pipeline",
-          ParamType::kBool,
-          false,
-          {},
-          {},
-          {},
-          "on the hardware engines: nvJPEG's pipelined batch decode (true), or without its "
-          "pipelining (false: NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE); no effect on the CUDA decoder",
-          // Left out of the hash at its default, like every parameter added after the first
-          // nvjpeg results were stored, so those keep their configuration hashes. False is the
-          // default because it is faster under training, eager and captured, with the default
-          // and with 32 driver connections (measured by bench suite `loaders`); results stored
-          // while the default was true ran pipelined under the same hash.
-          /*hashed_at_default=*/false},
-         {"hw_preallocate",
-          ParamType::kBool,
-          true,
-          {},
-          {},
-          {},
-          "on the hardware engines: size nvJPEG's buffers for a whole batch up front "
-          "(nvjpegDecodeBatchedPreAllocate) instead of as images come; no effect on the CUDA "
-          "decoder",
-          // Left out of the hash at its default (added after the first nvjpeg results). True
-          // is the default because it is faster under a graph-captured step, plain and fused
-          // ResNet50 alike, and within noise eagerly (measured by bench suite `loaders`);
-          // results stored while the default was false ran without it under the same hash.
-          /*hashed_at_default=*/false},
-         {"cpu_share",
-          ParamType::kFloat,
-          0.0,
-          {},
-          0.0,
-          1.0,
-          "share of each batch the reading threads decode on the CPU (libjpeg-turbo, as "
-          "imagefolder) beside nvJPEG, copied into the batch after its rows; 0: all by nvJPEG",
-          /*hashed_at_default=*/false},  // keeps the first nvjpeg results' hashes
-         {"shuffle",
-          ParamType::kBool,
-          true,
-          {},
-          {},
-          {},
-          "a new order every epoch, from the run's seed"},
-         {"drop_last", ParamType::kBool, true, {}, {}, {}, "drop an epoch's incomplete last batch"},
-         {"image_size",
-          ParamType::kInt,
-          std::int64_t{224},
-          {},
-          16,
-          1024,
-          "height and width of the random-resized crop"},
-         {"on_error",
-          ParamType::kString,
-          std::string("fail"),
-          {std::string("fail"), std::string("skip")},
-          {},
-          {},
-          "an unreadable or corrupt file fails the run, or is skipped and counted by reason "
-          "(data.skipped.<reason>)"}}};
+    return {"nvjpeg", PluginKind::kDataLoader, "1.0.0",
+            "JPEG folder (ImageNet layout) decoded on the GPU with nvJPEG (hardware JPEG engines "
+            "where present), random-resized-crop + flip + normalize by a CUDA kernel",
+            nvjpeg_params()};
   }
 
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
