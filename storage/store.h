@@ -1,6 +1,7 @@
 // The result store: owns the SQLite schema, its version and migrations; records the life of
 // each run of a sweep (begin, heartbeat, result document, interruption), one durable
-// transaction per step; and answers the queries of rank, compare and export.
+// transaction per step; keeps the sweeps' plan revisions; and answers the queries of rank,
+// compare and export.
 #pragma once
 
 #include <cstdint>
@@ -127,6 +128,9 @@ struct SweepTimeTotal {
   double unmeasured_s = 0;
 };
 
+/// A sweep's plan revision (storage/sweep_plans.h, which callers of the plan methods include).
+struct SweepPlan;
+
 class Store {
  public:
   /// Opens or creates the database at `path`, sets WAL mode, FULL sync and the busy timeout
@@ -199,9 +203,24 @@ class Store {
   /// One run by id, whatever its sweep.
   std::optional<RunRecord> run(std::int64_t run_id) const;
 
+  // --- plan revisions (sweep_plans.cpp; the callers include storage/sweep_plans.h) -----------
+  /// The sweep's latest plan revision; none when none was recorded.
+  std::optional<SweepPlan> latest_plan(std::int64_t sweep_id) const;
+  /// One revision of the sweep's plan; none when it does not exist (or `revision` <= 0).
+  std::optional<SweepPlan> plan_revision(std::int64_t sweep_id, int revision) const;
+  /// How many plan revisions the sweep has (0: none recorded).
+  int plan_revisions(std::int64_t sweep_id) const;
+  /// Records `plan` as the sweep's next revision, in one transaction; returns its number.
+  int record_plan(std::int64_t sweep_id, const SweepPlan& plan);
+  /// Replaces the warnings kept with the sweep's latest revision by `warnings`; does nothing
+  /// when it has none. Returns the revision changed (0: none).
+  int set_latest_plan_warnings(std::int64_t sweep_id, const std::vector<std::string>& warnings);
+
   int schema_version() const;
   /// The database's file as SQLite opened it.
   std::string path() const;
+  /// The raw connection, for storage/ itself and tests: other code reads and writes through
+  /// the methods above, so the SQL stays beside the schema it depends on.
   Database& database() { return db_; }
   const Database& database() const { return db_; }
 
