@@ -1,4 +1,5 @@
-// The store's read queries: the ranking view and runs with their metrics and profiles.
+// The store's read queries: the ranking view, runs with their metrics and profiles, their
+// environments and the failures view.
 #include "storage/store.h"
 
 namespace orch::storage {
@@ -156,6 +157,48 @@ std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t 
                  ops.column_double(6)};
     RunProfile& p = *out[it->second].profile;
     (ops.column_text(1) == "kernel" ? p.top_kernels : p.top_cpu_ops).push_back(std::move(op));
+  }
+  return out;
+}
+
+namespace {
+
+std::optional<std::int64_t> opt_int(const Statement& s, int c) {
+  return s.is_null(c) ? std::nullopt : std::optional<std::int64_t>(s.column_int(c));
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> Store::run_environments(std::int64_t sweep_id) const {
+  Statement env(db_, "SELECT environment_json FROM runs WHERE sweep_id = ? ORDER BY id");
+  env.bind(1, sweep_id);
+  std::vector<nlohmann::json> out;
+  while (env.step()) {
+    nlohmann::json e;
+    if (!env.is_null(0)) e = nlohmann::json::parse(env.column_text(0), nullptr, false);
+    out.push_back(e.is_discarded() ? nlohmann::json() : e);
+  }
+  return out;
+}
+
+std::vector<FailureRecord> Store::failures(const std::string& sweep_name) const {
+  Statement f(db_,
+              "SELECT run_id, name, repeat, status, attempts, error, exit_code, term_signal, "
+              "stderr_tail FROM failures WHERE sweep = ? ORDER BY name, repeat");
+  f.bind(1, sweep_name);
+  std::vector<FailureRecord> out;
+  while (f.step()) {
+    FailureRecord row;
+    row.run_id = f.column_int(0);
+    row.name = f.column_text(1);
+    row.repeat = static_cast<int>(f.column_int(2));
+    row.status = f.column_text(3);
+    row.attempts = static_cast<int>(f.column_int(4));
+    row.error = f.column_text(5);
+    row.exit_code = opt_int(f, 6);
+    row.term_signal = opt_int(f, 7);
+    row.stderr_tail = f.column_text(8);
+    out.push_back(std::move(row));
   }
   return out;
 }
