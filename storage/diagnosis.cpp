@@ -131,101 +131,101 @@ std::optional<Diagnosis> diagnose(const nlohmann::json& doc) {
   return diagnose(result_from_json(doc));
 }
 
-std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
-  if (!doc.ok()) return std::nullopt;
-  const nlohmann::json& metrics = doc.metrics;
-  const auto step = number_at(metrics, "step_ms_mean");
-  if (!step || *step <= 0) return std::nullopt;
+namespace {
+
+// The input figures every label's detail cites, and whether they make the run input-bound.
+struct InputFigures {
+  double input_share = 0, input_threshold = kInputBoundWaitShare;
+  std::string wait_text;  // the input figures, as every label's detail cites them
+  std::string no_wait = "with no data wait";
+};
+
+InputFigures input_figures(const nlohmann::json& metrics, double step) {
   const double wait = number_at(metrics, "data_wait_ms_mean").value_or(0.0);
-  const double wait_share = wait / *step;
+  const double wait_share = wait / step;
   // What decides input-bound: the GPU's idle time for want of a batch where the runner
   // measured it (a CUDA run), else the host's wait for the loader (a CPU run, where the host
   // does the work itself, or an older document).
   const auto idle = number_at(metrics, "gpu_idle_ms_mean");
-  std::string wait_text;  // the input figures, as every label's detail cites them
-  double input_share = wait_share, input_threshold = kInputBoundWaitShare;
-  std::string no_wait = "with no data wait";
-  if (idle) {
-    input_share = *idle / *step;
-    input_threshold = kInputBoundIdleShare;
-    no_wait = "with the GPU not waiting for input";
-    // The host's split stays a figure of its own: with steps queued ahead on the GPU (an
-    // asynchronously replayed graph above all), the host waits for the loader while the GPU
-    // is still busy, and the two disagree.
-    wait_text = fmt::format(
-        "GPU idle {:.2f} ms = {:.1f}% of the {:.2f} ms step waiting for input (host data wait "
-        "{:.2f} ms / compute {:.2f} ms",
-        *idle, 100 * input_share, *step, wait, *step - wait);
-    if (input_share <= input_threshold && wait_share > kInputBoundWaitShare) {
-      wait_text += ": the host waited for the loader while the GPU worked through queued steps";
-    }
-    wait_text += ")";
-  } else {
-    wait_text = fmt::format("data wait {:.2f} ms = {:.1f}% of the {:.2f} ms step", wait,
-                            100 * wait_share, *step);
+  InputFigures f;
+  f.input_share = wait_share;
+  if (!idle) {
+    f.wait_text = fmt::format("data wait {:.2f} ms = {:.1f}% of the {:.2f} ms step", wait,
+                              100 * wait_share, step);
+    return f;
   }
-
-  // The host's CPU, where the GPU is under-used; on a CPU run the host is the device, and its
-  // busy cores are the work itself.
-  const bool on_gpu = !(doc.device && doc.device->rfind("cpu", 0) == 0);
-  const auto host = on_gpu ? host_cpu_evidence(metrics) : std::nullopt;
-  if (input_share > input_threshold) {
-    std::string detail = fmt::format("{} (over {:.0f}%)", wait_text, 100 * input_threshold);
-    if (host) detail += "; " + *host;
-    return Diagnosis{"input-bound", detail};
+  f.input_share = *idle / step;
+  f.input_threshold = kInputBoundIdleShare;
+  f.no_wait = "with the GPU not waiting for input";
+  // The host's split stays a figure of its own: with steps queued ahead on the GPU (an
+  // asynchronously replayed graph above all), the host waits for the loader while the GPU
+  // is still busy, and the two disagree.
+  f.wait_text = fmt::format(
+      "GPU idle {:.2f} ms = {:.1f}% of the {:.2f} ms step waiting for input (host data wait "
+      "{:.2f} ms / compute {:.2f} ms",
+      *idle, 100 * f.input_share, step, wait, step - wait);
+  if (f.input_share <= f.input_threshold && wait_share > kInputBoundWaitShare) {
+    f.wait_text += ": the host waited for the loader while the GPU worked through queued steps";
   }
+  f.wait_text += ")";
+  return f;
+}
 
-  // PCIe: host-to-device traffic (NVML's RX, as seen by the GPU) against the link's rate.
-  std::optional<double> rx = number_at(metrics, "pcie_rx_mean_bytes_per_s");
+// PCIe: host-to-device traffic (NVML's RX, as seen by the GPU) against the link's rate. The
+// figures' text, empty when either is unknown; `bound` when the traffic saturates the link.
+std::string pcie_figures(const ResultDocument& doc, bool& bound) {
+  bound = false;
+  std::optional<double> rx = number_at(doc.metrics, "pcie_rx_mean_bytes_per_s");
   if (!rx) rx = window_mean(doc.telemetry, "pcie_rx_bytes_per_s");
   const nlohmann::json pcie = json_object(doc.environment, "pcie");
   const auto gen = number_at(pcie, "gen_current");
   const auto width = number_at(pcie, "width_current");
   std::optional<double> link;
   if (gen && width) link = pcie_link_bytes_per_s(static_cast<int>(*gen), static_cast<int>(*width));
-  std::string pcie_text;
-  if (rx && link) {
-    const double share = *rx / *link;
-    pcie_text = fmt::format("PCIe RX {} = {:.0f}% of Gen{} x{} ({})", gb_per_s(*rx), 100 * share,
-                            static_cast<int>(*gen), static_cast<int>(*width), gb_per_s(*link));
-    if (share >= kPcieBoundShare) {
-      return Diagnosis{"pcie-bound", fmt::format("{} (at least {:.0f}%); {}", pcie_text,
-                                                 100 * kPcieBoundShare, wait_text)};
-    }
-  }
+  if (!rx || !link) return {};
+  const double share = *rx / *link;
+  bound = share >= kPcieBoundShare;
+  return fmt::format("PCIe RX {} = {:.0f}% of Gen{} x{} ({})", gb_per_s(*rx), 100 * share,
+                     static_cast<int>(*gen), static_cast<int>(*width), gb_per_s(*link));
+}
 
-  std::optional<double> util = number_at(metrics, "gpu_util_mean_pct");
-  if (!util) util = window_mean(doc.telemetry, "gpu_util_pct");
-  const auto trace = profile_evidence(doc.profile);
-  if (!util && trace) {
-    // No NVML, but a GPU profile: its busy share measures what NVML's utilization estimates
-    // (the time a kernel ran), from the profiled steps' kernels against the measured step.
-    std::string detail = fmt::format("{}; {}", trace->text, wait_text);
+// No NVML utilization: a GPU profile's busy share decides, else nothing does.
+Diagnosis diagnose_without_nvml(const ResultDocument& doc, const InputFigures& in,
+                                const std::string& pcie_text,
+                                const std::optional<ProfileEvidence>& trace) {
+  if (trace) {
+    // A GPU profile: its busy share measures what NVML's utilization estimates (the time a
+    // kernel ran), from the profiled steps' kernels against the measured step.
+    std::string detail = fmt::format("{}; {}", trace->text, in.wait_text);
     if (!pcie_text.empty()) detail += "; " + pcie_text;
     if (trace->busy_pct < kBusyUtilPct) {
       return Diagnosis{"launch-bound", fmt::format("{} (GPU busy under {:.0f}% {}, from the trace: "
                                                    "no NVML utilization)",
-                                                   detail, kBusyUtilPct, no_wait)};
+                                                   detail, kBusyUtilPct, in.no_wait)};
     }
     return Diagnosis{"compute-bound", detail + " (no NVML utilization)"};
   }
-  if (!util) {
-    std::string why = "no GPU utilization recorded";
-    const nlohmann::json& tel = doc.telemetry;
-    if (tel.is_object() && tel.contains("reason") && tel["reason"].is_string()) {
-      why += ": " + tel["reason"].get<std::string>();
-    } else if (doc.device && doc.device->rfind("cpu", 0) == 0) {
-      why += ": CPU run";
-    }
-    return Diagnosis{"unknown (no telemetry)", fmt::format("{}; {}", wait_text, why)};
+  std::string why = "no GPU utilization recorded";
+  const nlohmann::json& tel = doc.telemetry;
+  if (tel.is_object() && tel.contains("reason") && tel["reason"].is_string()) {
+    why += ": " + tel["reason"].get<std::string>();
+  } else if (doc.device && doc.device->rfind("cpu", 0) == 0) {
+    why += ": CPU run";
   }
-  std::string detail = fmt::format("GPU busy {:.0f}% (NVML mean); {}", *util, wait_text);
+  return Diagnosis{"unknown (no telemetry)", fmt::format("{}; {}", in.wait_text, why)};
+}
+
+// NVML's mean utilization decides launch- vs compute-bound.
+Diagnosis diagnose_with_nvml(double util, const InputFigures& in, const std::string& pcie_text,
+                             const std::optional<ProfileEvidence>& trace,
+                             const std::optional<std::string>& host) {
+  std::string detail = fmt::format("GPU busy {:.0f}% (NVML mean); {}", util, in.wait_text);
   if (!pcie_text.empty()) detail += "; " + pcie_text;
   // NVML decides (it covers the measured steps, the profile only extra ones with the profiler's
   // own host cost); the trace's numbers stand beside it as the evidence to look at.
   if (trace) detail += "; " + trace->text;
-  if (*util < kBusyUtilPct) {
-    detail = fmt::format("{} (GPU busy under {:.0f}% {})", detail, kBusyUtilPct, no_wait);
+  if (util < kBusyUtilPct) {
+    detail = fmt::format("{} (GPU busy under {:.0f}% {})", detail, kBusyUtilPct, in.no_wait);
     // The GPU waits, yet not at the batch hand-off: a host this busy may be starving the
     // training thread itself (loader workers competing with it for cores).
     if (host) detail += "; input-bound hint: " + *host;
@@ -240,6 +240,39 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
         kBusyUtilPct);
   }
   return Diagnosis{"compute-bound", detail};
+}
+
+}  // namespace
+
+std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
+  if (!doc.ok()) return std::nullopt;
+  const nlohmann::json& metrics = doc.metrics;
+  const auto step = number_at(metrics, "step_ms_mean");
+  if (!step || *step <= 0) return std::nullopt;
+  const InputFigures in = input_figures(metrics, *step);
+
+  // The host's CPU, where the GPU is under-used; on a CPU run the host is the device, and its
+  // busy cores are the work itself.
+  const bool on_gpu = !(doc.device && doc.device->rfind("cpu", 0) == 0);
+  const auto host = on_gpu ? host_cpu_evidence(metrics) : std::nullopt;
+  if (in.input_share > in.input_threshold) {
+    std::string detail = fmt::format("{} (over {:.0f}%)", in.wait_text, 100 * in.input_threshold);
+    if (host) detail += "; " + *host;
+    return Diagnosis{"input-bound", detail};
+  }
+
+  bool pcie_bound = false;
+  const std::string pcie_text = pcie_figures(doc, pcie_bound);
+  if (pcie_bound) {
+    return Diagnosis{"pcie-bound", fmt::format("{} (at least {:.0f}%); {}", pcie_text,
+                                               100 * kPcieBoundShare, in.wait_text)};
+  }
+
+  std::optional<double> util = number_at(metrics, "gpu_util_mean_pct");
+  if (!util) util = window_mean(doc.telemetry, "gpu_util_pct");
+  const auto trace = profile_evidence(doc.profile);
+  if (!util) return diagnose_without_nvml(doc, in, pcie_text, trace);
+  return diagnose_with_nvml(*util, in, pcie_text, trace, host);
 }
 
 }  // namespace orch::storage

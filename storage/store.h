@@ -1,6 +1,7 @@
 // The result store: owns the SQLite schema, its version and migrations; records the life of
 // each run of a sweep (begin, heartbeat, result document, interruption), one durable
-// transaction per step; and answers the queries of rank, compare and export.
+// transaction per step; keeps the sweeps' plan revisions; and answers the queries of rank,
+// compare, export, report and the plan's estimate.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "result/run_phases.h"
+#include "storage/run_samples.h"
 #include "storage/sqlite.h"
 
 namespace orch::storage {
@@ -127,6 +129,33 @@ struct SweepTimeTotal {
   double unmeasured_s = 0;
 };
 
+/// A row of the `failures` view: a run that did not succeed, and how it ended.
+struct FailureRecord {
+  std::int64_t run_id = 0;
+  std::string name, status, error, stderr_tail;
+  int repeat = 0, attempts = 0;
+  std::optional<std::int64_t> exit_code, term_signal;
+};
+
+/// One successful run of a configuration in some sweep, with where that sweep ran it.
+struct ConfigRun {
+  std::int64_t sweep_id = 0;
+  std::string sweep, sweep_created_at;
+  double images_per_s = 0;
+  std::string driver_version, cudnn_version;  ///< empty when not recorded
+};
+
+/// How long one successful run took, and what it ran.
+struct RunDuration {
+  std::string config_hash;
+  double duration_s = 0;
+  /// The resolved configuration; not an object when the stored text does not parse.
+  nlohmann::json config;
+};
+
+/// A sweep's plan revision (storage/sweep_plans.h, which callers of the plan methods include).
+struct SweepPlan;
+
 class Store {
  public:
   /// Opens or creates the database at `path`, sets WAL mode, FULL sync and the busy timeout
@@ -198,10 +227,49 @@ class Store {
   std::vector<RunRecord> runs(std::int64_t sweep_id, const std::string& status = {}) const;
   /// One run by id, whatever its sweep.
   std::optional<RunRecord> run(std::int64_t run_id) const;
+  /// The recorded environment of each run of the sweep, by run id; null where none was
+  /// recorded or the stored text does not parse.
+  std::vector<nlohmann::json> run_environments(std::int64_t sweep_id) const;
+  /// The sweep's runs that did not succeed (the `failures` view), by name then repeat.
+  std::vector<FailureRecord> failures(const std::string& sweep_name) const;
+  /// The configuration's successful runs with a throughput, in `sweep` and every sweep created
+  /// before it (same creation time: lower id), by sweep creation, sweep id, then repeat.
+  std::vector<ConfigRun> config_history(const std::string& config_hash,
+                                        const SweepInfo& sweep) const;
+  /// Every successful run with a positive duration, in any sweep: what a new plan's runs may
+  /// take. A run still running has no duration, and one that failed at once would make its
+  /// configuration look cheap, so only these count.
+  std::vector<RunDuration> successful_run_durations() const;
+
+  // --- what a run recorded beside its row (store_samples.cpp) ---------------------------------
+  /// The run's GPU and host samples that have a time, and their measured windows; empty
+  /// series for a run recorded without them (or an unknown id).
+  RunTelemetry run_telemetry(std::int64_t run_id) const;
+  /// The run's measured steps, by step.
+  std::vector<StepRow> run_steps(std::int64_t run_id) const;
+  /// Every sample of the run in `table`, its measured columns (SampleSeries).
+  SampleSeries sample_series(std::int64_t run_id, SampleTable table) const;
+  /// The run's batch search summary and probes; empty fields for a run that did not search.
+  BatchSearchRecord batch_search(std::int64_t run_id) const;
+
+  // --- plan revisions (sweep_plans.cpp; the callers include storage/sweep_plans.h) -----------
+  /// The sweep's latest plan revision; none when none was recorded.
+  std::optional<SweepPlan> latest_plan(std::int64_t sweep_id) const;
+  /// One revision of the sweep's plan; none when it does not exist (or `revision` <= 0).
+  std::optional<SweepPlan> plan_revision(std::int64_t sweep_id, int revision) const;
+  /// How many plan revisions the sweep has (0: none recorded).
+  int plan_revisions(std::int64_t sweep_id) const;
+  /// Records `plan` as the sweep's next revision, in one transaction; returns its number.
+  int record_plan(std::int64_t sweep_id, const SweepPlan& plan);
+  /// Replaces the warnings kept with the sweep's latest revision by `warnings`; does nothing
+  /// when it has none. Returns the revision changed (0: none).
+  int set_latest_plan_warnings(std::int64_t sweep_id, const std::vector<std::string>& warnings);
 
   int schema_version() const;
   /// The database's file as SQLite opened it.
   std::string path() const;
+  /// The raw connection, for storage/ itself and tests: other code reads and writes through
+  /// the methods above, so the SQL stays beside the schema it depends on.
   Database& database() { return db_; }
   const Database& database() const { return db_; }
 

@@ -140,6 +140,31 @@ void set_plan_warnings(Database& db, std::int64_t sweep_id, int revision,
   st.step();
 }
 
+// The Store's plan methods: the functions above on its own connection, so that no caller
+// outside storage/ needs the raw database handle.
+std::optional<SweepPlan> Store::latest_plan(std::int64_t sweep_id) const {
+  return storage::latest_plan(db_, sweep_id);
+}
+
+std::optional<SweepPlan> Store::plan_revision(std::int64_t sweep_id, int revision) const {
+  return storage::plan_revision(db_, sweep_id, revision);
+}
+
+int Store::plan_revisions(std::int64_t sweep_id) const {
+  return storage::plan_revisions(db_, sweep_id);
+}
+
+int Store::record_plan(std::int64_t sweep_id, const SweepPlan& plan) {
+  return storage::record_plan(db_, sweep_id, plan);
+}
+
+int Store::set_latest_plan_warnings(std::int64_t sweep_id,
+                                    const std::vector<std::string>& warnings) {
+  const int revision = storage::plan_revisions(db_, sweep_id);
+  if (revision != 0) storage::set_plan_warnings(db_, sweep_id, revision, warnings);
+  return revision;
+}
+
 std::vector<std::string> plan_differences(const SweepPlan& stored, const SweepPlan& now) {
   std::vector<std::string> out;
   // Steps are part of every configuration's hash: a change of steps is said once, as such,

@@ -24,7 +24,6 @@
 #include "report/rank_table.h"
 #include "storage/row_values.h"
 #include "storage/store.h"
-#include "storage/sweep_plans.h"
 #include "sweep/child_run.h"
 #include "sweep/deadline.h"
 #include "sweep/device_check.h"
@@ -146,9 +145,7 @@ void say_number_changing_warnings(storage::Store& store, std::int64_t sweep_id) 
     std::cout << "orch doctor found what changes the numbers measured now:\n";
     for (const auto& w : warnings) std::cout << "  " << w << "\n";
   }
-  if (const int rev = storage::plan_revisions(store.database(), sweep_id)) {
-    storage::set_plan_warnings(store.database(), sweep_id, rev, warnings);
-  }
+  store.set_latest_plan_warnings(sweep_id, warnings);
 }
 
 // Where and how each run's child process starts.

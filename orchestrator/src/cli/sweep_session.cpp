@@ -65,7 +65,7 @@ std::int64_t open_checked_sweep(storage::Store& store, const Plan& plan, const s
   }
   const std::int64_t sweep_id = bad_input_if_invalid(
       who, [&] { return store.open_sweep(name, plan.name, plan.file, plan.description); });
-  if (check.record) storage::record_plan(store.database(), sweep_id, revision);
+  if (check.record) store.record_plan(sweep_id, revision);
   std::cout << check.message;
   return sweep_id;
 }

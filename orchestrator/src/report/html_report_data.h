@@ -33,21 +33,11 @@ struct RunTimeline {
   std::vector<std::optional<double>> host_cpu_pct, host_core_pct;
 };
 
-/// A row of the `failures` view.
-struct FailureRow {
-  std::int64_t run_id = 0;
-  std::string name, status, error, stderr_tail;
-  int repeat = 0, attempts = 0;
-  std::optional<std::int64_t> exit_code, term_signal;
-};
+/// A row of the `failures` view (read by the store).
+using FailureRow = storage::FailureRecord;
 
-/// One row of the `batch_probes` table.
-struct ProbePoint {
-  std::int64_t batch = 0;
-  std::optional<double> images_per_s;
-  std::optional<std::int64_t> peak_memory_bytes;
-  std::string outcome;
-};
+/// One row of the `batch_probes` table (read by the store).
+using ProbePoint = storage::BatchProbe;
 
 /// The probe curve of one run's `batch_size: auto` search.
 struct ProbeCurve {

@@ -10,7 +10,6 @@
 #include "plan/config_flatten.h"
 #include "plan/content_hash.h"
 #include "report/input_error.h"
-#include "storage/sqlite.h"
 
 namespace orch {
 namespace {
@@ -64,40 +63,27 @@ nlohmann::json metric_value(double v) {
   return v;
 }
 
-// Columns of one samples table as series `prefix/column`, at step = the sample's index and
-// the time the sample was taken (the run's start + t_s).
-void add_series(const storage::Database& db, std::int64_t run_id, const std::string& table,
-                const std::vector<std::string>& columns, const std::string& prefix,
+// The measured columns of one samples table as series `prefix/column`, at step = the sample's
+// index and the time the sample was taken (the run's start + t_s).
+void add_series(const storage::SampleSeries& series, const std::string& prefix,
                 std::int64_t start_ms, std::vector<MlflowMetric>& out) {
-  std::string sql = "SELECT seq, t_s";
-  for (const auto& c : columns) sql += ", " + c;
-  sql += " FROM " + table + " WHERE run_id = ? ORDER BY seq";
-  storage::Statement s(db, sql);
-  s.bind(1, run_id);
-  while (s.step()) {
-    const std::int64_t step = s.column_int(0);
-    const std::int64_t t = start_ms + (s.is_null(1) ? 0 : std::llround(s.column_double(1) * 1000));
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      const int col = static_cast<int>(i) + 2;
-      if (s.is_null(col)) continue;
-      out.push_back({prefix + "/" + columns[i], s.column_double(col), t, step});
+  for (const auto& row : series.rows) {
+    const std::int64_t t = start_ms + (row.t_s ? std::llround(*row.t_s * 1000) : 0);
+    for (std::size_t i = 0; i < series.columns.size(); ++i) {
+      if (!row.values[i]) continue;
+      out.push_back({prefix + "/" + series.columns[i], *row.values[i], t, row.seq});
     }
   }
 }
 
 // The run's steps: step/step_ms, step/data_wait_ms, step/loss at their step index. A step has no
 // time of its own: all are stamped with the run's start.
-void add_steps(const storage::Database& db, std::int64_t run_id, std::int64_t start_ms,
+void add_steps(const std::vector<storage::StepRow>& steps, std::int64_t start_ms,
                std::vector<MlflowMetric>& out) {
-  storage::Statement s(
-      db, "SELECT step, step_ms, data_wait_ms, loss FROM run_steps WHERE run_id = ? ORDER BY step");
-  s.bind(1, run_id);
-  const char* names[] = {"step/step_ms", "step/data_wait_ms", "step/loss"};
-  while (s.step()) {
-    for (int c = 1; c <= 3; ++c) {
-      if (!s.is_null(c))
-        out.push_back({names[c - 1], s.column_double(c), start_ms, s.column_int(0)});
-    }
+  for (const auto& s : steps) {
+    if (s.step_ms) out.push_back({"step/step_ms", *s.step_ms, start_ms, s.step});
+    if (s.data_wait_ms) out.push_back({"step/data_wait_ms", *s.data_wait_ms, start_ms, s.step});
+    if (s.loss) out.push_back({"step/loss", *s.loss, start_ms, s.step});
   }
 }
 
@@ -280,31 +266,13 @@ std::string mlflow_key(const std::string& name) {
   return out.substr(0, kKeyLength);
 }
 
-MlflowRunData mlflow_run_data(const storage::Store& store, const storage::SweepInfo& sweep,
-                              const storage::RunRecord& r) {
-  MlflowRunData d;
-  d.sweep_key = content_hash_hex(sweep.name + '\n' + sweep.created_at);
-  d.key = content_hash_hex(sweep.name + '\n' + sweep.created_at + '\n' + r.config_hash + '\n' +
-                           std::to_string(r.repeat));
-  d.finished_at = r.finished_at;
-  d.run_name = r.repeat == 0 ? r.name : fmt::format("{}#{}", r.name, r.repeat);
-  d.status = mlflow_status(r.status);
-  d.start_ms = iso_ms(r.started_at);
-  d.end_ms = iso_ms(r.finished_at);
-  if (d.start_ms == 0) d.start_ms = d.end_ms ? d.end_ms : iso_ms(sweep.created_at);
-  if (d.start_ms == 0) d.start_ms = now_ms();
-  if (d.end_ms == 0) d.end_ms = d.start_ms;
+namespace {
 
-  // Params: the resolved configuration, flattened as in the CSV export (model.plugin,
-  // precision.dtype, batch_size, ...). Two keys that become one once sanitised keep the first.
-  std::map<std::string, nlohmann::json> config;
-  flatten_json(r.config, "", config);
-  std::map<std::string, std::string> params;
-  for (const auto& [k, v] : config)
-    params.emplace(mlflow_key(k), truncated(cell_text(v), kParamLength));
-  d.params.assign(params.begin(), params.end());
-
-  // Tags: who the run is, how it ended, and where it ran.
+// Tags: who the run is, how it ended, and where it ran. Two keys that become one once
+// sanitised keep the first.
+std::vector<std::pair<std::string, std::string>> run_tags(const MlflowRunData& d,
+                                                          const storage::SweepInfo& sweep,
+                                                          const storage::RunRecord& r) {
   std::map<std::string, std::string> tags;
   auto tag = [&tags](const std::string& k, const std::string& v) {
     if (!v.empty()) tags.emplace(mlflow_key(k), truncated(v, kTagLength));
@@ -343,22 +311,45 @@ MlflowRunData mlflow_run_data(const storage::Store& store, const storage::SweepI
   for (const auto& [k, v] : env) {
     if (!v.is_null()) tag(k, cell_text(v));
   }
-  d.tags.assign(tags.begin(), tags.end());
+  return {tags.begin(), tags.end()};
+}
+
+}  // namespace
+
+MlflowRunData mlflow_run_data(const storage::Store& store, const storage::SweepInfo& sweep,
+                              const storage::RunRecord& r) {
+  MlflowRunData d;
+  d.sweep_key = content_hash_hex(sweep.name + '\n' + sweep.created_at);
+  d.key = content_hash_hex(sweep.name + '\n' + sweep.created_at + '\n' + r.config_hash + '\n' +
+                           std::to_string(r.repeat));
+  d.finished_at = r.finished_at;
+  d.run_name = r.repeat == 0 ? r.name : fmt::format("{}#{}", r.name, r.repeat);
+  d.status = mlflow_status(r.status);
+  d.start_ms = iso_ms(r.started_at);
+  d.end_ms = iso_ms(r.finished_at);
+  if (d.start_ms == 0) d.start_ms = d.end_ms ? d.end_ms : iso_ms(sweep.created_at);
+  if (d.start_ms == 0) d.start_ms = now_ms();
+  if (d.end_ms == 0) d.end_ms = d.start_ms;
+
+  // Params: the resolved configuration, flattened as in the CSV export (model.plugin,
+  // precision.dtype, batch_size, ...). Two keys that become one once sanitised keep the first.
+  std::map<std::string, nlohmann::json> config;
+  flatten_json(r.config, "", config);
+  std::map<std::string, std::string> params;
+  for (const auto& [k, v] : config)
+    params.emplace(mlflow_key(k), truncated(cell_text(v), kParamLength));
+  d.params.assign(params.begin(), params.end());
+
+  d.tags = run_tags(d, sweep, r);
 
   // Metrics: every scalar the run recorded, at step 0 and the run's end, then the series.
   std::map<std::string, double> scalars;
   for (const auto& [k, v] : r.metrics) scalars.emplace(mlflow_key(k), v);
   if (r.duration_s) scalars.emplace("duration_s", *r.duration_s);
   for (const auto& [k, v] : scalars) d.metrics.push_back({k, v, d.end_ms, 0});
-  const auto& db = store.database();
-  add_steps(db, r.id, d.start_ms, d.metrics);
-  add_series(db, r.id, "telemetry_samples",
-             {"gpu_util_pct", "mem_util_pct", "power_w", "sm_clock_mhz", "mem_clock_mhz",
-              "temperature_c", "memory_used_bytes", "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s"},
-             "gpu", d.start_ms, d.metrics);
-  add_series(db, r.id, "host_samples",
-             {"cpu_util_pct", "busiest_core_pct", "load1", "mem_available_bytes"}, "host",
-             d.start_ms, d.metrics);
+  add_steps(store.run_steps(r.id), d.start_ms, d.metrics);
+  add_series(store.sample_series(r.id, storage::SampleTable::gpu), "gpu", d.start_ms, d.metrics);
+  add_series(store.sample_series(r.id, storage::SampleTable::host), "host", d.start_ms, d.metrics);
   return d;
 }
 

@@ -41,17 +41,11 @@ PlanEstimate estimate_plan(const Plan& plan, const storage::Store* store) {
   std::map<std::string, std::vector<double>> by_hash, by_kind;
   std::vector<double> all;
   if (store) {
-    // Finished runs only: a run still 'running' has no duration yet, and one that failed at
-    // once would make a configuration look cheap, so only successful runs teach.
-    storage::Statement st(store->database(),
-                          "SELECT config_hash, duration_s, config_json FROM runs "
-                          "WHERE status = 'ok' AND duration_s IS NOT NULL AND duration_s > 0");
-    while (st.step()) {
-      const double d = st.column_double(1);
-      by_hash[st.column_text(0)].push_back(d);
-      const json config = json::parse(st.column_text(2), nullptr, /*allow_exceptions=*/false);
-      if (config.is_object()) by_kind[similarity_key(config)].push_back(d);
-      all.push_back(d);
+    // Successful runs only (Store::successful_run_durations says why).
+    for (const storage::RunDuration& run : store->successful_run_durations()) {
+      by_hash[run.config_hash].push_back(run.duration_s);
+      if (run.config.is_object()) by_kind[similarity_key(run.config)].push_back(run.duration_s);
+      all.push_back(run.duration_s);
     }
   }
   PlanEstimate e;

@@ -14,7 +14,7 @@ namespace orch {
 ShownRuns shown_runs(const storage::Store& store, const storage::SweepInfo& sweep, int revision) {
   ShownRuns out;
   std::vector<storage::RunRecord> all = store.runs(sweep.id);
-  out.revisions = storage::plan_revisions(store.database(), sweep.id);
+  out.revisions = store.plan_revisions(sweep.id);
   if (revision != 0 && (revision < 0 || revision > out.revisions)) {
     throw InputError(
         out.revisions == 0
@@ -43,8 +43,8 @@ ShownRuns shown_runs(const storage::Store& store, const storage::SweepInfo& swee
     out.runs = std::move(all);
     return out;
   }
-  const auto plan = revision == 0 ? storage::latest_plan(store.database(), sweep.id)
-                                  : storage::plan_revision(store.database(), sweep.id, revision);
+  const auto plan =
+      revision == 0 ? store.latest_plan(sweep.id) : store.plan_revision(sweep.id, revision);
   out.revision = plan->revision;
   out.baseline = plan->baseline;
   out.runs = storage::runs_of_plan(all, *plan);

@@ -121,7 +121,7 @@ PlanCheck check_plan(const storage::Store& store, const std::string& sweep_name,
                      const storage::SweepPlan& plan, bool replan, const Plan* planned) {
   PlanCheck out;
   const auto id = store.find_sweep(sweep_name);
-  const auto stored = id ? storage::latest_plan(store.database(), *id) : std::nullopt;
+  const auto stored = id ? store.latest_plan(*id) : std::nullopt;
   if (!stored) {
     out.record = true;
     // A sweep recorded before revisions may hold runs of other plans: they stay in the
