@@ -70,58 +70,55 @@ void check_nvml(const DoctorFacts& f, std::vector<Finding>& out) {
   out.push_back({Severity::kOk, "nvml", "NVML available: telemetry will be sampled", ""});
 }
 
-void check_gpu(const DoctorGpu& g, std::vector<Finding>& out) {
-  const std::string label = gpu_label(g);
-  if (!g.nvml.found) {
-    out.push_back({Severity::kWarning, "nvml",
-                   fmt::format("{}: unknown to NVML, telemetry unavailable for it ({})", label,
-                               g.nvml.reason),
-                   ""});
-    return;
+// A link that runs below its maximum generation: under load that caps host<->GPU copies, while
+// idle it may only be the GPU saving power.
+void check_pcie_generation(const DoctorGpu& g, const std::string& label, const std::string& link,
+                           std::vector<Finding>& out) {
+  const std::string when = g.pcie_read_under_load ? "under load" : "while idle";
+  std::string advice =
+      "Each generation down halves the link's bandwidth; input-heavy "
+      "configurations will look PCIe-bound. Check `lspci -vv` (LnkSta vs LnkCap) and the "
+      "BIOS PCIe setting.";
+  if (!g.pcie_read_under_load) {
+    advice =
+        "Idle GPUs lower the link generation to save power, so this may be normal: "
+        "read it during a run (`nvidia-smi -q -d PCIE`, or the run's "
+        "environment.pcie). " +
+        advice;
   }
+  out.push_back(
+      {Severity::kWarning, "pcie",
+       fmt::format("{}: PCIe link runs at {} {}: below its maximum generation", label, link, when),
+       advice});
+}
 
-  // PCIe (article #8): a link below its maximum caps host<->GPU copies.
+// PCIe (article #8): a link below its maximum caps host<->GPU copies.
+void check_pcie(const DoctorGpu& g, const std::string& label, std::vector<Finding>& out) {
   const PcieLink& l = g.nvml.pcie;
   if (!(l.gen_current && l.gen_max && l.width_current && l.width_max)) {
     out.push_back(
         {Severity::kOk, "pcie",
          fmt::format("{}: PCIe link not fully reported ({})", label, or_unknown(l.reason)), ""});
-  } else {
-    const std::string link = fmt::format("gen{} x{} (maximum gen{} x{})", *l.gen_current,
-                                         *l.width_current, *l.gen_max, *l.width_max);
-    if (*l.width_current < *l.width_max) {
-      out.push_back(
-          {Severity::kWarning, "pcie",
-           fmt::format("{}: PCIe link runs at {}: fewer lanes than the GPU supports", label, link),
-           "A narrow link caps every host-to-GPU copy; input-heavy configurations will look "
-           "PCIe-bound (PCIe RX/TX high while GPU-Util and memory use move together). Check "
-           "the slot (`lspci -vv`: LnkSta vs LnkCap), risers and BIOS lane settings."});
-    }
-    if (*l.gen_current < *l.gen_max) {
-      const std::string when = g.pcie_read_under_load ? "under load" : "while idle";
-      std::string advice =
-          "Each generation down halves the link's bandwidth; input-heavy "
-          "configurations will look PCIe-bound. Check `lspci -vv` (LnkSta vs LnkCap) and the "
-          "BIOS PCIe setting.";
-      if (!g.pcie_read_under_load) {
-        advice =
-            "Idle GPUs lower the link generation to save power, so this may be normal: "
-            "read it during a run (`nvidia-smi -q -d PCIE`, or the run's "
-            "environment.pcie). " +
-            advice;
-      }
-      out.push_back({Severity::kWarning, "pcie",
-                     fmt::format("{}: PCIe link runs at {} {}: below its maximum generation", label,
-                                 link, when),
-                     advice});
-    }
-    if (*l.width_current >= *l.width_max && *l.gen_current >= *l.gen_max) {
-      out.push_back({Severity::kOk, "pcie",
-                     fmt::format("{}: PCIe link at its maximum, {}", label, link), ""});
-    }
+    return;
   }
+  const std::string link = fmt::format("gen{} x{} (maximum gen{} x{})", *l.gen_current,
+                                       *l.width_current, *l.gen_max, *l.width_max);
+  if (*l.width_current < *l.width_max) {
+    out.push_back(
+        {Severity::kWarning, "pcie",
+         fmt::format("{}: PCIe link runs at {}: fewer lanes than the GPU supports", label, link),
+         "A narrow link caps every host-to-GPU copy; input-heavy configurations will look "
+         "PCIe-bound (PCIe RX/TX high while GPU-Util and memory use move together). Check "
+         "the slot (`lspci -vv`: LnkSta vs LnkCap), risers and BIOS lane settings."});
+  }
+  if (*l.gen_current < *l.gen_max) check_pcie_generation(g, label, link, out);
+  if (*l.width_current >= *l.width_max && *l.gen_current >= *l.gen_max) {
+    out.push_back(
+        {Severity::kOk, "pcie", fmt::format("{}: PCIe link at its maximum, {}", label, link), ""});
+  }
+}
 
-  // Persistence mode.
+void check_persistence(const DoctorGpu& g, const std::string& label, std::vector<Finding>& out) {
   if (!g.nvml.persistence_mode) {
     out.push_back({Severity::kOk, "persistence",
                    fmt::format("{}: persistence mode not reported ({})", label,
@@ -137,26 +134,33 @@ void check_gpu(const DoctorGpu& g, std::vector<Finding>& out) {
     out.push_back(
         {Severity::kOk, "persistence", fmt::format("{}: persistence mode is on", label), ""});
   }
+}
 
-  // Other processes on the GPU.
+// "pid 123 python (1.5 GiB), pid 456 (name unknown)".
+std::string describe_processes(const std::vector<GpuProcess>& processes) {
+  std::string list;
+  for (const GpuProcess& p : processes) {
+    list += fmt::format("{}pid {} {}", list.empty() ? "" : ", ", p.pid,
+                        p.name.empty() ? "(name unknown)" : p.name);
+    if (p.used_memory_bytes >= 0) {
+      list += fmt::format(" ({:.1f} GiB)", static_cast<double>(p.used_memory_bytes) / (1 << 30));
+    }
+  }
+  return list;
+}
+
+void check_other_processes(const DoctorGpu& g, const std::string& label,
+                           std::vector<Finding>& out) {
   if (!g.nvml.other_processes) {
     out.push_back({Severity::kWarning, "processes",
                    fmt::format("{}: could not list the processes using the GPU ({})", label,
                                or_unknown(g.nvml.processes_reason)),
                    "Check `nvidia-smi` yourself: another process would corrupt the numbers."});
   } else if (!g.nvml.other_processes->empty()) {
-    std::string list;
-    for (const GpuProcess& p : *g.nvml.other_processes) {
-      list += fmt::format("{}pid {} {}", list.empty() ? "" : ", ", p.pid,
-                          p.name.empty() ? "(name unknown)" : p.name);
-      if (p.used_memory_bytes >= 0) {
-        list += fmt::format(" ({:.1f} GiB)", static_cast<double>(p.used_memory_bytes) / (1 << 30));
-      }
-    }
     out.push_back(
         {Severity::kError, "processes",
          fmt::format("{}: in use by {} other process(es): {}", label,
-                     g.nvml.other_processes->size(), list),
+                     g.nvml.other_processes->size(), describe_processes(*g.nvml.other_processes)),
          "They share the GPU's SMs, memory and bandwidth with every run, so throughput, "
          "utilization and memory measured now would be corrupted. Stop them, or choose another "
          "GPU with CUDA_VISIBLE_DEVICES."});
@@ -164,6 +168,20 @@ void check_gpu(const DoctorGpu& g, std::vector<Finding>& out) {
     out.push_back({Severity::kOk, "processes",
                    fmt::format("{}: no other process is computing on it", label), ""});
   }
+}
+
+void check_gpu(const DoctorGpu& g, std::vector<Finding>& out) {
+  const std::string label = gpu_label(g);
+  if (!g.nvml.found) {
+    out.push_back({Severity::kWarning, "nvml",
+                   fmt::format("{}: unknown to NVML, telemetry unavailable for it ({})", label,
+                               g.nvml.reason),
+                   ""});
+    return;
+  }
+  check_pcie(g, label, out);
+  check_persistence(g, label, out);
+  check_other_processes(g, label, out);
 }
 
 // Whether orch's kernels (fused batch-norm, max pooling, the nvjpeg crop) have an image or PTX

@@ -90,114 +90,137 @@ bool NvmlSampler::failed(GpuField field, nvml::Return r) {
   return true;
 }
 
-void NvmlSampler::take_sample(double t_s) {
-  GpuSample s;
-  s.t_s = t_s;
+bool NvmlSampler::is_off(GpuField field) const { return off_[static_cast<std::size_t>(field)]; }
+
+bool NvmlSampler::absent(GpuField field, const void* fn, const char* symbol) {
+  if (fn) return false;
+  off_[static_cast<std::size_t>(field)] = true;
+  note_missing(field, fmt::format("{} does not export {}", nvml_->path(), symbol));
+  return true;
+}
+
+template <class Query>
+bool NvmlSampler::sample_field(GpuSample& s, GpuField field, const void* fn, const char* symbol,
+                               Query query) {
+  if (is_off(field) || absent(field, fn, symbol)) return true;
+  double value = 0;
+  const nvml::Return r = query(value);
+  if (r != nvml::kSuccess) return failed(field, r);
+  s.set(field, value);
+  return true;
+}
+
+bool NvmlSampler::sample_utilization(GpuSample& s) {
   const NvmlLibrary& lib = *nvml_;
-  auto is_off = [&](GpuField f) { return off_[static_cast<std::size_t>(f)]; };
-  // An entry point this driver's NVML does not export is as good as NOT_SUPPORTED.
-  auto absent = [&](GpuField f, const void* fn, const char* symbol) {
-    if (fn) return false;
-    off_[static_cast<std::size_t>(f)] = true;
-    note_missing(f, fmt::format("{} does not export {}", lib.path(), symbol));
+  // One query for two fields; kGpuUtilPct's switch governs both.
+  if (is_off(GpuField::kGpuUtilPct)) return true;
+  if (!lib.device_get_utilization_rates) {
+    absent(GpuField::kGpuUtilPct, nullptr, "nvmlDeviceGetUtilizationRates");
+    absent(GpuField::kMemUtilPct, nullptr, "nvmlDeviceGetUtilizationRates");
     return true;
-  };
-
-  // Utilization: one query for two fields; kGpuUtilPct's switch governs both.
-  if (!is_off(GpuField::kGpuUtilPct)) {
-    if (!lib.device_get_utilization_rates) {
-      absent(GpuField::kGpuUtilPct, nullptr, "nvmlDeviceGetUtilizationRates");
-      absent(GpuField::kMemUtilPct, nullptr, "nvmlDeviceGetUtilizationRates");
-    } else {
-      nvml::Utilization u{};
-      if (const auto r = lib.device_get_utilization_rates(device_, &u); r == nvml::kSuccess) {
-        s.set(GpuField::kGpuUtilPct, u.gpu);
-        s.set(GpuField::kMemUtilPct, u.memory);
-      } else {
-        if (!failed(GpuField::kGpuUtilPct, r)) return;
-        failed(GpuField::kMemUtilPct, r);
-      }
-    }
   }
-
-  if (!is_off(GpuField::kPowerW) &&
-      !absent(GpuField::kPowerW, reinterpret_cast<const void*>(lib.device_get_power_usage),
-              "nvmlDeviceGetPowerUsage")) {
-    unsigned int mw = 0;
-    if (const auto r = lib.device_get_power_usage(device_, &mw); r == nvml::kSuccess) {
-      s.set(GpuField::kPowerW, mw / 1000.0);  // NVML reports milliwatts
-    } else if (!failed(GpuField::kPowerW, r)) {
-      return;
-    }
+  nvml::Utilization u{};
+  if (const auto r = lib.device_get_utilization_rates(device_, &u); r != nvml::kSuccess) {
+    if (!failed(GpuField::kGpuUtilPct, r)) return false;
+    failed(GpuField::kMemUtilPct, r);
+    return true;
   }
+  s.set(GpuField::kGpuUtilPct, u.gpu);
+  s.set(GpuField::kMemUtilPct, u.memory);
+  return true;
+}
 
+bool NvmlSampler::sample_power(GpuSample& s) {
+  const NvmlLibrary& lib = *nvml_;
+  return sample_field(s, GpuField::kPowerW,
+                      reinterpret_cast<const void*>(lib.device_get_power_usage),
+                      "nvmlDeviceGetPowerUsage", [&](double& value) {
+                        unsigned int mw = 0;
+                        const auto r = lib.device_get_power_usage(device_, &mw);
+                        value = mw / 1000.0;  // NVML reports milliwatts
+                        return r;
+                      });
+}
+
+bool NvmlSampler::sample_clocks(GpuSample& s) {
+  const NvmlLibrary& lib = *nvml_;
   for (const auto& [field, clock] : {std::pair{GpuField::kSmClockMhz, nvml::kClockSm},
                                      std::pair{GpuField::kMemClockMhz, nvml::kClockMem}}) {
-    if (is_off(field) || absent(field, reinterpret_cast<const void*>(lib.device_get_clock_info),
-                                "nvmlDeviceGetClockInfo")) {
-      continue;
-    }
-    unsigned int mhz = 0;
-    if (const auto r = lib.device_get_clock_info(device_, clock, &mhz); r == nvml::kSuccess) {
-      s.set(field, mhz);
-    } else if (!failed(field, r)) {
-      return;
-    }
+    const bool go_on =
+        sample_field(s, field, reinterpret_cast<const void*>(lib.device_get_clock_info),
+                     "nvmlDeviceGetClockInfo", [&](double& value) {
+                       unsigned int mhz = 0;
+                       const auto r = lib.device_get_clock_info(device_, clock, &mhz);
+                       value = mhz;
+                       return r;
+                     });
+    if (!go_on) return false;
   }
+  return true;
+}
 
-  if (!is_off(GpuField::kTemperatureC) &&
-      !absent(GpuField::kTemperatureC, reinterpret_cast<const void*>(lib.device_get_temperature),
-              "nvmlDeviceGetTemperature")) {
-    unsigned int c = 0;
-    if (const auto r = lib.device_get_temperature(device_, nvml::kTemperatureGpu, &c);
-        r == nvml::kSuccess) {
-      s.set(GpuField::kTemperatureC, c);
-    } else if (!failed(GpuField::kTemperatureC, r)) {
-      return;
-    }
-  }
+bool NvmlSampler::sample_temperature(GpuSample& s) {
+  const NvmlLibrary& lib = *nvml_;
+  return sample_field(
+      s, GpuField::kTemperatureC, reinterpret_cast<const void*>(lib.device_get_temperature),
+      "nvmlDeviceGetTemperature", [&](double& value) {
+        unsigned int c = 0;
+        const auto r = lib.device_get_temperature(device_, nvml::kTemperatureGpu, &c);
+        value = c;
+        return r;
+      });
+}
 
-  if (!is_off(GpuField::kMemoryUsedBytes) &&
-      !absent(GpuField::kMemoryUsedBytes, reinterpret_cast<const void*>(lib.device_get_memory_info),
-              "nvmlDeviceGetMemoryInfo")) {
-    nvml::Memory m{};
-    if (const auto r = lib.device_get_memory_info(device_, &m); r == nvml::kSuccess) {
-      s.set(GpuField::kMemoryUsedBytes, static_cast<double>(m.used));
-    } else if (!failed(GpuField::kMemoryUsedBytes, r)) {
-      return;
-    }
-  }
+bool NvmlSampler::sample_memory_used(GpuSample& s) {
+  const NvmlLibrary& lib = *nvml_;
+  return sample_field(s, GpuField::kMemoryUsedBytes,
+                      reinterpret_cast<const void*>(lib.device_get_memory_info),
+                      "nvmlDeviceGetMemoryInfo", [&](double& value) {
+                        nvml::Memory m{};
+                        const auto r = lib.device_get_memory_info(device_, &m);
+                        value = static_cast<double>(m.used);
+                        return r;
+                      });
+}
 
+bool NvmlSampler::sample_pcie_throughput(GpuSample& s) {
+  const NvmlLibrary& lib = *nvml_;
   for (const auto& [field, counter] :
        {std::pair{GpuField::kPcieRxBytesPerS, nvml::kPcieUtilRxBytes},
         std::pair{GpuField::kPcieTxBytesPerS, nvml::kPcieUtilTxBytes}}) {
-    if (is_off(field) ||
-        absent(field, reinterpret_cast<const void*>(lib.device_get_pcie_throughput),
-               "nvmlDeviceGetPcieThroughput")) {
-      continue;
-    }
-    unsigned int kb_per_s = 0;
-    if (const auto r = lib.device_get_pcie_throughput(device_, counter, &kb_per_s);
-        r == nvml::kSuccess) {
-      s.set(field, kb_per_s * 1024.0);  // NVML reports KB/s (1 KB granularity)
-    } else if (!failed(field, r)) {
-      return;
-    }
+    const bool go_on =
+        sample_field(s, field, reinterpret_cast<const void*>(lib.device_get_pcie_throughput),
+                     "nvmlDeviceGetPcieThroughput", [&](double& value) {
+                       unsigned int kb_per_s = 0;
+                       const auto r = lib.device_get_pcie_throughput(device_, counter, &kb_per_s);
+                       value = kb_per_s * 1024.0;  // NVML reports KB/s (1 KB granularity)
+                       return r;
+                     });
+    if (!go_on) return false;
   }
+  return true;
+}
 
-  if (!is_off(GpuField::kThrottleReasons) &&
-      !absent(GpuField::kThrottleReasons,
-              reinterpret_cast<const void*>(lib.device_get_clocks_event_reasons),
-              "nvmlDeviceGetCurrentClocksEventReasons")) {
-    unsigned long long reasons = 0;
-    if (const auto r = lib.device_get_clocks_event_reasons(device_, &reasons);
-        r == nvml::kSuccess) {
-      s.set(GpuField::kThrottleReasons, static_cast<double>(reasons));
-    } else if (!failed(GpuField::kThrottleReasons, r)) {
-      return;
-    }
-  }
+bool NvmlSampler::sample_throttle_reasons(GpuSample& s) {
+  const NvmlLibrary& lib = *nvml_;
+  return sample_field(s, GpuField::kThrottleReasons,
+                      reinterpret_cast<const void*>(lib.device_get_clocks_event_reasons),
+                      "nvmlDeviceGetCurrentClocksEventReasons", [&](double& value) {
+                        unsigned long long reasons = 0;
+                        const auto r = lib.device_get_clocks_event_reasons(device_, &reasons);
+                        value = static_cast<double>(reasons);
+                        return r;
+                      });
+}
 
+void NvmlSampler::take_sample(double t_s) {
+  GpuSample s;
+  s.t_s = t_s;
+  // A lost GPU ends the sample at the query that found it, and that sample is not kept.
+  const bool complete = sample_utilization(s) && sample_power(s) && sample_clocks(s) &&
+                        sample_temperature(s) && sample_memory_used(s) &&
+                        sample_pcie_throughput(s) && sample_throttle_reasons(s);
+  if (!complete) return;
   // A field switched off earlier is null in every later sample; its reason is already kept.
   samples_.push_back(s);
 }

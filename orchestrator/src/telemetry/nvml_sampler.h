@@ -56,6 +56,23 @@ class NvmlSampler {
  private:
   void run();
   void take_sample(double t_s);
+  // take_sample's queries, one NVML entry point each, in the order they are asked. Each
+  // returns false when the GPU is lost and sampling must stop.
+  bool sample_utilization(GpuSample& s);
+  bool sample_power(GpuSample& s);
+  bool sample_clocks(GpuSample& s);
+  bool sample_temperature(GpuSample& s);
+  bool sample_memory_used(GpuSample& s);
+  bool sample_pcie_throughput(GpuSample& s);
+  bool sample_throttle_reasons(GpuSample& s);
+  /// Asks `query` (which returns NVML's answer and fills in the value) for one field, unless
+  /// the field is off or its entry point `fn` is absent.
+  template <class Query>
+  bool sample_field(GpuSample& s, GpuField field, const void* fn, const char* symbol, Query query);
+  bool is_off(GpuField field) const;
+  /// An entry point this driver's NVML does not export is as good as NOT_SUPPORTED: true, and
+  /// the field off, when `fn` is null.
+  bool absent(GpuField field, const void* fn, const char* symbol);
   /// Records a failed query of `field`: NOT_SUPPORTED (or an absent entry point) turns the
   /// field off for good, a lost GPU stops sampling, anything else is retried next time.
   /// Returns false when sampling must stop.

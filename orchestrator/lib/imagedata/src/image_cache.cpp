@@ -124,22 +124,11 @@ void check_cache_destination(const fs::path& dst) {
   }
 }
 
-CacheWriteSummary write_image_cache(const CachePlan& plan, const fs::path& dst,
-                                    const CacheWriteOptions& o) {
-  check_cache_destination(dst);
-  const FolderIndex& index = plan.index;
-  const int size = plan.size;
-  const std::int64_t total = static_cast<std::int64_t>(index.samples.size());
-  const Layout l = layout_for(index.classes, index.samples.size(), size);
-  const int workers = o.workers > 0 ? o.workers : default_workers();
-  const std::int64_t chunk = chunk_images(workers, l.stride);
+namespace {
 
-  CacheWriteSummary summary;
-  summary.skipped = index.skipped;
-  const fs::path tmp = dst.string() + ".partial";
-  Fd out;
-  // New, never through a link planted at the name; a regular file an interrupted cache left
-  // there is ours to replace.
+// Opens `tmp` new, never through a link planted at the name; a regular file an interrupted
+// cache left there is ours to replace.
+void create_partial(Fd& out, const fs::path& tmp) {
   const int create = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
   out.fd = ::open(tmp.c_str(), create, 0644);
   if (out.fd < 0 && errno == EEXIST) {
@@ -151,82 +140,130 @@ CacheWriteSummary write_image_cache(const CachePlan& plan, const fs::path& dst,
     }
   }
   if (out.fd < 0) throw DatasetError(tmp.string() + ": cannot create: " + std::strerror(errno));
-  try {
-    std::vector<std::uint8_t> pixels(static_cast<std::size_t>(chunk * l.stride));
-    std::vector<std::optional<DatasetError>> failed(static_cast<std::size_t>(chunk));
-    std::vector<std::int32_t> labels;
-    std::int64_t written = 0;
-    for (std::int64_t first = 0; first < total; first += chunk) {
-      const std::int64_t n = std::min(chunk, total - first);
-      // Decoded in parallel into the chunk's buffer; written below in the plan's order, so the
-      // file is the same whatever the threads did.
-      parallel_for(n, workers, [&](std::int64_t k) {
-        const FolderSample& s = index.samples[static_cast<std::size_t>(first + k)];
-        failed[static_cast<std::size_t>(k)].reset();
-        try {
-          const std::vector<std::uint8_t> data = read_file(s.path);
-          const JpegSize js = read_image_size(data.data(), data.size());
-          const DecodedRegion r = decode_image_region(
-              data.data(), data.size(), center_square(js.width, js.height), size, size);
-          resample_bilinear(r.image, r.crop, size, size, false,
-                            pixels.data() + static_cast<std::size_t>(k) * l.stride);
-        } catch (const DatasetError& e) {
-          failed[static_cast<std::size_t>(k)] = with_path(s.path.string(), e);
-        }
-      });
-      for (std::int64_t k = 0; k < n; ++k) {
-        const FolderSample& s = index.samples[static_cast<std::size_t>(first + k)];
-        if (const auto& e = failed[static_cast<std::size_t>(k)]) {
-          // The first bad file in the plan's order, whichever thread met its own first: the
-          // same error on every run of the same command.
-          if (!o.skip_errors) throw *e;
-          summary.skipped.push_back({s.path, e->reason(), e->what()});
-          continue;
-        }
-        write_all(out.fd, pixels.data() + static_cast<std::size_t>(k) * l.stride, l.stride,
-                  l.pixels_offset + l.stride * static_cast<std::uint64_t>(written), tmp);
-        labels.push_back(s.label);
-        ++written;
-      }
-      if (o.progress)
-        o.progress({first + n, total, static_cast<std::int64_t>(summary.skipped.size())});
+}
+
+// Decodes the plan's images first .. first + n - 1 in parallel, image k into `pixels` at
+// k * stride, or its error into failed[k]; the caller writes them in the plan's order, so the
+// file is the same whatever the threads did.
+void decode_chunk(const FolderIndex& index, int size, std::uint64_t stride, int workers,
+                  std::int64_t first, std::int64_t n, std::vector<std::uint8_t>& pixels,
+                  std::vector<std::optional<DatasetError>>& failed) {
+  parallel_for(n, workers, [&](std::int64_t k) {
+    const FolderSample& s = index.samples[static_cast<std::size_t>(first + k)];
+    failed[static_cast<std::size_t>(k)].reset();
+    try {
+      const std::vector<std::uint8_t> data = read_file(s.path);
+      const JpegSize js = read_image_size(data.data(), data.size());
+      const DecodedRegion r = decode_image_region(data.data(), data.size(),
+                                                  center_square(js.width, js.height), size, size);
+      resample_bilinear(r.image, r.crop, size, size, false,
+                        pixels.data() + static_cast<std::size_t>(k) * stride);
+    } catch (const DatasetError& e) {
+      failed[static_cast<std::size_t>(k)] = with_path(s.path.string(), e);
     }
+  });
+}
+
+// Decodes and writes every image's pixels, chunk by chunk, after the tables' room; returns the
+// labels of the images written, in file order. Skipped images go to summary.skipped.
+std::vector<std::int32_t> write_pixels(const CachePlan& plan, const CacheWriteOptions& o,
+                                       int workers, const Layout& l, int fd, const fs::path& tmp,
+                                       CacheWriteSummary& summary) {
+  const FolderIndex& index = plan.index;
+  const std::int64_t total = static_cast<std::int64_t>(index.samples.size());
+  const std::int64_t chunk = chunk_images(workers, l.stride);
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(chunk * l.stride));
+  std::vector<std::optional<DatasetError>> failed(static_cast<std::size_t>(chunk));
+  std::vector<std::int32_t> labels;
+  for (std::int64_t first = 0; first < total; first += chunk) {
+    const std::int64_t n = std::min(chunk, total - first);
+    decode_chunk(index, plan.size, l.stride, workers, first, n, pixels, failed);
+    for (std::int64_t k = 0; k < n; ++k) {
+      const FolderSample& s = index.samples[static_cast<std::size_t>(first + k)];
+      if (const auto& e = failed[static_cast<std::size_t>(k)]) {
+        // The first bad file in the plan's order, whichever thread met its own first: the
+        // same error on every run of the same command.
+        if (!o.skip_errors) throw *e;
+        summary.skipped.push_back({s.path, e->reason(), e->what()});
+        continue;
+      }
+      write_all(fd, pixels.data() + static_cast<std::size_t>(k) * l.stride, l.stride,
+                l.pixels_offset + l.stride * static_cast<std::uint64_t>(labels.size()), tmp);
+      labels.push_back(s.label);
+    }
+    if (o.progress)
+      o.progress({first + n, total, static_cast<std::int64_t>(summary.skipped.size())});
+  }
+  return labels;
+}
+
+// The header (all but its magic) and the tables: class names, then one label per image.
+std::vector<std::uint8_t> cache_head(const std::vector<std::string>& classes,
+                                     const std::vector<std::int32_t>& labels, const Layout& l,
+                                     int size, std::uint64_t file_size) {
+  std::vector<std::uint8_t> head(l.labels_offset + labels.size() * 4);
+  std::size_t at = kHeaderBytes;
+  for (const auto& name : classes) {
+    put<std::uint32_t>(head, at, static_cast<std::uint32_t>(name.size()));
+    std::memcpy(head.data() + at + 4, name.data(), name.size());
+    at += 4 + name.size();
+  }
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    put<std::int32_t>(head, l.labels_offset + i * 4, labels[i]);
+  put<std::uint32_t>(head, 8, kCacheVersion);
+  put<std::uint32_t>(head, 12, static_cast<std::uint32_t>(size));
+  put<std::uint32_t>(head, 16, 3);
+  put<std::uint32_t>(head, 20, static_cast<std::uint32_t>(classes.size()));
+  put<std::uint64_t>(head, 24, static_cast<std::uint64_t>(labels.size()));
+  put<std::uint64_t>(head, 32, l.labels_offset);
+  put<std::uint64_t>(head, 40, l.pixels_offset);
+  put<std::uint64_t>(head, 48, file_size);
+  return head;
+}
+
+// Sizes the file and writes `head` (from byte 8) and then the magic, each flushed before the
+// next: until the magic is written the file is no cache. Closes `out`.
+void finish_cache_file(Fd& out, const std::vector<std::uint8_t>& head, std::uint64_t file_size,
+                       const fs::path& tmp) {
+  if (::ftruncate(out.fd, static_cast<off_t>(file_size)) != 0)
+    throw DatasetError(tmp.string() + ": cannot size the file: " + std::strerror(errno));
+  write_all(out.fd, head.data() + 8, head.size() - 8, 8, tmp);
+  if (::fdatasync(out.fd) != 0)
+    throw DatasetError(tmp.string() + ": cannot flush: " + std::strerror(errno));
+  write_all(out.fd, reinterpret_cast<const std::uint8_t*>(kCacheMagic), 8, 0, tmp);
+  if (::fdatasync(out.fd) != 0 || ::close(out.fd) != 0) {
+    out.fd = -1;
+    throw DatasetError(tmp.string() + ": cannot flush: " + std::strerror(errno));
+  }
+  out.fd = -1;
+}
+
+}  // namespace
+
+CacheWriteSummary write_image_cache(const CachePlan& plan, const fs::path& dst,
+                                    const CacheWriteOptions& o) {
+  check_cache_destination(dst);
+  const Layout l = layout_for(plan.index.classes, plan.index.samples.size(), plan.size);
+  const int workers = o.workers > 0 ? o.workers : default_workers();
+
+  CacheWriteSummary summary;
+  summary.skipped = plan.index.skipped;
+  const fs::path tmp = dst.string() + ".partial";
+  Fd out;
+  create_partial(out, tmp);
+  try {
+    const std::vector<std::int32_t> labels =
+        write_pixels(plan, o, workers, l, out.fd, tmp, summary);
+    const auto written = static_cast<std::int64_t>(labels.size());
     if (written == 0)
       throw DatasetError(summary.skipped.empty()
                              ? std::string("no images to cache")
                              : "no image could be decoded; the first: " +
                                    std::string(summary.skipped.front().message));
-    // The tables and then the header, last: until the magic is written the file is no cache.
     const std::uint64_t file_size =
         l.pixels_offset + l.stride * static_cast<std::uint64_t>(written);
-    std::vector<std::uint8_t> head(l.labels_offset + labels.size() * 4);
-    std::size_t at = kHeaderBytes;
-    for (const auto& name : index.classes) {
-      put<std::uint32_t>(head, at, static_cast<std::uint32_t>(name.size()));
-      std::memcpy(head.data() + at + 4, name.data(), name.size());
-      at += 4 + name.size();
-    }
-    for (std::size_t i = 0; i < labels.size(); ++i)
-      put<std::int32_t>(head, l.labels_offset + i * 4, labels[i]);
-    put<std::uint32_t>(head, 8, kCacheVersion);
-    put<std::uint32_t>(head, 12, static_cast<std::uint32_t>(size));
-    put<std::uint32_t>(head, 16, 3);
-    put<std::uint32_t>(head, 20, static_cast<std::uint32_t>(index.classes.size()));
-    put<std::uint64_t>(head, 24, static_cast<std::uint64_t>(written));
-    put<std::uint64_t>(head, 32, l.labels_offset);
-    put<std::uint64_t>(head, 40, l.pixels_offset);
-    put<std::uint64_t>(head, 48, file_size);
-    if (::ftruncate(out.fd, static_cast<off_t>(file_size)) != 0)
-      throw DatasetError(tmp.string() + ": cannot size the file: " + std::strerror(errno));
-    write_all(out.fd, head.data() + 8, head.size() - 8, 8, tmp);
-    if (::fdatasync(out.fd) != 0)
-      throw DatasetError(tmp.string() + ": cannot flush: " + std::strerror(errno));
-    write_all(out.fd, reinterpret_cast<const std::uint8_t*>(kCacheMagic), 8, 0, tmp);
-    if (::fdatasync(out.fd) != 0 || ::close(out.fd) != 0) {
-      out.fd = -1;
-      throw DatasetError(tmp.string() + ": cannot flush: " + std::strerror(errno));
-    }
-    out.fd = -1;
+    finish_cache_file(out, cache_head(plan.index.classes, labels, l, plan.size, file_size),
+                      file_size, tmp);
     summary.images = written;
     summary.file_bytes = file_size;
   } catch (...) {

@@ -75,26 +75,20 @@ JpegSize generated_size(std::uint64_t seed, int cls, int index) {
   return portrait ? JpegSize{short_side, long_side} : JpegSize{long_side, short_side};
 }
 
-RgbImage render_image(std::uint64_t seed, int cls, int index) {
-  const JpegSize size = generated_size(seed, cls, index);
-  const int w = size.width, h = size.height;
-  // The class picks a palette; the image varies it.
-  SampleRng class_rng =
-      SampleRng::for_sample(seed ^ 0xc1a55ULL, static_cast<std::uint64_t>(cls), 0);
-  const Rgb base_a = random_color(class_rng), base_b = random_color(class_rng);
-  SampleRng rng = SampleRng::for_sample(seed, static_cast<std::uint64_t>(cls),
-                                        static_cast<std::uint64_t>(index));
-  auto jitter = [&](Rgb c) {
-    return Rgb{c.r + static_cast<float>(rng.uniform(-30, 30)),
-               c.g + static_cast<float>(rng.uniform(-30, 30)),
-               c.b + static_cast<float>(rng.uniform(-30, 30))};
-  };
-  const Rgb a = jitter(base_a), b = jitter(base_b);
+namespace {
+
+// A palette colour moved a little, so images of a class share colours without repeating them.
+Rgb jitter(Rgb c, SampleRng& rng) {
+  return Rgb{c.r + static_cast<float>(rng.uniform(-30, 30)),
+             c.g + static_cast<float>(rng.uniform(-30, 30)),
+             c.b + static_cast<float>(rng.uniform(-30, 30))};
+}
+
+// Background: a linear gradient from `a` to `b` with low-frequency shading, over all of `img`.
+void paint_background(std::vector<float>& img, int w, int h, Rgb a, Rgb b, SampleRng& rng) {
   const double angle = rng.uniform(0, 6.283185307);
   const float gx = static_cast<float>(std::cos(angle) / w),
               gy = static_cast<float>(std::sin(angle) / h);
-  std::vector<float> img(static_cast<std::size_t>(w) * h * 3);
-  // Background: a linear gradient with low-frequency shading.
   ValueNoise shade(rng, w, h, 48 + static_cast<int>(rng.below(48)));
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
@@ -105,40 +99,43 @@ RgbImage render_image(std::uint64_t seed, int cls, int index) {
       p[1] = a.g + (b.g - a.g) * t + s;
       p[2] = a.b + (b.b - a.b) * t + s;
     }
-  // Objects: soft blobs and hard-edged ellipses and rectangles, each only over its bounding box.
-  const int shapes = 6 + static_cast<int>(rng.below(9));
-  for (int k = 0; k < shapes; ++k) {
-    const Rgb c = k % 2 ? jitter(base_a) : random_color(rng);
-    const float cx = static_cast<float>(rng.uniform(0, w)),
-                cy = static_cast<float>(rng.uniform(0, h));
-    const float rx = static_cast<float>(rng.uniform(0.04, 0.3) * w);
-    const float ry = static_cast<float>(rng.uniform(0.04, 0.3) * h);
-    const int kind = static_cast<int>(rng.below(3));  // 0 soft blob, 1 ellipse, 2 rectangle
-    const float alpha = static_cast<float>(rng.uniform(0.5, 1.0));
-    const int x0 = std::max(0, static_cast<int>(cx - rx)),
-              x1 = std::min(w, static_cast<int>(cx + rx) + 1);
-    const int y0 = std::max(0, static_cast<int>(cy - ry)),
-              y1 = std::min(h, static_cast<int>(cy + ry) + 1);
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) {
-        const float dx = (x - cx) / rx, dy = (y - cy) / ry, d2 = dx * dx + dy * dy;
-        float m = 0;
-        if (kind == 0)
-          m = d2 < 1 ? (1 - d2) * (1 - d2) : 0;
-        else if (kind == 1)
-          m = d2 < 1 ? 1.0f : 0.0f;
-        else
-          m = 1.0f;
-        m *= alpha;
-        if (m <= 0) continue;
-        float* p = &img[(static_cast<std::size_t>(y) * w + x) * 3];
-        p[0] += (c.r - p[0]) * m;
-        p[1] += (c.g - p[1]) * m;
-        p[2] += (c.b - p[2]) * m;
-      }
-  }
-  // Texture: mid-frequency noise (surfaces) and per-pixel grain (sensor noise), which is what
-  // makes JPEG spend bytes the way it does on photos.
+}
+
+// One object of colour `c`: a soft blob, a hard-edged ellipse or a rectangle, blended over
+// its bounding box only.
+void paint_shape(std::vector<float>& img, int w, int h, Rgb c, SampleRng& rng) {
+  const float cx = static_cast<float>(rng.uniform(0, w)),
+              cy = static_cast<float>(rng.uniform(0, h));
+  const float rx = static_cast<float>(rng.uniform(0.04, 0.3) * w);
+  const float ry = static_cast<float>(rng.uniform(0.04, 0.3) * h);
+  const int kind = static_cast<int>(rng.below(3));  // 0 soft blob, 1 ellipse, 2 rectangle
+  const float alpha = static_cast<float>(rng.uniform(0.5, 1.0));
+  const int x0 = std::max(0, static_cast<int>(cx - rx)),
+            x1 = std::min(w, static_cast<int>(cx + rx) + 1);
+  const int y0 = std::max(0, static_cast<int>(cy - ry)),
+            y1 = std::min(h, static_cast<int>(cy + ry) + 1);
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const float dx = (x - cx) / rx, dy = (y - cy) / ry, d2 = dx * dx + dy * dy;
+      float m = 0;
+      if (kind == 0)
+        m = d2 < 1 ? (1 - d2) * (1 - d2) : 0;
+      else if (kind == 1)
+        m = d2 < 1 ? 1.0f : 0.0f;
+      else
+        m = 1.0f;
+      m *= alpha;
+      if (m <= 0) continue;
+      float* p = &img[(static_cast<std::size_t>(y) * w + x) * 3];
+      p[0] += (c.r - p[0]) * m;
+      p[1] += (c.g - p[1]) * m;
+      p[2] += (c.b - p[2]) * m;
+    }
+}
+
+// Texture: mid-frequency noise (surfaces) and per-pixel grain (sensor noise), which is what
+// makes JPEG spend bytes the way it does on photos. Rounds `img` to 8-bit pixels.
+RgbImage finish_pixels(const std::vector<float>& img, int w, int h, SampleRng& rng) {
   ValueNoise texture(rng, w, h, 3);
   const float texture_amp = static_cast<float>(rng.uniform(22, 36));
   const float grain_amp = static_cast<float>(rng.uniform(32, 50));
@@ -159,6 +156,26 @@ RgbImage render_image(std::uint64_t seed, int cls, int index) {
       }
     }
   return out;
+}
+
+}  // namespace
+
+RgbImage render_image(std::uint64_t seed, int cls, int index) {
+  const JpegSize size = generated_size(seed, cls, index);
+  const int w = size.width, h = size.height;
+  // The class picks a palette; the image varies it.
+  SampleRng class_rng =
+      SampleRng::for_sample(seed ^ 0xc1a55ULL, static_cast<std::uint64_t>(cls), 0);
+  const Rgb base_a = random_color(class_rng), base_b = random_color(class_rng);
+  SampleRng rng = SampleRng::for_sample(seed, static_cast<std::uint64_t>(cls),
+                                        static_cast<std::uint64_t>(index));
+  const Rgb a = jitter(base_a, rng), b = jitter(base_b, rng);
+  std::vector<float> img(static_cast<std::size_t>(w) * h * 3);
+  paint_background(img, w, h, a, b, rng);
+  const int shapes = 6 + static_cast<int>(rng.below(9));
+  for (int k = 0; k < shapes; ++k)
+    paint_shape(img, w, h, k % 2 ? jitter(base_a, rng) : random_color(rng), rng);
+  return finish_pixels(img, w, h, rng);
 }
 
 GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {

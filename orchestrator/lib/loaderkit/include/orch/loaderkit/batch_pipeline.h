@@ -143,87 +143,105 @@ class BatchPipeline {
   }
   Slot& slot(std::int64_t batch) { return slots_[static_cast<std::size_t>(batch % o_.prefetch)]; }
 
+  // One sample a worker took on: its place in batch `batch` and the sample that fills it.
+  struct Claim {
+    std::int64_t batch = 0, index = 0;
+    float* images = nullptr;
+    std::int64_t* labels = nullptr;
+  };
+
+  // Allocates slot `s`'s tensors for batch `b`, by the first worker to claim a sample of it.
+  void start_batch(Slot& s, std::int64_t b) {
+    const int size = o_.image_size;
+    s.batch = b;
+    s.count = schedule_.count(b);
+    s.done = 0;
+    auto opts = torch::TensorOptions().pinned_memory(o_.pin_memory);
+    s.images = torch::empty({s.count, 3, size, size},
+                            opts.dtype(torch::kFloat32)
+                                .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
+                                                                : at::MemoryFormat::Contiguous));
+    s.labels = torch::empty({s.count}, opts.dtype(torch::kInt64));
+  }
+
+  // Waits until the next sample's batch fits in the queue and claims it; nothing once stopped.
+  std::optional<Claim> claim_next() {
+    const int size = o_.image_size;
+    std::unique_lock<std::mutex> lock(m_);
+    space_.wait(lock, [&] { return stop_ || claim_batch_ < consumed_ + o_.prefetch; });
+    if (stop_) return std::nullopt;
+    Claim c;
+    c.batch = claim_batch_;
+    const std::int64_t i = claim_index_;
+    Slot& s = slot(c.batch);
+    if (i == 0) start_batch(s, c.batch);
+    if (++claim_index_ == s.count) {
+      ++claim_batch_;
+      claim_index_ = 0;
+    }
+    c.index = schedule_.sample(c.batch, i);  // m_ held: the schedule is not thread-safe
+    c.images = s.images.data_ptr<float>() + i * 3 * size * size;
+    c.labels = s.labels.data_ptr<std::int64_t>() + i;
+    return c;
+  }
+
+  // Loads the claimed sample into `rgb` and its label; the error that must stop the run, if
+  // any. With on_error: skip, a bad sample's place goes to the next readable one of the dataset.
+  std::optional<std::string> load_sample(const Claim& c, std::uint64_t epoch,
+                                         std::vector<std::uint8_t>& rgb, std::uint64_t& bytes) {
+    for (std::int64_t tries = 0;; ++tries) {
+      const std::int64_t k = (c.index + tries) % n_;
+      imagedata::SampleRng rng =
+          imagedata::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
+      try {
+        source_->load(k, rng, o_.image_size, rgb.data(), bytes);
+        *c.labels = source_->label(k);
+        return std::nullopt;
+      } catch (const std::exception& e) {
+        if (!o_.skip_errors) return e.what();
+        ++skipped_;
+        {
+          std::lock_guard<std::mutex> lock(m_);
+          ++skipped_by_reason_[skip_reason(e)];
+        }
+        if (tries + 1 >= n_)
+          return std::string("every image failed to load; the last: ") + e.what();
+      }
+    }
+  }
+
+  // Counts the sample into its batch, or records the first failure and stops every worker.
+  void finish_sample(std::int64_t b, const std::optional<std::string>& failure) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (failure) {
+        if (!error_) error_ = *failure;
+        stop_ = true;
+      } else {
+        ++images_;
+        ++slot(b).done;
+      }
+    }
+    ready_.notify_all();
+    if (failure) space_.notify_all();
+  }
+
   void work() {
     const int size = o_.image_size;
     std::vector<std::uint8_t> rgb(static_cast<std::size_t>(size) * size * 3);
     for (;;) {
-      std::int64_t b, i, index;
-      float* images;
-      std::int64_t* labels;
-      {
-        std::unique_lock<std::mutex> lock(m_);
-        space_.wait(lock, [&] { return stop_ || claim_batch_ < consumed_ + o_.prefetch; });
-        if (stop_) return;
-        b = claim_batch_;
-        i = claim_index_;
-        Slot& s = slot(b);
-        if (i == 0) {
-          s.batch = b;
-          s.count = schedule_.count(b);
-          s.done = 0;
-          auto opts = torch::TensorOptions().pinned_memory(o_.pin_memory);
-          s.images =
-              torch::empty({s.count, 3, size, size},
-                           opts.dtype(torch::kFloat32)
-                               .memory_format(o_.channels_last ? at::MemoryFormat::ChannelsLast
-                                                               : at::MemoryFormat::Contiguous));
-          s.labels = torch::empty({s.count}, opts.dtype(torch::kInt64));
-        }
-        if (++claim_index_ == s.count) {
-          ++claim_batch_;
-          claim_index_ = 0;
-        }
-        index = schedule_.sample(b, i);  // m_ held: the schedule is not thread-safe
-        images = s.images.data_ptr<float>() + i * 3 * size * size;
-        labels = s.labels.data_ptr<std::int64_t>() + i;
-      }
-      const auto epoch = static_cast<std::uint64_t>(schedule_.epoch_of(b));
-      std::optional<std::string> failure;
+      const std::optional<Claim> c = claim_next();
+      if (!c) return;
+      const auto epoch = static_cast<std::uint64_t>(schedule_.epoch_of(c->batch));
       const auto t0 = std::chrono::steady_clock::now();
       std::uint64_t bytes = 0;
-      // With on_error: skip, a bad sample's place goes to the next readable one of the dataset.
-      for (std::int64_t tries = 0;; ++tries) {
-        const std::int64_t k = (index + tries) % n_;
-        imagedata::SampleRng rng =
-            imagedata::SampleRng::for_sample(o_.seed, epoch, static_cast<std::uint64_t>(k));
-        try {
-          source_->load(k, rng, size, rgb.data(), bytes);
-          *labels = source_->label(k);
-          break;
-        } catch (const std::exception& e) {
-          if (!o_.skip_errors) {
-            failure = e.what();
-            break;
-          }
-          ++skipped_;
-          {
-            std::lock_guard<std::mutex> lock(m_);
-            ++skipped_by_reason_[skip_reason(e)];
-          }
-          if (tries + 1 >= n_) {
-            failure = std::string("every image failed to load; the last: ") + e.what();
-            break;
-          }
-        }
-      }
-      if (!failure) imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, images);
+      const std::optional<std::string> failure = load_sample(*c, epoch, rgb, bytes);
+      if (!failure)
+        imagedata::normalize_imagenet(rgb.data(), size, size, o_.channels_last, c->images);
       decode_us_ += static_cast<std::int64_t>(ms_since(t0) * 1000.0);
       bytes_read_ += bytes;
-      {
-        std::lock_guard<std::mutex> lock(m_);
-        if (failure) {
-          if (!error_) error_ = *failure;
-          stop_ = true;
-        } else {
-          ++images_;
-          ++slot(b).done;
-        }
-      }
-      ready_.notify_all();
-      if (failure) {
-        space_.notify_all();
-        return;
-      }
+      finish_sample(c->batch, failure);
+      if (failure) return;
     }
   }
 
