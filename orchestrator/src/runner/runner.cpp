@@ -196,71 +196,87 @@ void warm_up(const RunSpec& spec, const c10::Device& device, StreamStrategy& str
   m.warmup_s = seconds_since(t0);
 }
 
-// `sampler` and `host` (either may be null) are told when the measured steps begin and end, so the
-// telemetry summaries cover exactly the steps the throughput covers.
-Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device,
-                  NvmlSampler* sampler, HostSampler* host, const std::string& trace_path) {
-  Measurement m;
-  torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
-  const bool channels_last = spec.memory_format == "channels_last";
-  const std::int64_t batch = spec.batch_size.value_or(0);
-  if (batch <= 0)
-    throw std::runtime_error("batch_size: auto is resolved by `orch sweep`, not here");
+// The run's plugins and optimizer, declared in the order they are made, so that they are
+// destroyed in the reverse order (the strategy's captured graphs before the model they ran).
+struct RunParts {
+  std::shared_ptr<Precision> precision;
+  std::shared_ptr<DataLoader> loader;
+  std::shared_ptr<Model> model;
+  std::shared_ptr<StreamStrategy> strategy;
+  std::unique_ptr<StepOptimizer> optimizer;
+};
 
-  auto precision = registry.create_precision(spec.precision, {device});
-  precision->configure();
-  auto loader = registry.create_loader(spec.data, {batch, device, spec.seed, channels_last});
-  auto model = registry.create_model(spec.model, {loader->num_classes(), loader->sample_shape()});
-  auto strategy = registry.create_strategy(spec.stream, {device});
+// Builds the plugins for `device`, sets cuDNN's benchmark mode and puts the model on the
+// device, in training mode and the run's memory format.
+RunParts build_parts(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device,
+                     std::int64_t batch, bool channels_last, Measurement& m) {
+  RunParts parts;
+  parts.precision = registry.create_precision(spec.precision, {device});
+  parts.precision->configure();
+  parts.loader = registry.create_loader(spec.data, {batch, device, spec.seed, channels_last});
+  parts.model = registry.create_model(spec.model,
+                                      {parts.loader->num_classes(), parts.loader->sample_shape()});
+  parts.strategy = registry.create_strategy(spec.stream, {device});
 
-  m.cudnn_benchmark = cudnn_benchmark_enabled(spec.cudnn_benchmark, batch, loader->sample_shape());
+  m.cudnn_benchmark =
+      cudnn_benchmark_enabled(spec.cudnn_benchmark, batch, parts.loader->sample_shape());
   at::globalContext().setBenchmarkCuDNN(m.cudnn_benchmark);
 
-  auto& net = model->module();
+  auto& net = parts.model->module();
   net.to(device);
   if (channels_last) to_channels_last(net);
   net.train();
-  auto optimizer = make_optimizer(spec.optimizer, net.parameters());
+  parts.optimizer = make_optimizer(spec.optimizer, net.parameters());
+  return parts;
+}
 
-  StepTimer* measured = nullptr;  // the measured steps' timer, while they run
-  StepFunctions fns;
-  fns.next_batch = [&] {
+// The pieces of a step that the stream strategy puts together, filled in place: train_step
+// calls the others through `fns`. `measured` is the measured steps' timer while they run
+// (null otherwise): the loader's wait is timed into it.
+void set_step_functions(StepFunctions& fns, RunParts& parts, const c10::Device& device,
+                        bool channels_last, StepTimer*& measured) {
+  fns.next_batch = [&parts, &measured] {
     // Each phase is an NVTX range (Nsight Systems) and a user scope (LibTorch's profiler
     // trace); with no profiler attached, either costs a couple of branches.
     NvtxRange r("data");
     RECORD_USER_SCOPE("data");
     if (measured) measured->input_wait_begin();
-    Batch b = loader->next();
+    Batch b = parts.loader->next();
     if (measured) measured->input_wait_end();
     return b;
   };
-  fns.to_device = [&](const Batch& b, bool non_blocking) {
+  fns.to_device = [device, channels_last](const Batch& b, bool non_blocking) {
     NvtxRange r("copy to device");
     RECORD_USER_SCOPE("copy to device");
     Batch out{b.images.to(device, non_blocking), b.labels.to(device, non_blocking)};
     if (channels_last) out.images = out.images.contiguous(at::MemoryFormat::ChannelsLast);
     return out;
   };
-  fns.zero_grad = [&] { optimizer->zero_grad(); };
-  fns.forward_loss = [&](const Batch& b) {
+  fns.zero_grad = [&parts] { parts.optimizer->zero_grad(); };
+  fns.forward_loss = [&parts](const Batch& b) {
     NvtxRange r("forward");
     RECORD_USER_SCOPE("forward");
-    return precision->forward_loss(*model, b);
+    return parts.precision->forward_loss(*parts.model, b);
   };
-  fns.backward_step = [&](const torch::Tensor& loss) {
+  fns.backward_step = [&parts](const torch::Tensor& loss) {
     NvtxRange r("backward + optimizer");
     RECORD_USER_SCOPE("backward + optimizer");
-    precision->backward_step(loss, *optimizer);
+    parts.precision->backward_step(loss, *parts.optimizer);
   };
-  fns.train_step = [&](const Batch& b) {
+  fns.train_step = [&fns](const Batch& b) {
     fns.zero_grad();
     auto loss = fns.forward_loss(b);
     fns.backward_step(loss);
     return loss.detach();
   };
+}
 
-  warm_up(spec, device, *strategy, fns, *precision, m);
-
+// The measured steps: each step's time, input wait and loss. `sampler` and `host` (either may
+// be null) are told when they begin and end, so the telemetry summaries cover exactly the
+// steps the throughput covers.
+void measure_steps(const RunSpec& spec, const c10::Device& device, StreamStrategy& strategy,
+                   StepFunctions& fns, StepTimer*& measured, NvmlSampler* sampler,
+                   HostSampler* host, Measurement& m) {
   const auto n = static_cast<std::size_t>(spec.measure_steps);
   StepTimer timer(device, n);
   std::vector<torch::Tensor> losses;
@@ -273,7 +289,7 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   for (std::size_t i = 0; i < n; ++i) {
     NvtxRange range("step");
     timer.start_step();
-    StepResult r = strategy->step(fns);
+    StepResult r = strategy.step(fns);
     timer.end_step();
     losses.push_back(r.loss);
     m.data_wait_ms.push_back(r.data_wait_ms);
@@ -289,22 +305,46 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   m.gpu_idle_ms = timer.input_idle_ms();
   auto all = torch::stack(losses).to(torch::kCPU, torch::kDouble);
   m.loss.assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
+}
+
+// What training left: the weights' checksum, the memory peaks and the plugins' counters.
+void read_after_training(const RunParts& parts, const c10::Device& device, Measurement& m) {
   {
     // Where training left the weights, in one number: lets tests (and users) check that two
     // strategies computed the same thing, not just something equally fast.
     torch::NoGradGuard no_grad;
     auto total = torch::zeros({}, torch::TensorOptions(device).dtype(torch::kDouble));
-    for (const auto& p : net.parameters()) total += p.sum(torch::kDouble);
+    for (const auto& p : parts.model->module().parameters()) total += p.sum(torch::kDouble);
     m.param_checksum = total.item<double>();
   }
   m.peak_allocated = peak_allocated_bytes(device);
   m.peak_reserved = peak_reserved_bytes(device);
   // The process's peak, so with several runs in one process it covers the earlier ones too.
   m.host_peak_rss = host_peak_rss_bytes();
-  add_counters(m.counters, "data", loader->counters());
-  add_counters(m.counters, "precision", precision->counters());
-  add_counters(m.counters, "stream", strategy->counters());
-  add_counters(m.counters, "model", model->counters());
+  add_counters(m.counters, "data", parts.loader->counters());
+  add_counters(m.counters, "precision", parts.precision->counters());
+  add_counters(m.counters, "stream", parts.strategy->counters());
+  add_counters(m.counters, "model", parts.model->counters());
+}
+
+// `sampler` and `host` (either may be null) are told when the measured steps begin and end.
+Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10::Device& device,
+                  NvmlSampler* sampler, HostSampler* host, const std::string& trace_path) {
+  Measurement m;
+  torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
+  const bool channels_last = spec.memory_format == "channels_last";
+  const std::int64_t batch = spec.batch_size.value_or(0);
+  if (batch <= 0)
+    throw std::runtime_error("batch_size: auto is resolved by `orch sweep`, not here");
+
+  RunParts parts = build_parts(spec, registry, device, batch, channels_last, m);
+  StepTimer* measured = nullptr;  // the measured steps' timer, while they run
+  StepFunctions fns;
+  set_step_functions(fns, parts, device, channels_last, measured);
+
+  warm_up(spec, device, *parts.strategy, fns, *parts.precision, m);
+  measure_steps(spec, device, *parts.strategy, fns, measured, sampler, host, m);
+  read_after_training(parts, device, m);
 
   // Profiled steps come after everything above is read: the profiler costs host time per
   // operator (and CUPTI's kernel tracing costs some on the GPU), so profiling the measured
@@ -312,9 +352,10 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
   // model on the same data, so they look like the measured ones; the weights, losses, memory
   // peaks and counters recorded above do not include them.
   if (spec.profile.enabled()) {
-    const double measured_step_ms = 1000.0 * m.measure_s / static_cast<double>(n);
+    const auto n = static_cast<double>(spec.measure_steps);
+    const double measured_step_ms = 1000.0 * m.measure_s / n;
     m.profile = profile_steps(spec.profile.steps, device, trace_path, measured_step_ms,
-                              [&] { strategy->step(fns); });
+                              [&] { parts.strategy->step(fns); });
   }
   return m;
 }
@@ -381,6 +422,74 @@ bool cudnn_benchmark_enabled(const std::string& setting, std::int64_t batch,
 
 void start_up_begins_now() { g_previous_run_end = Clock::now(); }
 
+namespace {
+
+// A run's telemetry. It outlives the measurement: a failed run still reports what was sampled
+// (a lost GPU above all), and the sampling threads are always joined before the document is
+// returned.
+struct RunTelemetry {
+  std::unique_ptr<NvmlSampler> sampler;
+  std::optional<TelemetryRecord> gpu;
+  std::unique_ptr<HostSampler> host_sampler;
+  std::optional<HostTelemetryRecord> host;
+
+  void start(const RunSpec& spec, const c10::Device& device) {
+    std::string why_not;
+    sampler = start_sampler(spec, device, why_not);
+    if (!sampler)
+      gpu = TelemetryRecord::unavailable(why_not, static_cast<int>(spec.telemetry.interval_ms));
+    std::string host_why_not;
+    host_sampler = start_host_sampler(spec, host_why_not);
+    if (!host_sampler) {
+      host = HostTelemetryRecord::unavailable(host_why_not,
+                                              static_cast<int>(spec.telemetry.interval_ms));
+    }
+  }
+  void finish() {
+    if (sampler) {
+      gpu = sampler->stop();
+      sampler.reset();
+    }
+    if (host_sampler) {
+      host = host_sampler->stop();
+      host_sampler.reset();
+    }
+  }
+};
+
+// The measured run's metrics, counters, steps and profile into the document, and its status:
+// ok, or diverged.
+void record_measurement(const Measurement& m, const RunSpec& spec,
+                        const std::optional<double>& startup_s, Clock::time_point t0,
+                        const RunTelemetry& telemetry, ResultDocument& doc) {
+  nlohmann::json metrics = document_metrics(m, *spec.batch_size, startup_s, t0);
+  metrics.update(telemetry_metrics(*telemetry.gpu));
+  if (telemetry.host) metrics.update(host_telemetry_metrics(*telemetry.host));
+  // A number, so rank and the report can flag a run that shared its GPU (environment.cpp).
+  if (doc.environment.contains("gpu_other_processes") &&
+      doc.environment["gpu_other_processes"].is_array())
+    metrics["gpu_other_processes"] = doc.environment["gpu_other_processes"].size();
+  doc.metrics = metrics;
+  doc.counters = m.counters;
+  doc.steps = document_steps(m);
+  doc.profile = m.profile;  // null (left out) when not profiled
+  // Checked after the measurement, on the losses already copied to the host: its metrics and
+  // steps are kept (they show where it went wrong), but the numbers were not trained on.
+  const auto diverged = divergence_error(m.loss, m.param_checksum);
+  doc.status = diverged ? RunStatus::diverged : RunStatus::ok;
+  if (diverged) doc.error = *diverged;
+}
+
+// Out of memory, however it was spelled (out_of_memory.h), is the configuration's outcome;
+// any other error is a plain failure.
+void record_failure(const std::string& what, const RunSpec& spec, ResultDocument& doc) {
+  const auto oom = out_of_memory_error(what, spec.batch_size.value_or(0));
+  doc.status = oom ? RunStatus::oom : RunStatus::failed;
+  doc.error = oom ? *oom : what;
+}
+
+}  // namespace
+
 ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
                             const RunOutputs& outputs) {
   ResultDocument doc;  // of the newest version (result_document.h)
@@ -391,29 +500,7 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   const auto t0 = Clock::now();
   const std::optional<double> startup_s = startup_seconds(t0);
   std::optional<Clock::time_point> measure_ended;
-  // Telemetry outlives the try: a failed run still reports what was sampled (a lost GPU
-  // above all), and the sampling thread is always joined before the document is returned.
-  std::unique_ptr<NvmlSampler> sampler;
-  std::optional<TelemetryRecord> telemetry;
-  std::unique_ptr<HostSampler> host_sampler;
-  std::optional<HostTelemetryRecord> host_telemetry;
-  auto finish_telemetry = [&] {
-    if (sampler) {
-      telemetry = sampler->stop();
-      sampler.reset();
-    }
-    if (host_sampler) {
-      host_telemetry = host_sampler->stop();
-      host_sampler.reset();
-    }
-  };
-  // Out of memory, however it was spelled (out_of_memory.h), is the configuration's outcome;
-  // any other error is a plain failure.
-  auto fail = [&](const std::string& what) {
-    const auto oom = out_of_memory_error(what, spec.batch_size.value_or(0));
-    doc.status = oom ? RunStatus::oom : RunStatus::failed;
-    doc.error = oom ? *oom : what;
-  };
+  RunTelemetry telemetry;
   try {
     // Refused rather than run with the driver's setting and stored as if it had been applied.
     if (auto why = cuda_connections_mismatch(spec)) throw std::runtime_error(*why);
@@ -423,56 +510,29 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
     // Before anything is allocated on the device (runner/gpu_memory_cap.h).
     if (auto cap = apply_gpu_memory_cap(device)) doc.environment["gpu_memory_cap_bytes"] = *cap;
     reset_peak_memory(device);
-    std::string why_not;
-    sampler = start_sampler(spec, device, why_not);
-    if (!sampler) {
-      telemetry =
-          TelemetryRecord::unavailable(why_not, static_cast<int>(spec.telemetry.interval_ms));
-    }
-    std::string host_why_not;
-    host_sampler = start_host_sampler(spec, host_why_not);
-    if (!host_sampler) {
-      host_telemetry = HostTelemetryRecord::unavailable(
-          host_why_not, static_cast<int>(spec.telemetry.interval_ms));
-    }
-    Measurement m =
-        train(spec, registry, device, sampler.get(), host_sampler.get(), outputs.trace_path);
-    finish_telemetry();
-
-    nlohmann::json metrics = document_metrics(m, *spec.batch_size, startup_s, t0);
+    telemetry.start(spec, device);
+    const Measurement m = train(spec, registry, device, telemetry.sampler.get(),
+                                telemetry.host_sampler.get(), outputs.trace_path);
+    telemetry.finish();
     measure_ended = m.measure_ended;
-    metrics.update(telemetry_metrics(*telemetry));
-    if (host_telemetry) metrics.update(host_telemetry_metrics(*host_telemetry));
-    // A number, so rank and the report can flag a run that shared its GPU (environment.cpp).
-    if (doc.environment.contains("gpu_other_processes") &&
-        doc.environment["gpu_other_processes"].is_array())
-      metrics["gpu_other_processes"] = doc.environment["gpu_other_processes"].size();
-    doc.metrics = metrics;
-    doc.counters = m.counters;
-    doc.steps = document_steps(m);
-    doc.profile = m.profile;  // null (left out) when not profiled
-    // Checked after the measurement, on the losses already copied to the host: its metrics and
-    // steps are kept (they show where it went wrong), but the numbers were not trained on.
-    const auto diverged = divergence_error(m.loss, m.param_checksum);
-    doc.status = diverged ? RunStatus::diverged : RunStatus::ok;
-    if (diverged) doc.error = *diverged;
+    record_measurement(m, spec, startup_s, t0, telemetry, doc);
   } catch (const c10::OutOfMemoryError& e) {
     doc.status = RunStatus::oom;
     doc.error = std::string("out of memory at batch size ") +
                 std::to_string(spec.batch_size.value_or(0)) + ": " + e.what_without_backtrace();
   } catch (const c10::Error& e) {
-    fail(e.what_without_backtrace());
+    record_failure(e.what_without_backtrace(), spec, doc);
   } catch (const std::bad_alloc& e) {
     // Host memory: a huge batch's buffers, or a plugin's own vectors.
     doc.status = RunStatus::oom;
     doc.error = "out of host memory at batch size " + std::to_string(spec.batch_size.value_or(0)) +
                 ": " + e.what();
   } catch (const std::exception& e) {
-    fail(e.what());
+    record_failure(e.what(), spec, doc);
   }
-  finish_telemetry();
-  if (telemetry) doc.telemetry = telemetry_json(*telemetry);
-  if (host_telemetry) doc.host_telemetry = host_telemetry_json(*host_telemetry);
+  telemetry.finish();
+  if (telemetry.gpu) doc.telemetry = telemetry_json(*telemetry.gpu);
+  if (telemetry.host) doc.host_telemetry = host_telemetry_json(*telemetry.host);
   classify_run_failure(doc);
   if (measure_ended && doc.metrics.is_object()) {
     doc.metrics[phase_key::kAfter] = seconds_since(*measure_ended);

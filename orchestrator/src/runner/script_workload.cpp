@@ -26,6 +26,7 @@
 #include "runner/divergence.h"
 #include "runner/environment.h"
 #include "runner/out_of_memory.h"
+#include "runner/script_telemetry.h"
 #include "storage/row_values.h"  // utc_now
 #include "telemetry/gpu_facts.h"
 #include "telemetry/host_facts.h"
@@ -413,6 +414,132 @@ void script_outcome(ResultDocument& doc, const RunSpec& spec, int exit_code, int
   if (diverged) doc.error = *diverged;
 }
 
+namespace {
+
+// What the program is started with: its command line and environment, the GPU's PCI bus id
+// (for the sampler) or why it is unknown.
+struct ScriptLaunch {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::string pci_bus_id, why_no_bus_id;
+};
+
+// Sets the document's device and environment and writes the run's spec for the program.
+ScriptLaunch prepare_launch(const RunSpec& spec, const ScriptDevice& device, const CudaDriver& cuda,
+                            const std::string& spec_path, const std::string& report_path,
+                            ResultDocument& doc) {
+  if (!device.error.empty()) throw std::runtime_error(device.error);
+  if (!spec.batch_size) {
+    throw std::runtime_error(
+        "batch_size: auto needs a batch (--batch-size N); orch sweep searches it");
+  }
+  ScriptLaunch launch;
+  doc.device = device.cuda ? "cuda:0" : "cpu";
+  launch.env = script_environment(spec, spec_path, report_path, device.cuda ? "cuda" : "cpu");
+  if (device.cuda) {
+    const auto visible = visible_device_for(device.index);
+    if (!visible) throw std::runtime_error("CUDA_VISIBLE_DEVICES has no device " + spec.device);
+    launch.env["CUDA_VISIBLE_DEVICES"] = *visible;
+    launch.pci_bus_id = cuda.pci_bus_id(device.index, launch.why_no_bus_id);
+  }
+  {
+    std::ofstream s(spec_path);
+    s << run_spec_json(spec).dump(2) << "\n";
+    if (!s.flush()) throw std::runtime_error("cannot write " + spec_path);
+  }
+  launch.argv = script_argv(spec);
+  doc.environment = exec_environment(launch.pci_bus_id);
+  doc.environment["script_argv"] = launch.argv;
+  // The user's code as it was: the script's repository (or the working folder's, for a
+  // command that names no file), so compare can say two runs measured different code.
+  doc.environment["code"] =
+      code_version_of(spec.workload.script_path.empty() ? "." : spec.workload.script_path);
+  return launch;
+}
+
+// The program's report, if it wrote one, or why it cannot be read (empty when it wrote none).
+std::pair<std::optional<json>, std::string> read_script_report(const std::string& report_path) {
+  std::error_code ec;
+  if (!fs::exists(report_path, ec)) return {std::nullopt, ""};
+  try {
+    return {
+        json::parse(read_bounded_file(report_path, kMaxResultDocumentBytes, "a script's report")),
+        ""};
+  } catch (const BoundedReadError& e) {
+    return {std::nullopt, std::string("the script's report cannot be read: ") + e.what()};
+  } catch (const std::exception& e) {
+    return {std::nullopt, "the script's report " + report_path + " is not JSON: " + e.what()};
+  }
+}
+
+// What a report says beyond its outcome: the program's environment and device, and the
+// measured window for the telemetry (its steps ended when it wrote the report).
+void take_report_details(const json& r, const std::string& report_path, ResultDocument& doc,
+                         ScriptTelemetry& telemetry) {
+  if (r.contains("environment") && r["environment"].is_object()) {
+    doc.environment.update(r["environment"]);  // the program knows its GPU and libraries
+  }
+  if (r.contains("device") && r["device"].is_string()) doc.device = r["device"].get<std::string>();
+  struct stat st {};
+  if (::stat(report_path.c_str(), &st) == 0 && r.contains("metrics") && r["metrics"].is_object() &&
+      r["metrics"].value("measure_s", json()).is_number()) {
+    const auto written = std::chrono::system_clock::time_point(
+        std::chrono::seconds(st.st_mtim.tv_sec) +
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+    telemetry.set_measure_window(written, r["metrics"]["measure_s"].get<double>());
+  }
+}
+
+ProcessOutcome outcome_of(const Finished& f) {
+  ProcessOutcome outcome;
+  if (f.signal)
+    outcome.signal = f.signal;
+  else
+    outcome.exit_code = f.exit_code;
+  outcome.stderr_tail = f.stderr_tail;
+  return outcome;
+}
+
+// Runs the program and reads what it left: the run's outcome, its report's metrics and details.
+void run_and_read(const RunSpec& spec, const ScriptLaunch& launch, const std::string& report_path,
+                  ResultDocument& doc, ScriptTelemetry& telemetry) {
+  const Finished f = run_program(launch.argv, launch.env);
+  telemetry.stop();
+  if (!f.spawn_error.empty()) throw std::runtime_error(f.spawn_error);
+  const auto [report, report_error] = read_script_report(report_path);
+  if (g_signal != 0 && f.exit_code != 0) {
+    doc.status = RunStatus::interrupted;
+    doc.error = std::string("orch exec was stopped by ") +
+                (g_signal == SIGINT ? "SIGINT" : "SIGTERM") + " while the script ran";
+  } else {
+    script_outcome(doc, spec, f.exit_code, f.signal, f.stderr_tail, report, report_error);
+  }
+  if (report && report->is_object()) take_report_details(*report, report_path, doc, telemetry);
+  doc.outcome = outcome_of(f);
+}
+
+// The telemetry's records and summaries, the failure's class, the run's times.
+void finish_script_document(ResultDocument& doc, const ScriptTelemetry& telemetry,
+                            Clock::time_point t0) {
+  const bool measured = doc.status == RunStatus::ok || doc.status == RunStatus::diverged;
+  if (telemetry.gpu) {
+    doc.telemetry = telemetry_json(*telemetry.gpu);
+    if (measured) doc.metrics.update(telemetry_metrics(*telemetry.gpu));
+  }
+  if (telemetry.host) {
+    doc.host_telemetry = host_telemetry_json(*telemetry.host);
+    if (measured) doc.metrics.update(host_telemetry_metrics(*telemetry.host));
+  }
+  // The program's failures are its configuration's; whether its GPU is still sound is the
+  // sweep's device check to find, not exec's (a check here would make a CUDA context).
+  if (!measured) doc.failure_class = FailureClass::configuration;
+  doc.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  doc.finished_at = storage::utc_now();
+}
+
+}  // namespace
+
 ResultDocument run_script_document(const RunSpec& spec, const std::string& out_path) {
   g_signal = 0;
   ResultDocument doc;
@@ -428,160 +555,17 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
 
   const CudaDriver cuda;
   const ScriptDevice device = resolve_script_device(spec.device, cuda);
-  std::map<std::string, std::string> env;
-  std::string pci_bus_id, why_no_bus_id;
-  std::optional<TelemetryRecord> telemetry;
-  std::unique_ptr<NvmlSampler> sampler;
-  std::chrono::system_clock::time_point sampler_t0;
-  std::optional<HostTelemetryRecord> host_telemetry;
-  std::unique_ptr<HostSampler> host_sampler;
-  std::chrono::system_clock::time_point host_t0;
+  ScriptTelemetry telemetry;
   try {
-    if (!device.error.empty()) throw std::runtime_error(device.error);
-    if (!spec.batch_size) {
-      throw std::runtime_error(
-          "batch_size: auto needs a batch (--batch-size N); orch sweep searches it");
-    }
-    doc.device = device.cuda ? "cuda:0" : "cpu";
-    env = script_environment(spec, spec_path, report_path, device.cuda ? "cuda" : "cpu");
-    if (device.cuda) {
-      const auto visible = visible_device_for(device.index);
-      if (!visible) throw std::runtime_error("CUDA_VISIBLE_DEVICES has no device " + spec.device);
-      env["CUDA_VISIBLE_DEVICES"] = *visible;
-      pci_bus_id = cuda.pci_bus_id(device.index, why_no_bus_id);
-    }
-    {
-      std::ofstream s(spec_path);
-      s << run_spec_json(spec).dump(2) << "\n";
-      if (!s.flush()) throw std::runtime_error("cannot write " + spec_path);
-    }
-    const std::vector<std::string> argv = script_argv(spec);
-    doc.environment = exec_environment(pci_bus_id);
-    doc.environment["script_argv"] = argv;
-    // The user's code as it was: the script's repository (or the working folder's, for a
-    // command that names no file), so compare can say two runs measured different code.
-    doc.environment["code"] =
-        code_version_of(spec.workload.script_path.empty() ? "." : spec.workload.script_path);
-
-    const int interval = static_cast<int>(spec.telemetry.interval_ms);
-    if (!spec.telemetry.enabled) {
-      telemetry = TelemetryRecord::unavailable(
-          "telemetry disabled by the experiment (telemetry.enabled: false)", interval);
-    } else if (!device.cuda) {
-      telemetry = TelemetryRecord::unavailable("the run's device is the CPU", interval);
-    } else if (pci_bus_id.empty()) {
-      telemetry = TelemetryRecord::unavailable(
-          "the GPU's PCI bus id is unknown (" + why_no_bus_id + ")", interval);
-    } else {
-      SamplerOptions options;
-      options.interval_ms = interval;
-      options.pci_bus_id = pci_bus_id;
-      sampler = std::make_unique<NvmlSampler>(options);
-      if (sampler->available()) {
-        sampler_t0 = std::chrono::system_clock::now();
-        sampler->start();
-      } else {
-        telemetry = TelemetryRecord::unavailable(sampler->unavailable_reason(), interval);
-        sampler.reset();
-      }
-    }
-
-    // The host is sampled whatever the device: a script's loader runs on its CPU.
-    if (!spec.telemetry.enabled) {
-      host_telemetry = HostTelemetryRecord::unavailable(
-          "telemetry disabled by the experiment (telemetry.enabled: false)", interval);
-    } else {
-      host_sampler =
-          std::make_unique<HostSampler>(HostSamplerOptions{interval, default_proc_root()});
-      if (host_sampler->available()) {
-        host_t0 = std::chrono::system_clock::now();
-        host_sampler->start();
-      } else {
-        host_telemetry =
-            HostTelemetryRecord::unavailable(host_sampler->unavailable_reason(), interval);
-        host_sampler.reset();
-      }
-    }
-
-    const Finished f = run_program(argv, env);
-    if (sampler) telemetry = sampler->stop();
-    if (host_sampler) host_telemetry = host_sampler->stop();
-    if (!f.spawn_error.empty()) throw std::runtime_error(f.spawn_error);
-
-    std::optional<json> report;
-    std::string report_error;
-    if (fs::exists(report_path, ec)) {
-      try {
-        report = json::parse(
-            read_bounded_file(report_path, kMaxResultDocumentBytes, "a script's report"));
-      } catch (const BoundedReadError& e) {
-        report_error = std::string("the script's report cannot be read: ") + e.what();
-      } catch (const std::exception& e) {
-        report_error = "the script's report " + report_path + " is not JSON: " + e.what();
-      }
-    }
-    if (g_signal != 0 && f.exit_code != 0) {
-      doc.status = RunStatus::interrupted;
-      doc.error = std::string("orch exec was stopped by ") +
-                  (g_signal == SIGINT ? "SIGINT" : "SIGTERM") + " while the script ran";
-    } else {
-      script_outcome(doc, spec, f.exit_code, f.signal, f.stderr_tail, report, report_error);
-    }
-    if (report && report->is_object()) {
-      const json& r = *report;
-      if (r.contains("environment") && r["environment"].is_object()) {
-        doc.environment.update(r["environment"]);  // the program knows its GPU and libraries
-      }
-      if (r.contains("device") && r["device"].is_string())
-        doc.device = r["device"].get<std::string>();
-      // The measured steps ended when the report was written, measure_s before that: the
-      // window the telemetry summaries cover, as for a built-in run.
-      struct stat st {};
-      if (::stat(report_path.c_str(), &st) == 0 && r.contains("metrics") &&
-          r["metrics"].is_object() && r["metrics"].value("measure_s", json()).is_number()) {
-        const auto written = std::chrono::system_clock::time_point(
-            std::chrono::seconds(st.st_mtim.tv_sec) +
-            std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
-        const double measure_s = r["metrics"]["measure_s"].get<double>();
-        auto window = [&](std::chrono::system_clock::time_point t0) {
-          const double end_s = std::chrono::duration<double>(written - t0).count();
-          return std::make_pair(std::max(0.0, end_s - measure_s), end_s);
-        };
-        if (telemetry && telemetry->available) telemetry->measure_window_s = window(sampler_t0);
-        if (host_telemetry && host_telemetry->available)
-          host_telemetry->measure_window_s = window(host_t0);
-      }
-    }
-    ProcessOutcome outcome;
-    if (f.signal)
-      outcome.signal = f.signal;
-    else
-      outcome.exit_code = f.exit_code;
-    outcome.stderr_tail = f.stderr_tail;
-    doc.outcome = outcome;
+    const ScriptLaunch launch = prepare_launch(spec, device, cuda, spec_path, report_path, doc);
+    telemetry.start(spec, device.cuda, launch.pci_bus_id, launch.why_no_bus_id);
+    run_and_read(spec, launch, report_path, doc, telemetry);
   } catch (const std::exception& e) {
-    if (sampler) telemetry = sampler->stop();
-    if (host_sampler) host_telemetry = host_sampler->stop();
+    telemetry.stop();
     doc.status = RunStatus::failed;
     doc.error = e.what();
   }
-  if (telemetry) {
-    doc.telemetry = telemetry_json(*telemetry);
-    if (doc.status == RunStatus::ok || doc.status == RunStatus::diverged)
-      doc.metrics.update(telemetry_metrics(*telemetry));
-  }
-  if (host_telemetry) {
-    doc.host_telemetry = host_telemetry_json(*host_telemetry);
-    if (doc.status == RunStatus::ok || doc.status == RunStatus::diverged)
-      doc.metrics.update(host_telemetry_metrics(*host_telemetry));
-  }
-  // The program's failures are its configuration's; whether its GPU is still sound is the
-  // sweep's device check to find, not exec's (a check here would make a CUDA context).
-  if (doc.status != RunStatus::ok && doc.status != RunStatus::diverged)
-    doc.failure_class = FailureClass::configuration;
-  doc.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  doc.finished_at = storage::utc_now();
+  finish_script_document(doc, telemetry, t0);
   return doc;
 }
 
