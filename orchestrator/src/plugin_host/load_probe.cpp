@@ -144,82 +144,65 @@ class Pipe {
   int fd_[2] = {-1, -1};
 };
 
-}  // namespace
-
-LoadProbeVerdict probe_load_in_child(const std::filesystem::path& path,
-                                     std::chrono::milliseconds timeout) {
+// Fails closed: a library that cannot be vetted in a child process is not loaded (one that
+// crashes the command is what the probe exists to stop), and the verdict is not remembered:
+// the next command may have the descriptors or processes to spare.
+LoadProbeVerdict not_vetted(const std::string& why) {
   LoadProbeVerdict v;
-  std::optional<Pipe> status, err;
-  try {
-    status.emplace();
-    err.emplace();
-  } catch (const PluginError& e) {
-    // Out of file descriptors: the library cannot be vetted, so it is not loaded (a library
-    // that crashes the command is what the probe exists to stop); not remembered, the next
-    // command may have descriptors to spare.
-    v.safe = false;
-    v.cacheable = false;
-    v.reason = std::string("it could not be vetted in a child process (") + e.what() +
-               "), so it is not loaded";
-    return v;
-  }
-  // Whatever sits in the stdio buffers would be written a second time by a child whose
-  // load-time code calls exit().
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    // Fails closed, as above: a process limit (ulimit -u, a cgroup's pids.max) must not let an
-    // unvetted library into the process.
-    const int why = errno;
-    v.safe = false;
-    v.cacheable = false;
-    v.reason = std::string("it could not be vetted in a child process (fork: ") +
-               std::strerror(why) +
-               (why == EAGAIN ? "; a process limit such as ulimit -u or a cgroup's pids.max" : "") +
-               "), so it is not loaded";
-    return v;
-  }
-  if (pid == 0) child(path, status->write_end(), err->write_end());
-  status->close_write();
-  err->close_write();
-  for (int fd : {status->read_end(), err->read_end()}) {
+  v.safe = false;
+  v.cacheable = false;
+  v.reason = "it could not be vetted in a child process (" + why + "), so it is not loaded";
+  return v;
+}
+
+// How the probing child ended: what it said on its status pipe and stderr, its wait status,
+// and whether it was killed at the timeout.
+struct ChildEnd {
+  std::string said, stderr_text;
+  int wstatus = 0;
+  bool timed_out = false;
+};
+
+ChildEnd follow_child(pid_t pid, Pipe& status, Pipe& err, std::chrono::milliseconds timeout) {
+  for (int fd : {status.read_end(), err.read_end()}) {
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
-
   const auto deadline = Clock::now() + timeout;
-  std::string said, stderr_text;
-  bool status_open = true, err_open = true, timed_out = false;
-  int wstatus = 0;
+  ChildEnd end;
+  bool status_open = true, err_open = true;
   for (;;) {
-    if (::waitpid(pid, &wstatus, WNOHANG) == pid) break;
+    if (::waitpid(pid, &end.wstatus, WNOHANG) == pid) break;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+      while (::waitpid(pid, &end.wstatus, 0) < 0 && errno == EINTR) {
       }
-      timed_out = true;
+      end.timed_out = true;
       break;
     }
     // Wake up when the child writes or closes its pipes (it exits); when both are closed,
     // check on it every few milliseconds (it may have closed them and gone on running).
     pollfd fds[2];
     nfds_t n = 0;
-    if (status_open) fds[n++] = {status->read_end(), POLLIN, 0};
-    if (err_open) fds[n++] = {err->read_end(), POLLIN, 0};
+    if (status_open) fds[n++] = {status.read_end(), POLLIN, 0};
+    if (err_open) fds[n++] = {err.read_end(), POLLIN, 0};
     const int wait_ms = static_cast<int>(std::min<long long>(left.count(), n > 0 ? 100 : 5));
     ::poll(fds, n, wait_ms);
-    if (status_open) status_open = drain(status->read_end(), said, 16);
-    if (err_open) err_open = drain(err->read_end(), stderr_text, kStderrKept);
+    if (status_open) status_open = drain(status.read_end(), end.said, 16);
+    if (err_open) err_open = drain(err.read_end(), end.stderr_text, kStderrKept);
   }
-  drain(status->read_end(), said, 16);
-  drain(err->read_end(), stderr_text, kStderrKept);
+  drain(status.read_end(), end.said, 16);
+  drain(err.read_end(), end.stderr_text, kStderrKept);
+  return end;
+}
 
-  const std::string words = last_line(stderr_text);
+LoadProbeVerdict verdict_of(const ChildEnd& end, std::chrono::milliseconds timeout) {
+  LoadProbeVerdict v;
+  const std::string words = last_line(end.stderr_text);
   const std::string quoted = words.empty() ? "" : "; its last line on stderr: \"" + words + "\"";
-  if (timed_out && said.find(kLoaded) == std::string::npos) {
+  const bool loaded = end.said.find(kLoaded) != std::string::npos;
+  if (end.timed_out && !loaded) {
     // Remembered for this file, like a crash: otherwise every later command, and every run's
     // child of a sweep, would wait the whole timeout again for the same library. The reason says
     // how to have it probed again.
@@ -231,8 +214,9 @@ LoadProbeVerdict probe_load_in_child(const std::filesystem::path& path,
                quoted;
     return v;
   }
-  if (said.find(kLoaded) != std::string::npos) return v;  // loaded; how the child ended is moot
+  if (loaded) return v;  // loaded; how the child ended is moot
   v.safe = false;
+  const int wstatus = end.wstatus;
   if (WIFSIGNALED(wstatus)) {
     const int sig = WTERMSIG(wstatus);
     v.cacheable = deterministic(sig);
@@ -246,6 +230,36 @@ LoadProbeVerdict probe_load_in_child(const std::filesystem::path& path,
     v.reason = "its load probe ended with wait status " + std::to_string(wstatus);
   }
   return v;
+}
+
+}  // namespace
+
+LoadProbeVerdict probe_load_in_child(const std::filesystem::path& path,
+                                     std::chrono::milliseconds timeout) {
+  std::optional<Pipe> status, err;
+  try {
+    status.emplace();
+    err.emplace();
+  } catch (const PluginError& e) {
+    return not_vetted(e.what());  // out of file descriptors
+  }
+  // Whatever sits in the stdio buffers would be written a second time by a child whose
+  // load-time code calls exit().
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    // A process limit (ulimit -u, a cgroup's pids.max) must not let an unvetted library in.
+    const int why = errno;
+    return not_vetted(
+        std::string("fork: ") + std::strerror(why) +
+        (why == EAGAIN ? "; a process limit such as ulimit -u or a cgroup's pids.max" : ""));
+  }
+  if (pid == 0) child(path, status->write_end(), err->write_end());
+  status->close_write();
+  err->close_write();
+  return verdict_of(follow_child(pid, *status, *err, timeout), timeout);
 }
 
 }  // namespace orch
