@@ -179,6 +179,147 @@ std::unique_ptr<Desc> pointwise(cudnnPointwiseMode_t mode, const Desc& x, const 
   return op;
 }
 
+/// A 2-D cross-correlation with the given stride and padding, accumulating in float.
+std::unique_ptr<Desc> convolution(std::int64_t stride, std::int64_t padding) {
+  auto conv = std::make_unique<Desc>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  const std::int64_t spatial = 2;
+  conv->set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_DATA_FLOAT)
+      .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
+      .set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial)
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_DILATIONS, {1, 1})
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, {stride, stride})
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, {padding, padding})
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {padding, padding});
+  conv->finalize("finalizing the convolution descriptor");
+  return conv;
+}
+
+/// y = conv(x, w).
+std::unique_ptr<Desc> conv_forward(const Desc& x, const Desc& w, const Desc& y, const Desc& conv) {
+  auto op = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  const float alpha = 1.f, beta = 0.f;
+  op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x)
+      .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w)
+      .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y)
+      .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv)
+      .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha)
+      .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+  op->finalize("finalizing the convolution operation");
+  return op;
+}
+
+/// The per-channel sum and sum of squares of y, in float.
+std::unique_ptr<Desc> gen_stats(const Desc& y, const Desc& sum, const Desc& sqsum) {
+  auto op = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
+  const cudnnGenStatsMode_t stats_mode = CUDNN_GENSTATS_SUM_SQSUM;
+  op->set(CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &stats_mode)
+      .set(CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_DATA_FLOAT)
+      .set(CUDNN_ATTR_OPERATION_GENSTATS_XDESC, y)
+      .set(CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, sum)
+      .set(CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, sqsum);
+  op->finalize("finalizing the statistics operation");
+  return op;
+}
+
+std::unique_ptr<Desc> operation_graph(cudnnHandle_t handle,
+                                      const std::vector<std::unique_ptr<Desc> >& ops) {
+  auto graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  std::vector<cudnnBackendDescriptor_t> op_handles;
+  for (const auto& op : ops) op_handles.push_back(op->get());
+  graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
+      .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+           static_cast<std::int64_t>(op_handles.size()), op_handles.data());
+  graph->finalize("finalizing the operation graph");
+  return graph;
+}
+
+/// Engine configurations to try, each with a name for messages.
+struct EngineConfigs {
+  std::vector<std::unique_ptr<Desc> > configs;
+  std::vector<std::string> names;
+  std::int64_t engines = 0;  // the graph's global engine count
+};
+
+/// The heuristics' configurations (mode A), in their order.
+void add_heuristics_configs(const Desc& graph, EngineConfigs& out) {
+  Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
+  heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
+  heur.finalize("finalizing the heuristics query");
+  std::int64_t count = 0;
+  check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+        "counting the heuristics' results");
+  std::vector<std::unique_ptr<Desc> > found;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (std::int64_t i = 0; i < count; ++i) {
+    found.push_back(std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+    raw.push_back(found.back()->get());
+  }
+  std::int64_t got = 0;
+  if (count > 0)
+    check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()),
+          "reading the heuristics' results");
+  for (std::int64_t i = 0; i < got; ++i) {
+    out.names.push_back("heuristics result " + std::to_string(i));
+    out.configs.push_back(std::move(found[static_cast<std::size_t>(i)]));
+  }
+}
+
+/// Then one per engine cuDNN has for this graph (global index order), with its default knobs;
+/// the engines are kept in `keep` (the configurations refer to them).
+void add_engine_configs(const Desc& graph, EngineConfigs& out,
+                        std::vector<std::unique_ptr<Desc> >& keep) {
+  std::int64_t returned = 0;
+  check(cudnnBackendGetAttribute(graph.get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
+                                 CUDNN_TYPE_INT64, 1, &returned, &out.engines),
+        "counting the graph's engines");
+  for (std::int64_t e = 0; e < out.engines; ++e) {
+    auto engine = std::make_unique<Desc>(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    engine->set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph)
+        .set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &e);
+    if (cudnnBackendFinalize(engine->get()) != CUDNN_STATUS_SUCCESS)
+      continue;  // not for this graph
+    auto config = std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    config->set(CUDNN_ATTR_ENGINECFG_ENGINE, *engine);
+    if (cudnnBackendFinalize(config->get()) != CUDNN_STATUS_SUCCESS) continue;
+    keep.push_back(std::move(engine));
+    out.names.push_back("engine " + std::to_string(e));
+    out.configs.push_back(std::move(config));
+  }
+}
+
+/// The plan of the first configuration that finalizes one, its name and workspace size; a
+/// Refusal naming what each configuration said when none does.
+struct FinalizedPlan {
+  std::unique_ptr<Desc> plan;
+  std::string name;
+  std::int64_t workspace_bytes = 0;
+};
+
+FinalizedPlan first_plan(cudnnHandle_t handle, const EngineConfigs& found) {
+  std::string refusals;
+  for (std::size_t i = 0; i < found.configs.size(); ++i) {
+    auto candidate = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    candidate->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
+        .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *found.configs[i]);
+    const cudnnStatus_t st = cudnnBackendFinalize(candidate->get());
+    if (st == CUDNN_STATUS_SUCCESS) {
+      std::int64_t bytes = 0, got = 0;
+      check(cudnnBackendGetAttribute(candidate->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                     CUDNN_TYPE_INT64, 1, &got, &bytes),
+            "reading a plan's workspace size");
+      return {std::move(candidate), found.names[i], bytes};
+    }
+    if (refusals.size() < 400) refusals += "; " + found.names[i] + ": " + cudnnGetErrorString(st);
+  }
+  throw Refusal{"no engine finalized a plan (" + std::to_string(found.configs.size()) +
+                " configurations, " + std::to_string(found.engines) + " engines" + refusals + ")"};
+}
+
 // The tensors' unique ids in the graph and the variant pack.
 enum Uid : std::int64_t { kX = 1, kW, kY, kSum, kSqsum, kScale, kBias, kScaled, kBiased, kRelu };
 
@@ -245,118 +386,20 @@ std::variant<std::shared_ptr<ConvStatsGraph>, std::string> ConvStatsGraph::make(
         keep.push_back(std::move(*d));
     }
 
-    auto conv = std::make_unique<Desc>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    const std::int64_t spatial = 2;
-    conv->set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_DATA_FLOAT)
-        .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
-        .set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial)
-        .set_int64s(CUDNN_ATTR_CONVOLUTION_DILATIONS, {1, 1})
-        .set_int64s(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, {stride, stride})
-        .set_int64s(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, {padding, padding})
-        .set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {padding, padding});
-    conv->finalize("finalizing the convolution descriptor");
+    auto conv = convolution(stride, padding);
+    ops.push_back(conv_forward(*conv_input, *w_desc, *y_desc, *conv));
+    ops.push_back(gen_stats(*y_desc, *sum_desc, *sqsum_desc));
+    auto graph = operation_graph(handle, ops);
 
-    auto conv_op = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-    const float alpha = 1.f, beta = 0.f;
-    conv_op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, *conv_input)
-        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, *w_desc)
-        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, *y_desc)
-        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, *conv)
-        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha)
-        .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-    conv_op->finalize("finalizing the convolution operation");
-    ops.push_back(std::move(conv_op));
+    EngineConfigs found;
+    add_heuristics_configs(*graph, found);
+    add_engine_configs(*graph, found, keep);
+    FinalizedPlan chosen = first_plan(handle, found);
+    impl->plan = std::move(chosen.plan);
+    impl->name = chosen.name;
+    impl->workspace_bytes = chosen.workspace_bytes;
 
-    auto stats_op = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
-    const cudnnGenStatsMode_t stats_mode = CUDNN_GENSTATS_SUM_SQSUM;
-    stats_op->set(CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &stats_mode)
-        .set(CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_DATA_FLOAT)
-        .set(CUDNN_ATTR_OPERATION_GENSTATS_XDESC, *y_desc)
-        .set(CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, *sum_desc)
-        .set(CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, *sqsum_desc);
-    stats_op->finalize("finalizing the statistics operation");
-    ops.push_back(std::move(stats_op));
-
-    auto graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    std::vector<cudnnBackendDescriptor_t> op_handles;
-    for (const auto& op : ops) op_handles.push_back(op->get());
-    graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
-        .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-             static_cast<std::int64_t>(op_handles.size()), op_handles.data());
-    graph->finalize("finalizing the operation graph");
-
-    // Engine configurations to try: the heuristics' (mode A), then one per engine cuDNN has
-    // for this graph (global index order), each with its default knobs.
-    std::vector<std::unique_ptr<Desc> > configs;
-    std::vector<std::string> config_names;
-    {
-      Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-      const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
-      heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *graph)
-          .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
-      heur.finalize("finalizing the heuristics query");
-      std::int64_t count = 0;
-      check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
-            "counting the heuristics' results");
-      std::vector<std::unique_ptr<Desc> > found;
-      std::vector<cudnnBackendDescriptor_t> raw;
-      for (std::int64_t i = 0; i < count; ++i) {
-        found.push_back(std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
-        raw.push_back(found.back()->get());
-      }
-      std::int64_t got = 0;
-      if (count > 0)
-        check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()),
-              "reading the heuristics' results");
-      for (std::int64_t i = 0; i < got; ++i) {
-        config_names.push_back("heuristics result " + std::to_string(i));
-        configs.push_back(std::move(found[static_cast<std::size_t>(i)]));
-      }
-    }
-    std::int64_t engines = 0, returned = 0;
-    check(cudnnBackendGetAttribute(graph->get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
-                                   CUDNN_TYPE_INT64, 1, &returned, &engines),
-          "counting the graph's engines");
-    for (std::int64_t e = 0; e < engines; ++e) {
-      auto engine = std::make_unique<Desc>(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-      engine->set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, *graph)
-          .set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &e);
-      if (cudnnBackendFinalize(engine->get()) != CUDNN_STATUS_SUCCESS)
-        continue;  // not for this graph
-      auto config = std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      config->set(CUDNN_ATTR_ENGINECFG_ENGINE, *engine);
-      if (cudnnBackendFinalize(config->get()) != CUDNN_STATUS_SUCCESS) continue;
-      keep.push_back(std::move(engine));
-      config_names.push_back("engine " + std::to_string(e));
-      configs.push_back(std::move(config));
-    }
-
-    // The plan: the first configuration that finalizes one.
-    std::string refusals;
-    for (std::size_t i = 0; i < configs.size() && !impl->plan; ++i) {
-      auto candidate = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      candidate->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
-          .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
-      const cudnnStatus_t st = cudnnBackendFinalize(candidate->get());
-      if (st == CUDNN_STATUS_SUCCESS) {
-        std::int64_t bytes = 0, got = 0;
-        check(cudnnBackendGetAttribute(candidate->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                       CUDNN_TYPE_INT64, 1, &got, &bytes),
-              "reading a plan's workspace size");
-        impl->plan = std::move(candidate);
-        impl->name = config_names[i];
-        impl->workspace_bytes = bytes;
-      } else if (refusals.size() < 400) {
-        refusals += "; " + config_names[i] + ": " + cudnnGetErrorString(st);
-      }
-    }
-    if (!impl->plan)
-      throw Refusal{"no engine finalized a plan (" + std::to_string(configs.size()) +
-                    " configurations, " + std::to_string(engines) + " engines" + refusals + ")"};
-    for (auto& cfg : configs) keep.push_back(std::move(cfg));
+    for (auto& cfg : found.configs) keep.push_back(std::move(cfg));
     for (auto& op : ops) keep.push_back(std::move(op));
     keep.push_back(std::move(graph));
     keep.push_back(std::move(conv));

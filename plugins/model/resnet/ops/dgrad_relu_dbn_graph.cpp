@@ -249,6 +249,19 @@ std::unordered_map<std::int64_t, void*> variant_pack(const DgradReluDbnArgs& a, 
   return pack;
 }
 
+/// A tensor of the graph, input to it, with NHWC strides for its NCHW dimensions.
+std::shared_ptr<fe::graph::Tensor_attributes> nhwc_input(fe::graph::Graph& g, const char* name,
+                                                         Uid uid,
+                                                         const std::vector<std::int64_t>& dim,
+                                                         fe::DataType_t type) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim(dim)
+                      .set_stride(nhwc(dim))
+                      .set_data_type(type));
+}
+
 /// The graph of the file's comment for these arguments, not yet lowered to cuDNN.
 std::shared_ptr<fe::graph::Graph> describe_graph(const DgradReluDbnArgs& a) {
   using fe::graph::Pointwise_attributes;
@@ -264,12 +277,7 @@ std::shared_ptr<fe::graph::Graph> describe_graph(const DgradReluDbnArgs& a) {
   const std::int64_t C = a.x.size(1);
   const std::vector<std::int64_t> ch_dim = {1, C, 1, 1}, ch_stride = {C, 1, C, C};
   const auto activation = [&](const char* name, Uid uid) {
-    return g->tensor(Tensor_attributes()
-                         .set_name(name)
-                         .set_uid(uid)
-                         .set_dim(x_dim)
-                         .set_stride(nhwc(x_dim))
-                         .set_data_type(io));
+    return nhwc_input(*g, name, uid, x_dim, io);
   };
   const auto per_channel = [&](const char* name, Uid uid) {
     return g->tensor(Tensor_attributes()
@@ -285,18 +293,8 @@ std::shared_ptr<fe::graph::Graph> describe_graph(const DgradReluDbnArgs& a) {
     return out;
   };
 
-  auto dy = g->tensor(Tensor_attributes()
-                          .set_name("dy")
-                          .set_uid(kDy)
-                          .set_dim(dy_dim)
-                          .set_stride(nhwc(dy_dim))
-                          .set_data_type(io));
-  auto w = g->tensor(Tensor_attributes()
-                         .set_name("w")
-                         .set_uid(kW)
-                         .set_dim(w_dim)
-                         .set_stride(nhwc(w_dim))
-                         .set_data_type(io));
+  auto dy = nhwc_input(*g, "dy", kDy, dy_dim, io);
+  auto w = nhwc_input(*g, "w", kW, w_dim, io);
   auto grad = g->conv_dgrad(dy, w,
                             fe::graph::Conv_dgrad_attributes()
                                 .set_name("dgrad")
