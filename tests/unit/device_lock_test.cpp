@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -75,9 +76,15 @@ TEST_CASE("device locks: a waiter says once whom it waits for, and starts when t
   auto held = take(kGpu0, "orch run 'a' (pid 7)", false, out_a, stop);
   REQUIRE(held);
   std::optional<DeviceLocks> second;
-  std::thread waiter([&] { second = take(kGpu0, "orch sweep 'b'", true, out_b, stop); });
+  // `second` is the waiter's until join(); the main thread watches this flag instead, which
+  // ThreadSanitizer would otherwise (rightly) report as a read racing the waiter's write.
+  std::atomic<bool> taken{false};
+  std::thread waiter([&] {
+    second = take(kGpu0, "orch sweep 'b'", true, out_b, stop);
+    taken = true;
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  CHECK_FALSE(second.has_value());
+  CHECK_FALSE(taken.load());
   held.reset();
   waiter.join();
   REQUIRE(second.has_value());
