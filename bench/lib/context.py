@@ -12,10 +12,12 @@ from pathlib import Path
 
 # Smoke runs check the plumbing on a CPU: the smallest training that still runs every step of a
 # suite, not a measurement.
+# A learning rate of 0.01: at batch 2 the suites' 0.1 takes AMP fp16 (the loss scaler's first
+# unskipped step) to a NaN loss, which orch rightly records as diverged, failing the cell.
 SMOKE_ORCH = ["model.depth=18", "batch_size=2", "data.image_size=32", "steps.warmup=1",
-              "steps.measure=2"]
+              "steps.measure=2", "optimizer.lr=0.01"]
 SMOKE_PYTHON = ["--model", "resnet18", "--batch", "2", "--image-size", "32", "--warmup", "1",
-                "--measure", "2"]
+                "--measure", "2", "--lr", "0.01"]
 
 
 @dataclass
