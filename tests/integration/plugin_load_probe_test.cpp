@@ -238,15 +238,30 @@ TEST_CASE("the probe's verdict is remembered for an unchanged file and not for a
   CHECK(cache_lines(cache, good) != good_lines);
 }
 
-TEST_CASE("a damaged or foreign probe cache counts as empty", "[plugins]") {
+TEST_CASE("a foreign probe cache counts as empty and is left as it is", "[plugins]") {
+  // ORCH_PLUGIN_PROBE_CACHE pointed at someone else's file (a results database, an experiment,
+  // notes): its lines are not trusted, and it is never replaced by orch's list.
   test::TempDir tmp;
   const auto cache = tmp.path() / "probes.tsv";
-  std::ofstream(cache) << "# some other program's file\nsafe\t1\t2\t3\t4\t"
-                       << (kFaults / "libload_segfault.so").string() << "\n";
+  std::ostringstream text;
+  text << "# some other program's file\nsafe\t1\t2\t3\t4\t"
+       << (kFaults / "libload_segfault.so").string() << "\n";
+  std::ofstream(cache) << text.str();
   auto reg = probing_registry(cache);
   CHECK_FALSE(reg.load_file(kFaults / "libload_segfault.so"));
   CHECK(reg.probes_run() == 1);
-  CHECK_THAT(test::slurp(cache), Contains("# orch plugin load probe verdicts"));
+  CHECK(test::slurp(cache) == text.str());
+}
+
+TEST_CASE("a damaged probe cache of orch's counts as empty and is replaced", "[plugins]") {
+  test::TempDir tmp;
+  const auto cache = tmp.path() / "probes.tsv";
+  std::ofstream(cache) << "# orch plugin load probe verdicts; safe to delete. host: orch 0.0.1\n"
+                       << "safe\tnot-a-size\n";
+  auto reg = probing_registry(cache);
+  CHECK_FALSE(reg.load_file(kFaults / "libload_segfault.so"));
+  CHECK(reg.probes_run() == 1);
+  CHECK_THAT(test::slurp(cache), Contains("refused\t"));
 }
 
 TEST_CASE("symbolic link loops in a plugin folder are reported and skipped", "[plugins]") {

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "orch/plugin.h"
@@ -26,12 +27,14 @@ namespace fs = std::filesystem;
 // A cache holds a line per plugin library: a few hundred bytes each. Anything larger is not one.
 constexpr off_t kMaxCacheBytes = 4 << 20;
 
+// How every cache file orch writes begins: a file that does not is someone else's.
+constexpr std::string_view kHeaderStart = "# orch plugin load probe verdicts";
+
 // Verdicts written by another orch build are not trusted: what its loader did in the child
 // (and so what counted as getting through) may differ.
 std::string header() {
-  return std::string("# orch plugin load probe verdicts; safe to delete. host: orch ") +
-         ORCH_VERSION + ", SDK " + std::to_string(ORCH_SDK_VERSION) + ", LibTorch " +
-         ORCH_HOST_TORCH_VERSION;
+  return std::string(kHeaderStart) + "; safe to delete. host: orch " + ORCH_VERSION + ", SDK " +
+         std::to_string(ORCH_SDK_VERSION) + ", LibTorch " + ORCH_HOST_TORCH_VERSION;
 }
 
 std::vector<std::string> split_tabs(const std::string& line) {
@@ -50,6 +53,16 @@ bool parse(const std::string& s, T& out) {
   std::istringstream in(s);
   in >> out;
   return !in.fail() && in.eof();
+}
+
+// Whether the regular file at `file` is a cache orch wrote (it begins with the header): only
+// such a file is replaced, so ORCH_PLUGIN_PROBE_CACHE set by mistake to a results database, an
+// experiment or any other file of the user's leaves it as it is.
+bool written_by_orch(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string start(kHeaderStart.size(), '\0');
+  in.read(start.data(), static_cast<std::streamsize>(start.size()));
+  return in.gcount() == static_cast<std::streamsize>(start.size()) && start == kHeaderStart;
 }
 
 bool storable(const std::string& s) { return s.find_first_of("\t\n\r") == std::string::npos; }
@@ -145,13 +158,19 @@ void ProbeCache::put(const FileIdentity& id, const LoadProbeVerdict& v) {
 void ProbeCache::save() const {
   // Only a regular file (or none) is replaced: a device, FIFO, folder or link standing at the
   // cache's path (ORCH_PLUGIN_PROBE_CACHE=/dev/null, say) is left as it is, and said once.
+  // Likewise a regular file that orch did not write.
   struct stat st {};
-  if (::lstat(file_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+  const bool exists = ::lstat(file_.c_str(), &st) == 0;
+  const char* refused = !exists                   ? nullptr
+                        : !S_ISREG(st.st_mode)    ? "it is not a regular file"
+                        : !written_by_orch(file_) ? "it is not a probe cache orch wrote"
+                                                  : nullptr;
+  if (refused) {
     static bool said = false;
     if (!said) {
       said = true;
-      std::cerr << "orch: not writing the plugin probe cache " << file_.string()
-                << ": it is not a regular file (each command probes its plugins again)\n";
+      std::cerr << "orch: not writing the plugin probe cache " << file_.string() << ": " << refused
+                << " (each command probes its plugins again)\n";
     }
     return;
   }
