@@ -42,6 +42,7 @@ std::string database_fault_text(const SqliteError& e, const std::string& path) {
 Store::Store(const std::string& path) : db_(path) {
   // A reader (sqlite3, pandas) holding a lock briefly must never fail the sweep: wait for it.
   sqlite3_busy_timeout(db_.get(), busy_timeout_ms());
+  refuse_foreign(path);  // before anything below changes the file (its journal mode, say)
   db_.exec("PRAGMA journal_mode=WAL");
   // FULL: a committed run survives power loss, not only a process crash.
   db_.exec("PRAGMA synchronous=FULL");
@@ -109,6 +110,19 @@ Store::Store(const std::string& path, ReadOnly) : db_(open_for_reading(path)) {
                       " is not an orch results database (it has no orch schema); pass "
                       "the database a sweep wrote with --db");
   }
+}
+
+void Store::refuse_foreign(const std::string& path) const {
+  if (schema_version() != 0) return;
+  Statement tables(db_, "SELECT count(*) FROM sqlite_master");
+  tables.step();
+  if (tables.column_int(0) == 0) return;  // a new (or empty) database: orch's to create
+  // Tables of its own and no orch schema: another program's database, which a sweep writing
+  // its tables into would change under that program.
+  throw SqliteError(path +
+                    " is not an orch results database (it has tables of its own and no orch "
+                    "schema); orch writes only a new database or one a sweep wrote: pass "
+                    "another --db");
 }
 
 int Store::schema_version() const {

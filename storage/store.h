@@ -274,6 +274,8 @@ class Store {
   const Database& database() const { return db_; }
 
  private:
+  /// Throws SqliteError (bad input) for a database with tables of its own and no orch schema.
+  void refuse_foreign(const std::string& path) const;
   std::vector<RunRecord> query_runs(const std::string& where, std::int64_t key,
                                     const std::string& status) const;
   void touch_sweep(std::int64_t sweep_id);

@@ -238,6 +238,49 @@ TEST_CASE("read commands never write: a foreign SQLite file is refused, untouche
   CHECK(mode.column_text(0) == "delete");
 }
 
+TEST_CASE("sweep and run refuse another program's SQLite database, untouched", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "notes.db";
+  {
+    storage::Database foreign(db.string());
+    foreign.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)");
+    foreign.exec("INSERT INTO notes (text) VALUES ('keep me')");
+  }
+  const std::string before = test::slurp(db);
+  for (const std::string cmd : {"sweep", "run"}) {
+    auto r = test::run_orch("--db " + q(db) + " " + cmd + " " + q(tmp.path() / "tiny.yaml"));
+    INFO(cmd << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains("is not an orch results database (it has tables of its own"));
+  }
+  CHECK(test::slurp(db) == before);
+  CHECK_FALSE(fs::exists(tmp.path() / "notes.db-wal"));
+  CHECK_FALSE(fs::exists(tmp.path() / "notes.db.runs"));
+}
+
+TEST_CASE("submit writes nothing through a link planted at DB.slurm or its sweep's folder",
+          "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path elsewhere = tmp.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  const fs::path db = tmp.path() / "s.db";
+  const fs::path planted[] = {fs::path(db.string() + ".slurm"),
+                              fs::path(db.string() + ".slurm") / "tiny"};
+  for (const fs::path& link : planted) {
+    if (link.parent_path() != tmp.path()) fs::create_directories(link.parent_path());
+    fs::create_directory_symlink(elsewhere, link);
+    auto r = test::run_orch("--db " + q(db) + " submit --slurm --dry-run " +
+                            q(tmp.path() / "tiny.yaml"));
+    INFO(link << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains("symbolic link"));
+    CHECK(fs::is_empty(elsewhere));
+    fs::remove(link);
+  }
+}
+
 TEST_CASE("read commands read a database on read-only media", "[cli]") {
   test::TempDir tmp;
   fs::create_directories(tmp.path() / "data");
