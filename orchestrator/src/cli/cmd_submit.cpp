@@ -20,6 +20,7 @@
 #include "cluster/submission.h"
 #include "report/rank_table.h"
 #include "storage/store.h"
+#include "sweep/environment_fault.h"
 #include "sweep/sweep_lock.h"
 #include "sweep/sweep_name.h"
 #include "sweep/sweep_paths.h"
@@ -95,6 +96,16 @@ cluster::SlurmScriptInput script_input(const Plan& plan, const std::string& name
   in.orch_binary = fs::read_symlink("/proc/self/exe").string();
   for (const auto& p : g.plugin_paths) in.plugin_paths.push_back(fs::absolute(p).string());
   in.dir = o.results.empty() ? g.db + ".slurm/" + safe_name(name) : o.results;
+  if (o.results.empty()) {
+    // orch's own folders beside the database, as DB.runs is for a sweep: a link planted there
+    // would aim the job script, the specs and the results at its target.
+    try {
+      sweep::check_own_folder(g.db + ".slurm");
+      sweep::check_own_folder(in.dir);
+    } catch (const std::runtime_error& e) {
+      throw bad_input(kWho + e.what());
+    }
+  }
   in.options.partition = o.partition;
   in.options.time = o.time;
   in.options.max_parallel = o.max_parallel;
