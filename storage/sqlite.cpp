@@ -1,6 +1,8 @@
 // SQLite RAII wrappers.
 #include "storage/sqlite.h"
 
+#include <sys/stat.h>
+
 #include <iostream>
 
 namespace orch::storage {
@@ -9,6 +11,17 @@ namespace {
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
   throw SqliteError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"),
                     db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
+}
+
+// A database is a regular file (or, through a link, one) or not there yet: a FIFO would hang
+// SQLite's first read, and a device (/dev/null) would get a journal file created beside it.
+void refuse_special_file(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || path == ":memory:" || ::stat(path.c_str(), &st) != 0) return;
+  if (S_ISREG(st.st_mode)) return;
+  throw SqliteError("cannot open database " + path + ": " +
+                    (S_ISDIR(st.st_mode) ? "it is a folder" : "it is not a regular file") +
+                    " (a FIFO, a device or a socket); pass the path of a database file");
 }
 
 }  // namespace
@@ -26,6 +39,7 @@ bool SqliteError::environment() const {
 }
 
 Database::Database(const std::string& path) {
+  refuse_special_file(path);
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {
     std::string msg = "cannot open database " + path;
@@ -52,6 +66,7 @@ Database Database::open_read_only(const std::string& path, bool immutable) {
     }
   }
   uri += immutable ? "?mode=ro&immutable=1" : "?mode=ro";
+  refuse_special_file(path);
   Database d;
   if (sqlite3_open_v2(uri.c_str(), &d.db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
       SQLITE_OK) {

@@ -3,6 +3,7 @@
 // database, read commands given a foreign SQLite file or read-only media, outputs aimed at
 // the database or at a file of another kind.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -279,6 +280,27 @@ TEST_CASE("submit writes nothing through a link planted at DB.slurm or its sweep
     CHECK(fs::is_empty(elsewhere));
     fs::remove(link);
   }
+}
+
+TEST_CASE("a --db that is a FIFO or a folder is refused at once, by read and write commands",
+          "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path fifo = tmp.path() / "f.db", folder = tmp.path() / "d.db";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  fs::create_directories(folder);
+  for (const fs::path& db : {fifo, folder}) {
+    for (const std::string& cmd :
+         std::vector<std::string>{"sweeps", "sweep " + q(tmp.path() / "tiny.yaml")}) {
+      auto r = test::run_orch("--db " + q(db) + " " + cmd);  // a FIFO once hung here
+      INFO(db << " " << cmd << ": " << r.output);
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.output,
+                 Contains(fs::is_directory(db) ? "it is a folder" : "it is not a regular file"));
+    }
+  }
+  CHECK(fs::is_fifo(fifo));
+  CHECK(fs::is_empty(folder));
 }
 
 TEST_CASE("read commands read a database on read-only media", "[cli]") {
