@@ -34,7 +34,7 @@ std::string cell_text(const nlohmann::json& v) {
   return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// ISO 8601 UTC ("2026-12-02T23:00:04Z", fractions of a second allowed) as Unix milliseconds;
+// ISO 8601 UTC (YYYY-MM-DDThh:mm:ssZ, fractions of a second allowed) as Unix milliseconds;
 // 0 when empty or unreadable.
 std::int64_t iso_ms(const std::string& iso) {
   std::tm tm{};

@@ -50,9 +50,9 @@ class DeviceDecode {
     // The host buffers (file bytes, pinned jobs, labels and CPU rows) must outlive the GPU's
     // reads of them, and this decoder's state is reused by its next batch. It also keeps the
     // next batch safe from an nvJPEG bug: on the hardware engines nvjpegDecodeBatched writes
-    // its destinations when called, not when the stream gets there (torchcodec#1634, on H100
-    // with nvJPEG 12.3-13.2), so a buffer the caching allocator hands out again on this stream
-    // must have no work pending on it; after this wait there is none. Meanwhile the other
+    // its destinations when called, not when the stream gets there (torchcodec#1634: H100,
+    // nvJPEG versions 12.3 to 13.2), so a buffer the caching allocator hands out again on this
+    // stream must have no work pending on it; after this wait there is none. Meanwhile the other
     // producers decode and this one's next files are being read.
     const auto t_wait = Clock::now();
     stream_.synchronize();
