@@ -24,6 +24,7 @@
 #include "runner/gpu_memory_cap.h"
 #include "runner/out_of_memory.h"
 #include "runner/profiler.h"
+#include "runner/run_samplers.h"
 #include "runner/sgd.h"
 #include "runner/steady_steps.h"
 #include "runner/step_timer.h"
@@ -109,46 +110,6 @@ struct Measurement {
   std::int64_t host_peak_rss = 0;
   nlohmann::json profile;  // the document's `profile` section; null when not profiled
 };
-
-// The GPU sampler for this run, started; or nullptr with `why_not` saying why there is none.
-std::unique_ptr<NvmlSampler> start_sampler(const RunSpec& spec, const c10::Device& device,
-                                           std::string& why_not) {
-  if (!spec.telemetry.enabled) {
-    why_not = "telemetry disabled by the experiment (telemetry.enabled: false)";
-    return nullptr;
-  }
-  if (!device.is_cuda()) {
-    why_not = "the run's device is the CPU";
-    return nullptr;
-  }
-  SamplerOptions options;
-  options.interval_ms = static_cast<int>(spec.telemetry.interval_ms);
-  options.pci_bus_id = pci_bus_id_of(device);
-  auto sampler = std::make_unique<NvmlSampler>(options);
-  if (!sampler->available()) {
-    why_not = sampler->unavailable_reason();
-    return nullptr;
-  }
-  sampler->start();
-  return sampler;
-}
-
-// The host sampler for this run, started (it samples the CPU beside the GPU, and on a CPU
-// run the device itself); or nullptr with `why_not` saying why there is none.
-std::unique_ptr<HostSampler> start_host_sampler(const RunSpec& spec, std::string& why_not) {
-  if (!spec.telemetry.enabled) {
-    why_not = "telemetry disabled by the experiment (telemetry.enabled: false)";
-    return nullptr;
-  }
-  auto sampler = std::make_unique<HostSampler>(
-      HostSamplerOptions{static_cast<int>(spec.telemetry.interval_ms), default_proc_root()});
-  if (!sampler->available()) {
-    why_not = sampler->unavailable_reason();
-    return nullptr;
-  }
-  sampler->start();
-  return sampler;
-}
 
 // The warm-up, timed apart from the measured steps: cuDNN autotuning, allocator growth and
 // lazy initialisation happen here. Fills m's warm-up fields.
@@ -424,44 +385,11 @@ void start_up_begins_now() { g_previous_run_end = Clock::now(); }
 
 namespace {
 
-// A run's telemetry. It outlives the measurement: a failed run still reports what was sampled
-// (a lost GPU above all), and the sampling threads are always joined before the document is
-// returned.
-struct RunTelemetry {
-  std::unique_ptr<NvmlSampler> sampler;
-  std::optional<TelemetryRecord> gpu;
-  std::unique_ptr<HostSampler> host_sampler;
-  std::optional<HostTelemetryRecord> host;
-
-  void start(const RunSpec& spec, const c10::Device& device) {
-    std::string why_not;
-    sampler = start_sampler(spec, device, why_not);
-    if (!sampler)
-      gpu = TelemetryRecord::unavailable(why_not, static_cast<int>(spec.telemetry.interval_ms));
-    std::string host_why_not;
-    host_sampler = start_host_sampler(spec, host_why_not);
-    if (!host_sampler) {
-      host = HostTelemetryRecord::unavailable(host_why_not,
-                                              static_cast<int>(spec.telemetry.interval_ms));
-    }
-  }
-  void finish() {
-    if (sampler) {
-      gpu = sampler->stop();
-      sampler.reset();
-    }
-    if (host_sampler) {
-      host = host_sampler->stop();
-      host_sampler.reset();
-    }
-  }
-};
-
 // The measured run's metrics, counters, steps and profile into the document, and its status:
 // ok, or diverged.
 void record_measurement(const Measurement& m, const RunSpec& spec,
                         const std::optional<double>& startup_s, Clock::time_point t0,
-                        const RunTelemetry& telemetry, ResultDocument& doc) {
+                        const RunSamplers& telemetry, ResultDocument& doc) {
   nlohmann::json metrics = document_metrics(m, *spec.batch_size, startup_s, t0);
   metrics.update(telemetry_metrics(*telemetry.gpu));
   if (telemetry.host) metrics.update(host_telemetry_metrics(*telemetry.host));
@@ -500,7 +428,7 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   const auto t0 = Clock::now();
   const std::optional<double> startup_s = startup_seconds(t0);
   std::optional<Clock::time_point> measure_ended;
-  RunTelemetry telemetry;
+  RunSamplers telemetry;
   try {
     // Refused rather than run with the driver's setting and stored as if it had been applied.
     if (auto why = cuda_connections_mismatch(spec)) throw std::runtime_error(*why);
@@ -510,10 +438,13 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
     // Before anything is allocated on the device (runner/gpu_memory_cap.h).
     if (auto cap = apply_gpu_memory_cap(device)) doc.environment["gpu_memory_cap_bytes"] = *cap;
     reset_peak_memory(device);
-    telemetry.start(spec, device);
-    const Measurement m = train(spec, registry, device, telemetry.sampler.get(),
-                                telemetry.host_sampler.get(), outputs.trace_path);
-    telemetry.finish();
+    if (device.is_cuda())
+      telemetry.start(spec, pci_bus_id_of(device), "");
+    else
+      telemetry.start(spec, "", "the run's device is the CPU");
+    const Measurement m = train(spec, registry, device, telemetry.gpu_sampler(),
+                                telemetry.host_sampler(), outputs.trace_path);
+    telemetry.stop();
     measure_ended = m.measure_ended;
     record_measurement(m, spec, startup_s, t0, telemetry, doc);
   } catch (const c10::OutOfMemoryError& e) {
@@ -530,7 +461,7 @@ ResultDocument run_document(const RunSpec& spec, const PluginRegistry& registry,
   } catch (const std::exception& e) {
     record_failure(e.what(), spec, doc);
   }
-  telemetry.finish();
+  telemetry.stop();
   if (telemetry.gpu) doc.telemetry = telemetry_json(*telemetry.gpu);
   if (telemetry.host) doc.host_telemetry = host_telemetry_json(*telemetry.host);
   classify_run_failure(doc);

@@ -26,7 +26,7 @@
 #include "runner/divergence.h"
 #include "runner/environment.h"
 #include "runner/out_of_memory.h"
-#include "runner/script_telemetry.h"
+#include "runner/run_samplers.h"
 #include "storage/row_values.h"  // utc_now
 #include "telemetry/gpu_facts.h"
 #include "telemetry/host_facts.h"
@@ -416,12 +416,13 @@ void script_outcome(ResultDocument& doc, const RunSpec& spec, int exit_code, int
 
 namespace {
 
-// What the program is started with: its command line and environment, the GPU's PCI bus id
-// (for the sampler) or why it is unknown.
+// What the program is started with: its command line and environment, and the GPU's PCI bus
+// id for the sampler.
 struct ScriptLaunch {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
-  std::string pci_bus_id, why_no_bus_id;
+  std::string pci_bus_id;
+  std::string no_gpu;  // why the GPU is not sampled ("": it is, at pci_bus_id)
 };
 
 // Sets the document's device and environment and writes the run's spec for the program.
@@ -440,7 +441,11 @@ ScriptLaunch prepare_launch(const RunSpec& spec, const ScriptDevice& device, con
     const auto visible = visible_device_for(device.index);
     if (!visible) throw std::runtime_error("CUDA_VISIBLE_DEVICES has no device " + spec.device);
     launch.env["CUDA_VISIBLE_DEVICES"] = *visible;
-    launch.pci_bus_id = cuda.pci_bus_id(device.index, launch.why_no_bus_id);
+    std::string why;
+    launch.pci_bus_id = cuda.pci_bus_id(device.index, why);
+    if (launch.pci_bus_id.empty()) launch.no_gpu = "the GPU's PCI bus id is unknown (" + why + ")";
+  } else {
+    launch.no_gpu = "the run's device is the CPU";
   }
   {
     std::ofstream s(spec_path);
@@ -475,7 +480,7 @@ std::pair<std::optional<json>, std::string> read_script_report(const std::string
 // What a report says beyond its outcome: the program's environment and device, and the
 // measured window for the telemetry (its steps ended when it wrote the report).
 void take_report_details(const json& r, const std::string& report_path, ResultDocument& doc,
-                         ScriptTelemetry& telemetry) {
+                         RunSamplers& telemetry) {
   if (r.contains("environment") && r["environment"].is_object()) {
     doc.environment.update(r["environment"]);  // the program knows its GPU and libraries
   }
@@ -503,7 +508,7 @@ ProcessOutcome outcome_of(const Finished& f) {
 
 // Runs the program and reads what it left: the run's outcome, its report's metrics and details.
 void run_and_read(const RunSpec& spec, const ScriptLaunch& launch, const std::string& report_path,
-                  ResultDocument& doc, ScriptTelemetry& telemetry) {
+                  ResultDocument& doc, RunSamplers& telemetry) {
   const Finished f = run_program(launch.argv, launch.env);
   telemetry.stop();
   if (!f.spawn_error.empty()) throw std::runtime_error(f.spawn_error);
@@ -520,7 +525,7 @@ void run_and_read(const RunSpec& spec, const ScriptLaunch& launch, const std::st
 }
 
 // The telemetry's records and summaries, the failure's class, the run's times.
-void finish_script_document(ResultDocument& doc, const ScriptTelemetry& telemetry,
+void finish_script_document(ResultDocument& doc, const RunSamplers& telemetry,
                             Clock::time_point t0) {
   const bool measured = doc.status == RunStatus::ok || doc.status == RunStatus::diverged;
   if (telemetry.gpu) {
@@ -555,10 +560,10 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
 
   const CudaDriver cuda;
   const ScriptDevice device = resolve_script_device(spec.device, cuda);
-  ScriptTelemetry telemetry;
+  RunSamplers telemetry;
   try {
     const ScriptLaunch launch = prepare_launch(spec, device, cuda, spec_path, report_path, doc);
-    telemetry.start(spec, device.cuda, launch.pci_bus_id, launch.why_no_bus_id);
+    telemetry.start(spec, launch.pci_bus_id, launch.no_gpu);
     run_and_read(spec, launch, report_path, doc, telemetry);
   } catch (const std::exception& e) {
     telemetry.stop();

@@ -1,21 +1,21 @@
-#include "runner/script_telemetry.h"
+#include "runner/run_samplers.h"
 
 #include <algorithm>
 #include <utility>
 
 namespace orch {
 
-void ScriptTelemetry::start(const RunSpec& spec, bool cuda, const std::string& pci_bus_id,
-                            const std::string& why_no_bus_id) {
+void RunSamplers::start(const RunSpec& spec, const std::string& pci_bus_id,
+                        const std::string& no_gpu) {
   const int interval = static_cast<int>(spec.telemetry.interval_ms);
-  const std::string disabled = "telemetry disabled by the experiment (telemetry.enabled: false)";
   if (!spec.telemetry.enabled) {
-    gpu = TelemetryRecord::unavailable(disabled, interval);
-  } else if (!cuda) {
-    gpu = TelemetryRecord::unavailable("the run's device is the CPU", interval);
-  } else if (pci_bus_id.empty()) {
-    gpu = TelemetryRecord::unavailable("the GPU's PCI bus id is unknown (" + why_no_bus_id + ")",
-                                       interval);
+    const std::string off = "telemetry disabled by the experiment (telemetry.enabled: false)";
+    gpu = TelemetryRecord::unavailable(off, interval);
+    host = HostTelemetryRecord::unavailable(off, interval);
+    return;
+  }
+  if (!no_gpu.empty()) {
+    gpu = TelemetryRecord::unavailable(no_gpu, interval);
   } else {
     SamplerOptions options;
     options.interval_ms = interval;
@@ -29,11 +29,6 @@ void ScriptTelemetry::start(const RunSpec& spec, bool cuda, const std::string& p
       sampler_.reset();
     }
   }
-
-  if (!spec.telemetry.enabled) {
-    host = HostTelemetryRecord::unavailable(disabled, interval);
-    return;
-  }
   host_sampler_ = std::make_unique<HostSampler>(HostSamplerOptions{interval, default_proc_root()});
   if (host_sampler_->available()) {
     host_t0_ = std::chrono::system_clock::now();
@@ -44,7 +39,7 @@ void ScriptTelemetry::start(const RunSpec& spec, bool cuda, const std::string& p
   }
 }
 
-void ScriptTelemetry::stop() {
+void RunSamplers::stop() {
   if (sampler_) {
     gpu = sampler_->stop();
     sampler_.reset();
@@ -55,8 +50,8 @@ void ScriptTelemetry::stop() {
   }
 }
 
-void ScriptTelemetry::set_measure_window(std::chrono::system_clock::time_point written,
-                                         double measure_s) {
+void RunSamplers::set_measure_window(std::chrono::system_clock::time_point written,
+                                     double measure_s) {
   auto window = [&](std::chrono::system_clock::time_point t0) {
     const double end_s = std::chrono::duration<double>(written - t0).count();
     return std::make_pair(std::max(0.0, end_s - measure_s), end_s);
