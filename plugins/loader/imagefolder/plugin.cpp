@@ -9,27 +9,13 @@
 #include <orch/imagedata/dataset_error.h>
 #include <orch/imagedata/image_folder.h>
 #include <orch/loaderkit/batch_pipeline.h>
+#include <orch/loaderkit/loader_params.h>
 #include <torch/torch.h>
 
 #include <iostream>
 
 namespace orch::imagefolder {
 namespace {
-
-// Declared in the nvjpeg loader too: the two read the same folders.
-ParamSpec split_param() {
-  return {"split",
-          ParamType::kString,
-          std::string("train"),
-          {std::string("train"), std::string("val")},
-          {},
-          {},
-          "train: DIR/train/<class>/ (or DIR/<class>/ when there is no train/); val: "
-          "DIR/val/<class>/",
-          // Left out of the hash at its default, so results stored before it existed keep
-          // their configuration hashes.
-          /*hashed_at_default=*/false};
-}
 
 class FolderSource final : public loaderkit::SampleSource {
  public:
@@ -113,16 +99,9 @@ class ImageFolderPlugin final : public DataLoaderPlugin {
          {},
          "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG); JPEG or PNG "
          "files (.JPEG, .jpg, .png), read by their content"},
-        split_param()};
+        loaderkit::split_param()};
     for (auto& spec : loaderkit::pipeline_params("decoding threads")) out.push_back(spec);
-    out.push_back({"on_error",
-                   ParamType::kString,
-                   std::string("fail"),
-                   {std::string("fail"), std::string("skip")},
-                   {},
-                   {},
-                   "an unreadable or corrupt file fails the run, or is skipped and counted by "
-                   "reason (data.skipped.<reason>)"});
+    out.push_back(loaderkit::on_error_param());
     return out;
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {

@@ -2,6 +2,8 @@
 // leaving it out of the configuration hash at that default.
 #include "params.h"
 
+#include <orch/loaderkit/loader_params.h>
+
 #include <cstdint>
 #include <string>
 
@@ -17,19 +19,6 @@ ParamSpec root_param() {
           {},
           "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG); what nvJPEG "
           "cannot decode (PNG, CMYK JPEGs) is decoded on the CPU and counted (data.cpu_fallback)"};
-}
-
-ParamSpec split_param() {
-  return {"split",
-          ParamType::kString,
-          std::string("train"),
-          {std::string("train"), std::string("val")},
-          {},
-          {},
-          "train: DIR/train/<class>/ (or DIR/<class>/ when there is no train/); val: "
-          "DIR/val/<class>/",
-          // Keeps earlier results' hashes.
-          /*hashed_at_default=*/false};
 }
 
 ParamSpec backend_param() {
@@ -147,48 +136,16 @@ ParamSpec cpu_share_param() {
           /*hashed_at_default=*/false};
 }
 
-ParamSpec shuffle_param() {
-  return {"shuffle",
-          ParamType::kBool,
-          true,
-          {},
-          {},
-          {},
-          "a new order every epoch, from the run's seed"};
-}
-
-ParamSpec drop_last_param() {
-  return {"drop_last", ParamType::kBool, true, {}, {}, {}, "drop an epoch's incomplete last batch"};
-}
-
-ParamSpec image_size_param() {
-  return {"image_size",
-          ParamType::kInt,
-          std::int64_t{224},
-          {},
-          16,
-          1024,
-          "height and width of the random-resized crop"};
-}
-
-ParamSpec on_error_param() {
-  return {"on_error",
-          ParamType::kString,
-          std::string("fail"),
-          {std::string("fail"), std::string("skip")},
-          {},
-          {},
-          "an unreadable or corrupt file fails the run, or is skipped and counted by reason "
-          "(data.skipped.<reason>)"};
-}
-
 }  // namespace
 
 std::vector<ParamSpec> nvjpeg_params() {
-  return {root_param(),        split_param(),          backend_param(),   workers_param(),
-          prefetch_param(),    allocator_param(),      decoders_param(),  output_param(),
-          hw_pipeline_param(), hw_preallocate_param(), cpu_share_param(), shuffle_param(),
-          drop_last_param(),   image_size_param(),     on_error_param()};
+  std::vector<ParamSpec> out = {
+      root_param(),        loaderkit::split_param(), backend_param(),  workers_param(),
+      prefetch_param(),    allocator_param(),        decoders_param(), output_param(),
+      hw_pipeline_param(), hw_preallocate_param(),   cpu_share_param()};
+  for (auto& spec : loaderkit::epoch_params()) out.push_back(std::move(spec));
+  out.push_back(loaderkit::on_error_param());
+  return out;
 }
 
 }  // namespace orch::nvjpeg_loader

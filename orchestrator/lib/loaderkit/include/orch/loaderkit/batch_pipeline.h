@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "orch/loaderkit/epoch_schedule.h"
+#include "orch/loaderkit/loader_params.h"
 
 namespace orch::loaderkit {
 
@@ -274,43 +275,29 @@ inline int resolve_workers(std::int64_t requested) {
 /// The parameters every pipeline loader declares, after its own (`root`/`path`, ...).
 /// `workers_doc` says what a worker does for this loader.
 inline std::vector<ParamSpec> pipeline_params(const std::string& workers_doc) {
-  return {
-      {"workers",
-       ParamType::kInt,
-       std::int64_t{0},
-       {},
-       0,
-       256,
-       workers_doc + "; 0: min(16, cores - 2), at least 1"},
-      {"prefetch",
-       ParamType::kInt,
-       std::int64_t{3},
-       {},
-       1,
-       64,
-       "batches being prepared or ready ahead of the training loop"},
-      {"pin_memory",
-       ParamType::kBool,
-       true,
-       {},
-       {},
-       {},
-       "assemble batches in page-locked memory (CUDA runs only)"},
-      {"shuffle",
-       ParamType::kBool,
-       true,
-       {},
-       {},
-       {},
-       "a new order every epoch, from the run's seed"},
-      {"drop_last", ParamType::kBool, true, {}, {}, {}, "drop an epoch's incomplete last batch"},
-      {"image_size",
-       ParamType::kInt,
-       std::int64_t{224},
-       {},
-       16,
-       1024,
-       "height and width of the random-resized crop"}};
+  std::vector<ParamSpec> out = {{"workers",
+                                 ParamType::kInt,
+                                 std::int64_t{0},
+                                 {},
+                                 0,
+                                 256,
+                                 workers_doc + "; 0: min(16, cores - 2), at least 1"},
+                                {"prefetch",
+                                 ParamType::kInt,
+                                 std::int64_t{3},
+                                 {},
+                                 1,
+                                 64,
+                                 "batches being prepared or ready ahead of the training loop"},
+                                {"pin_memory",
+                                 ParamType::kBool,
+                                 true,
+                                 {},
+                                 {},
+                                 {},
+                                 "assemble batches in page-locked memory (CUDA runs only)"}};
+  for (auto& spec : epoch_params()) out.push_back(std::move(spec));
+  return out;
 }
 
 /// A DataLoader over a BatchPipeline: the loaders differ only in their SampleSource.
