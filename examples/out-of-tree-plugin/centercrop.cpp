@@ -76,14 +76,8 @@ class CenterCropPlugin final : public orch::DataLoaderPlugin {
     return i;
   }
   static std::vector<orch::ParamSpec> params() {
-    std::vector<orch::ParamSpec> out = {
-        {"root",
-         orch::ParamType::kString,
-         std::string(""),
-         {},
-         {},
-         {},
-         "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)"}};
+    std::vector<orch::ParamSpec> out = {orch::param("root").string().doc(
+        "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG)")};
     // workers, prefetch, pin_memory, shuffle, drop_last, image_size: as orch's own loaders.
     for (auto& spec : orch::loaderkit::pipeline_params("decoding threads")) out.push_back(spec);
     return out;

@@ -41,17 +41,13 @@ class TinyNetPlugin final : public orch::ModelPlugin {
   orch::PluginInfo info() const override {
     // Parameters are declared as data: orch validates experiment files against them (type,
     // bounds, allowed values) before anything runs, and hands create() every value resolved.
+    // One line per parameter; its default is said here only (Params reads it when absent).
     return {"tinynet",
             orch::PluginKind::kModel,
             "0.1.0",
             "example out-of-tree model: conv3x3, ReLU, average pool, linear",
-            {{"width",
-              orch::ParamType::kInt,
-              std::int64_t{16},
-              {},
-              1.0,
-              1024.0,
-              "channels of the convolution"}}};
+            {orch::param("width").integer().min(1).max(1024).default_(16).doc(
+                "channels of the convolution")}};
   }
   std::unique_ptr<orch::Model> create(const orch::Params& p,
                                       const orch::ModelContext& ctx) const override {

@@ -28,7 +28,7 @@ TEST_CASE("resnet declares conv_bn_stats, off by default and unhashed off",
   REQUIRE(p != nullptr);
   CHECK(p->type == ParamType::kBool);
   CHECK(std::get<bool>(p->default_value) == false);
-  CHECK_FALSE(p->hashed_at_default);
+  CHECK(p->hash_exempt_at_default());
   CHECK(p->doc.find("fp16") != std::string::npos);
 }
 
@@ -122,7 +122,7 @@ TEST_CASE("fused_downsample on the CPU computes exactly what conv_bn_stats alone
   }
   REQUIRE(p != nullptr);
   CHECK(std::get<bool>(p->default_value) == false);
-  CHECK_FALSE(p->hashed_at_default);
+  CHECK(p->hash_exempt_at_default());
 
   torch::manual_seed(22);
   resnet::ResNetOptions o;

@@ -26,7 +26,7 @@ TEST_CASE("resnet declares dgrad_graph: off, auto, always; off by default and un
   REQUIRE(p != nullptr);
   CHECK(p->type == ParamType::kString);
   CHECK(std::get<std::string>(p->default_value) == "off");
-  CHECK_FALSE(p->hashed_at_default);
+  CHECK(p->hash_exempt_at_default());
   CHECK(p->allowed.size() == 3);
   for (const char* name : {"off", "auto", "always"})
     CHECK(resnet::to_string(resnet::dgrad_graph_mode_from_string(name)) == std::string(name));

@@ -85,7 +85,7 @@ TEST_CASE("resnet declares fused_residual_grad, on by default and unhashed on",
   REQUIRE(p != nullptr);
   CHECK(p->type == ParamType::kBool);
   CHECK(std::get<bool>(p->default_value) == true);
-  CHECK_FALSE(p->hashed_at_default);
+  CHECK(p->hash_exempt_at_default());
   CHECK_FALSE(p->doc.empty());
 }
 

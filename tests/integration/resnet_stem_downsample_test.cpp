@@ -58,7 +58,7 @@ TEST_CASE("resnet declares stem_conv (auto) and downsample_bn_cudnn (on), unhash
     const auto& name = std::get<std::string>(v);
     CHECK(std::string(resnet::to_string(resnet::stem_conv_from_string(name))) == name);
   }
-  CHECK_FALSE(stem->hashed_at_default);
+  CHECK(stem->hash_exempt_at_default());
   CHECK_THROWS_WITH(
       resnet::stem_conv_from_string("s2d"),
       Catch::Matchers::Contains("not one of auto, direct, pad4, pad8, space_to_depth"));
@@ -66,7 +66,7 @@ TEST_CASE("resnet declares stem_conv (auto) and downsample_bn_cudnn (on), unhash
   REQUIRE(ds != nullptr);
   CHECK(ds->type == ParamType::kBool);
   CHECK(std::get<bool>(ds->default_value) == true);
-  CHECK_FALSE(ds->hashed_at_default);
+  CHECK(ds->hash_exempt_at_default());
 }
 
 TEST_CASE("stem_conv auto is space_to_depth for bf16 and direct otherwise", "[resnet][stem_conv]") {

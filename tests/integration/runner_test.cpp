@@ -155,7 +155,7 @@ TEST_CASE("on the CPU a slow loader is input-bound by the host's wait, with no G
   const auto delay = std::find_if(synthetic->params.begin(), synthetic->params.end(),
                                   [](const ParamSpec& p) { return p.name == "delay_ms"; });
   REQUIRE(delay != synthetic->params.end());
-  CHECK_FALSE(delay->hashed_at_default);
+  CHECK(delay->hash_exempt_at_default());
   CHECK(std::get<double>(delay->default_value) == 0.0);
 
   RunSpec spec = test::small_cpu_spec();

@@ -23,7 +23,7 @@ TEST_CASE("resnet declares fused_stem, off by default and unhashed off", "[resne
   REQUIRE(p != nullptr);
   CHECK(p->type == ParamType::kBool);
   CHECK(std::get<bool>(p->default_value) == false);
-  CHECK_FALSE(p->hashed_at_default);
+  CHECK(p->hash_exempt_at_default());
 }
 
 TEST_CASE("fused_stem on the CPU computes exactly what fused_bn alone does, counted unfused",

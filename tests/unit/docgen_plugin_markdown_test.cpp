@@ -15,19 +15,17 @@ PluginInfo loader() {
   p.version = "1.2.0";
   p.description = "images from <root>";
   p.params = {
-      {"root", ParamType::kString, std::string(""), {}, {}, {}, "the folder"},
-      {"split",
-       ParamType::kString,
-       std::string("train"),
-       {std::string("train"), std::string("val")},
-       {},
-       {},
-       "which split.",
-       /*hashed_at_default=*/false},
-      {"workers", ParamType::kInt, std::int64_t{0}, {}, 0.0, 256.0, "threads; 0: all"},
-      {"classes", ParamType::kInt, std::int64_t{1000}, {}, 1.0, {}, ""},
-      {"share", ParamType::kFloat, 0.25, {}, 0.05, 1.0, "a share a|b"},
-      {"path", ParamType::kString, std::string("m.pt"), {}, {}, {}, "the archive", true, true},
+      param("root").string().doc("the folder"),
+      param("split")
+          .string()
+          .one_of({"train", "val"})
+          .default_("train")
+          .hash_exempt_since("1.1.0")
+          .doc("which split."),
+      param("workers").integer().min(0).max(256).doc("threads; 0: all"),
+      param("classes").integer().min(1).default_(1000),
+      param("share").number().min(0.05).max(1).default_(0.25).doc("a share a|b"),
+      param("path").string().default_("m.pt").hash_file_content().doc("the archive"),
   };
   return p;
 }

@@ -168,14 +168,20 @@ TEST_CASE("hash: computed from the config without repeat and timeout", "[plan][h
   CHECK_FALSE(in.contains("repeat"));
   CHECK_FALSE(in.contains("timeout"));
   CHECK(in.contains("batch_size"));
-  // resnet's fused_bn and fused_bn_impl are declared hashed_at_default = false: at their
-  // defaults they are left out, which only the plugins' declarations can tell (resolve_run
-  // passes their pointers).
-  const std::vector<nlohmann::json::json_pointer> unhashed = {
-      nlohmann::json::json_pointer("/model/params/fused_bn"),
-      nlohmann::json::json_pointer("/model/params/fused_bn_impl"),
-      nlohmann::json::json_pointer("/model/params/max_pool_impl"),
-      nlohmann::json::json_pointer("/model/params/fused_residual_grad")};
+  // resnet's parameters after depth, and synthetic's delay_ms, are declared hash_exempt_since a
+  // version: at their defaults they are left out, which only the plugins' declarations can tell
+  // (resolve_run passes their pointers).
+  std::vector<nlohmann::json::json_pointer> unhashed;
+  for (const char* role : {"model", "data"}) {
+    const std::string plugin = r.config.json()[role]["plugin"];
+    const PluginKind kind =
+        std::string(role) == "model" ? PluginKind::kModel : PluginKind::kDataLoader;
+    for (const ParamSpec& s : test::test_catalog().find(kind, plugin)->params) {
+      if (s.hash_exempt_at_default())
+        unhashed.emplace_back("/" + std::string(role) + "/params/" + s.name);
+    }
+  }
+  CHECK(unhashed.size() == 12);  // resnet's 11 and synthetic's delay_ms
   CHECK(config_hash(r.config.json(), unhashed) == r.hash);
   CHECK(config_hash(in, unhashed) == r.hash);
   CHECK(config_hash(r.config.json()) != r.hash);
@@ -188,9 +194,11 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
   CHECK(
       p.runs[0].config.text() ==
       R"({"batch_size":64,"cuda_connections":"driver","cudnn_benchmark":"auto","data":{"params":{"batches":4,"channels":3,)"
-      R"("classes":1000,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
-      R"("device":"auto","isolation":"worker","memory_format":"contiguous","model":{"params":{"depth":50,"fused_bn":false,)"
-      R"("fused_bn_impl":"cudnn","fused_residual_grad":true,"max_pool_impl":"orch"},)"
+      R"("classes":1000,"delay_ms":0.0,"image_size":224,"location":"device"},"plugin":"synthetic"},)"
+      R"("device":"auto","isolation":"worker","memory_format":"contiguous","model":{"params":{)"
+      R"("conv_bn_stats":false,"depth":50,"dgrad_graph":"off","downsample_bn_cudnn":true,"fused_bn":false,)"
+      R"("fused_bn_impl":"cudnn","fused_downsample":false,"fused_residual_grad":true,"fused_stem":false,)"
+      R"("max_pool_impl":"orch","relu_mask":true,"stem_conv":"auto"},)"
       R"("plugin":"resnet"},)"
       R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
       R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"
@@ -198,9 +206,9 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
       R"("steps":{"measure":50,"warmup":10},"stream":{"params":{},"plugin":"default"},)"
       R"("telemetry":{"enabled":true,"interval_ms":100},"timeout":1800.0})");
   // XXH3-128 of that JSON without "repeat", "timeout", the default "telemetry", "profile",
-  // "cuda_connections" and "isolation"
-  // and resnet's default "fused_bn", "fused_bn_impl", "fused_residual_grad" and
-  // "max_pool_impl" (checked against libxxhash); unchanged since before any of them existed.
+  // "cuda_connections" and "isolation", and every plugin parameter declared hash_exempt_since
+  // at its default (resnet's after depth, synthetic's delay_ms): checked against libxxhash,
+  // unchanged since before any of them existed.
   CHECK(p.runs[0].hash == "8b922a3df0c97eb438ad02254c052273");
 }
 
@@ -235,22 +243,16 @@ TEST_CASE("hash: resnet's max_pool_impl and fused_residual_grad at their default
 }
 
 TEST_CASE("hash: a parameter added later leaves the hash alone at its default", "[plan][hash]") {
-  // The same plugin before and after it gained `fused` (hashed_at_default = false) and `width2`
+  // The same plugin before and after it gained `fused` (hash_exempt_since) and `width2`
   // (an ordinary later parameter, hashed like any other).
   using test::int_param;
   using test::plugin;
   const auto catalog = [](bool later, bool ordinary) {
     std::vector<ParamSpec> params = {int_param("width", 8, {}, 1, 64)};
     if (later)
-      params.push_back(ParamSpec{"fused",
-                                 ParamType::kBool,
-                                 false,
-                                 {},
-                                 std::nullopt,
-                                 std::nullopt,
-                                 "",
-                                 /*hashed_at_default=*/false});
-    if (ordinary) params.push_back(int_param("width2", 4, {}, 1, 64));
+      params.push_back(param("fused").boolean().default_(false).hash_exempt_since("1.1.0"));
+    if (ordinary)
+      params.push_back(param("width2").integer().min(1).max(64).default_(4).since("1.2.0"));
     std::vector<PluginInfo> all = test::real_plugins();
     all.push_back(plugin("toy", PluginKind::kModel, params));
     return FixedCatalog(std::move(all));

@@ -14,6 +14,7 @@
 #include <boost/config.hpp>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,10 @@
 /// 3: Model::counters() (a new virtual function: older models' vtables lack it).
 /// 4: PluginInfo::check (a new member: PluginInfo's layout changed).
 /// 5: ParamSpec::hash_file_content (a new member: ParamSpec's layout changed).
+/// 6: the param() builder; ParamSpec::since and hash_exempt_since replace hashed_at_default;
+///    Params carries its schema's defaults; PluginInfo::needs_cuda (layouts changed).
 #ifndef ORCH_SDK_VERSION
-#define ORCH_SDK_VERSION 5
+#define ORCH_SDK_VERSION 6
 #endif
 
 namespace orch {
@@ -79,6 +82,14 @@ struct PlanProblem {
 /// must be quick (it runs for every configuration of a plan) and must not touch a GPU.
 using PlanCheck = std::vector<PlanProblem> (*)(const PlanCheckInput&);
 
+/// For a plugin that runs only on a CUDA device, said once: the host refuses it, in one sentence,
+/// where a configuration's device is cpu (or auto on a machine without a visible GPU) when the
+/// experiment is planned, and where a run's device is not CUDA before create() is called.
+struct CudaNeed {
+  std::string why;     ///< what it does there, e.g. "it decodes on the GPU"; may be empty
+  std::string on_cpu;  ///< what to choose instead, e.g. "data.plugin: imagefolder"
+};
+
 /// What a plugin says about itself, as data.
 struct PluginInfo {
   std::string name;  ///< unique within its kind, e.g. "resnet"
@@ -90,6 +101,7 @@ struct PluginInfo {
   /// a file that must exist, a GPU it needs); nullptr: none. Called only while the library is
   /// loaded (the registry keeps it so).
   PlanCheck check = nullptr;
+  std::optional<CudaNeed> needs_cuda = std::nullopt;  ///< set for one that cannot run on the CPU
 };
 
 /// Base of every plugin factory. Implementations are `final` and hold no state that outlives

@@ -36,7 +36,7 @@ void add_sentence(std::string& text, const std::string& sentence) {
 // The hashing rules a reader of a recorded sweep needs (plugins.md explains both).
 std::string meaning(const ParamSpec& p) {
   std::string out = cell(p.doc);
-  if (!p.hashed_at_default) add_sentence(out, "Unhashed at default.");
+  if (p.hash_exempt_at_default()) add_sentence(out, "Unhashed at default.");
   if (p.hash_file_content) add_sentence(out, "The file's content is hashed too.");
   return out;
 }

@@ -206,7 +206,7 @@ ResolvedRun resolve_run(const Draft& draft, const SchemaCatalog& catalog, const 
                 : default_choice(catalog, key.role, where, "base." + key.name);
         const PluginChoice choice = resolve_choice(drafted);
         for (const ParamSpec& p : drafted.info->params) {
-          if (!p.hashed_at_default && choice.params.at(p.name) == p.default_value)
+          if (p.hash_exempt_at_default() && choice.params.at(p.name) == p.default_value)
             unhashed.emplace_back("/" + key.name + "/params/" + p.name);
         }
         config[key.name] = choice_json(choice.plugin, choice.params);

@@ -21,7 +21,7 @@ nlohmann::json hash_input(const nlohmann::json& config,
                           const std::vector<nlohmann::json::json_pointer>& unhashed) {
   nlohmann::json in = config;
   // A plugin parameter added later, at its default: the configuration hashes as it did before
-  // the parameter existed (ParamSpec::hashed_at_default).
+  // the parameter existed (ParamSpec::hash_exempt_since).
   for (const auto& ptr : unhashed) {
     if (!in.contains(ptr)) continue;
     in.at(ptr.parent_pointer()).erase(ptr.back());

@@ -11,7 +11,7 @@ namespace orch {
 /// RunSpec::config minus what does not change what is measured (`repeat`, `timeout`), minus
 /// `telemetry` and `profile` when they have their default values (see config_hash.cpp), and
 /// minus the plugin parameters at `unhashed` (JSON pointers such as "/model/params/fused_bn":
-/// parameters declared with hashed_at_default = false that have their default value).
+/// parameters declared hash_exempt_since a version that have their default value).
 nlohmann::json hash_input(const nlohmann::json& config,
                           const std::vector<nlohmann::json::json_pointer>& unhashed = {});
 

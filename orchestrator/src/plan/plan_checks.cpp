@@ -33,6 +33,29 @@ std::string string_setting(const PlanCheckInput& in, const std::string& key) {
   return "";
 }
 
+// A plugin that declares needs_cuda, refused where its configuration cannot give it a CUDA
+// device: `device: cpu`, or `auto` on this machine without a visible one (`device: cuda` there
+// is host_plan_checks' own problem).
+std::optional<PlanProblem> cuda_problem(const PluginInfo& info, const std::string& role,
+                                        const PlanCheckInput& in) {
+  if (!info.needs_cuda) return std::nullopt;
+  const std::string device = string_setting(in, "device");
+  const std::string why = info.needs_cuda->why.empty() ? "" : " (" + info.needs_cuda->why + ")";
+  const std::string needs = info.name + " needs a CUDA device" + why;
+  if (device == "cpu") {
+    return PlanProblem{{role, "device"},
+                       needs + ", and this configuration's device is cpu",
+                       info.needs_cuda->on_cpu + " on the CPU"};
+  }
+  if (device == "auto" && in.on_this_machine && in.visible_gpus == 0) {
+    return PlanProblem{
+        {role},
+        needs + ", and none is visible on this machine (device: auto would run on the CPU)",
+        info.needs_cuda->on_cpu + " on the CPU"};
+  }
+  return std::nullopt;
+}
+
 // The written place of the first of `settings` the draft wrote, else of the role or group one
 // of them belongs to.
 std::optional<WrittenAt> blamed_place(const Draft& draft,
@@ -130,7 +153,9 @@ std::vector<PlanError> check_configuration(const Draft& draft, const nlohmann::j
     if (key.kind != KeyKind::kPlugin || !config.contains(key.name)) continue;
     const PluginInfo* info =
         catalog.find(key.role, config.at(key.name).at("plugin").get<std::string>());
-    if (!info || !info->check) continue;
+    if (!info) continue;
+    if (auto p = cuda_problem(*info, key.name, in)) problems.push_back(std::move(*p));
+    if (!info->check) continue;
     for (PlanProblem& p : info->check(in)) problems.push_back(std::move(p));
   }
   std::vector<PlanError> out;

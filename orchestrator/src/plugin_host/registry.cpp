@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
 #include "plugin_host/load_probe.h"
 #include "plugin_host/plugin_error.h"
@@ -41,6 +42,19 @@ const Iface& as_kind(const PluginLibrary& lib) {
                       to_string(lib.info.kind) + " plugin but does not implement that interface");
   }
   return *p;
+}
+
+// A plugin that declares needs_cuda is not created for a run off CUDA: the sentence is the
+// host's, the same for every such plugin (the model's context has no device: the host moves it).
+template <class Ctx>
+void check_cuda_need(const PluginInfo& info, const Ctx& ctx) {
+  if constexpr (requires { ctx.device; }) {
+    if (!info.needs_cuda || ctx.device.is_cuda()) return;
+    const CudaNeed& need = *info.needs_cuda;
+    throw std::invalid_argument(
+        info.name + " needs a CUDA device" + (need.why.empty() ? "" : " (" + need.why + ")") +
+        ", and this run's device is " + ctx.device.str() + "; use " + need.on_cpu + " on the CPU");
+  }
 }
 
 }  // namespace
@@ -160,8 +174,14 @@ const PluginLibrary& PluginRegistry::library_for(PluginKind kind, const std::str
 template <class Factory, class Ctx>
 auto PluginRegistry::create(PluginKind kind, const PluginChoice& c, const Ctx& ctx) const {
   const auto& lib = library_for(kind, c.plugin);
-  return keep_library_alive(
-      call_plugin(lib, [&] { return as_kind<Factory>(lib).create(c.params, ctx); }), lib.library);
+  // Parameters a hand-built choice leaves out read as the schema's defaults (Params::at).
+  const Params params = c.params.with_schema(lib.info.params);
+  return keep_library_alive(call_plugin(lib,
+                                        [&] {
+                                          check_cuda_need(lib.info, ctx);
+                                          return as_kind<Factory>(lib).create(params, ctx);
+                                        }),
+                            lib.library);
 }
 
 std::shared_ptr<Model> PluginRegistry::create_model(const PluginChoice& c,

@@ -9,6 +9,8 @@
 
 #include <filesystem>
 
+#include "plugin_schemas.h"
+
 namespace orch::cached {
 namespace {
 
@@ -59,26 +61,9 @@ std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
 class CachedPlugin final : public DataLoaderPlugin {
  public:
   PluginInfo info() const override {
-    PluginInfo i = described();
+    PluginInfo i = plugin_schemas::cached();
     i.check = check_plan;
     return i;
-  }
-  static PluginInfo described() {
-    return {"cached", PluginKind::kDataLoader, "1.0.0",
-            "pre-decoded images from an `orch dataset cache` file (memory-mapped), "
-            "random-resized-crop + flip + normalize",
-            params()};
-  }
-  static std::vector<ParamSpec> params() {
-    std::vector<ParamSpec> out = {{"path",
-                                   ParamType::kString,
-                                   std::string(""),
-                                   {},
-                                   {},
-                                   {},
-                                   "the cache file written by `orch dataset cache`"}};
-    for (auto& spec : loaderkit::pipeline_params("augmentation threads")) out.push_back(spec);
-    return out;
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
     auto source = open_cache(p);

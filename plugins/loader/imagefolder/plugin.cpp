@@ -9,10 +9,11 @@
 #include <orch/imagedata/dataset_error.h>
 #include <orch/imagedata/image_folder.h>
 #include <orch/loaderkit/batch_pipeline.h>
-#include <orch/loaderkit/loader_params.h>
 #include <torch/torch.h>
 
 #include <iostream>
+
+#include "plugin_schemas.h"
 
 namespace orch::imagefolder {
 namespace {
@@ -52,7 +53,7 @@ std::unique_ptr<FolderSource> open_folder(const Params& p) {
         "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG), e.g. "
         "data: {plugin: imagefolder, root: /data/imagenet}");
   imagedata::ScanOptions scan;
-  scan.split = p.has("split") ? p.get_string("split") : "train";
+  scan.split = p.get_string("split");
   scan.skip_errors = p.get_string("on_error") == "skip";
   imagedata::FolderIndex index = imagedata::scan_image_folder(root, scan);
   // Into the run's log: which files the counters' skips were.
@@ -79,30 +80,9 @@ std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
 class ImageFolderPlugin final : public DataLoaderPlugin {
  public:
   PluginInfo info() const override {
-    PluginInfo i = described();
+    PluginInfo i = plugin_schemas::imagefolder();
     i.check = check_plan;
     return i;
-  }
-  static PluginInfo described() {
-    return {"imagefolder", PluginKind::kDataLoader, "1.0.0",
-            "JPEG folder (ImageNet layout) decoded on the CPU by worker threads, "
-            "random-resized-crop + flip + normalize",
-            params()};
-  }
-  static std::vector<ParamSpec> params() {
-    std::vector<ParamSpec> out = {
-        {"root",
-         ParamType::kString,
-         std::string(""),
-         {},
-         {},
-         {},
-         "the dataset folder: DIR/train/<class>/*.JPEG (or DIR/<class>/*.JPEG); JPEG or PNG "
-         "files (.JPEG, .jpg, .png), read by their content"},
-        loaderkit::split_param()};
-    for (auto& spec : loaderkit::pipeline_params("decoding threads")) out.push_back(spec);
-    out.push_back(loaderkit::on_error_param());
-    return out;
   }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
     auto source = open_folder(p);

@@ -26,7 +26,7 @@
 #include "host_batch.h"
 #include "nvjpeg_decoder.h"
 #include "options.h"
-#include "params.h"
+#include "plugin_schemas.h"
 #include "torch_allocator.h"
 
 namespace orch::nvjpeg_loader {
@@ -274,53 +274,33 @@ class NvjpegLoader final : public DataLoader {
   std::vector<std::unique_ptr<Producer>> producers_;  // last: threads use everything above
 };
 
-// What create() and the folder scan would refuse, found when the experiment is planned.
+// What the folder scan would refuse, found when the experiment is planned (a device without
+// CUDA is the host's check: the schema declares needs_cuda).
 std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
-  std::vector<PlanProblem> out;
-  const std::string device = in.text("device");
-  if (device == "cpu") {
-    out.push_back({{"data", "device"},
-                   "the nvjpeg loader decodes on the GPU, and this configuration's device is cpu",
-                   "data.plugin: imagefolder to decode on the CPU"});
-  } else if (device == "auto" && in.on_this_machine && in.visible_gpus == 0) {
-    // device: cuda on a machine without one is the host's own check.
-    out.push_back({{"data"},
-                   "the nvjpeg loader decodes on the GPU, and no CUDA device is visible on "
-                   "this machine (device: auto would run on the CPU)",
-                   "data.plugin: imagefolder to decode on the CPU"});
-  }
   const std::string root = in.text("data.root");
   if (root.empty()) {
-    out.push_back({{"data.root", "data"},
-                   "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG)",
-                   "a folder of class folders of JPEG files"});
-  } else if (in.on_this_machine) {
+    return {{{"data.root", "data"},
+             "data.root is not set: give the dataset folder (DIR/train/<class>/*.JPEG)",
+             "a folder of class folders of JPEG files"}};
+  }
+  if (in.on_this_machine) {
     if (std::string why = imagedata::image_folder_problem(root); !why.empty()) {
-      out.push_back({{"data.root"}, why, "a folder of class folders of JPEG files"});
+      return {{{"data.root"}, why, "a folder of class folders of JPEG files"}};
     }
   }
-  return out;
+  return {};
 }
 
 class NvjpegPlugin final : public DataLoaderPlugin {
  public:
   PluginInfo info() const override {
-    PluginInfo i = described();
+    PluginInfo i = plugin_schemas::nvjpeg();
     i.check = check_plan;
     return i;
   }
-  static PluginInfo described() {
-    return {"nvjpeg", PluginKind::kDataLoader, "1.0.0",
-            "JPEG folder (ImageNet layout) decoded on the GPU with nvJPEG (hardware JPEG engines "
-            "where present), random-resized-crop + flip + normalize by a CUDA kernel",
-            nvjpeg_params()};
-  }
 
+  // The host has checked that the run's device is CUDA (the schema's needs_cuda).
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
-    if (!ctx.device.is_cuda())
-      throw std::invalid_argument(
-          "the nvjpeg loader decodes on the GPU, and this run's device is " + ctx.device.str() +
-          "; use data.plugin: imagefolder to decode on the CPU");
     const std::string& root = p.get_string("root");
     if (root.empty())
       throw std::invalid_argument(
@@ -333,10 +313,9 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     o.decoders = static_cast<int>(p.get_int("decoders"));
     o.torch_allocator = p.get_string("allocator") == "torch";
     o.yuv = p.get_string("output") == "yuv";
-    o.hw_pipeline = p.has("hw_pipeline") && p.get_bool("hw_pipeline");  // absent: the default
-    o.cpu_share = p.has("cpu_share") ? p.get_float("cpu_share") : 0.0;
-    o.hw_preallocate =
-        !p.has("hw_preallocate") || p.get_bool("hw_preallocate");  // absent: the default
+    o.hw_pipeline = p.get_bool("hw_pipeline");
+    o.cpu_share = p.get_float("cpu_share");
+    o.hw_preallocate = p.get_bool("hw_preallocate");
     o.shuffle = p.get_bool("shuffle");
     o.drop_last = p.get_bool("drop_last");
     o.skip_errors = p.get_string("on_error") == "skip";
@@ -346,7 +325,7 @@ class NvjpegPlugin final : public DataLoaderPlugin {
     fall_back_without_crop_kernel(
         o, ctx.device.has_index() ? ctx.device.index() : c10::cuda::current_device());
     imagedata::ScanOptions scan;
-    scan.split = p.has("split") ? p.get_string("split") : "train";
+    scan.split = p.get_string("split");
     scan.skip_errors = o.skip_errors;
     imagedata::FolderIndex index = imagedata::scan_image_folder(root, scan);
     // Into the run's log: which files the counters' skips were.

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "plugin_schemas.h"
+
 namespace orch::synthetic {
 namespace {
 
@@ -81,8 +83,7 @@ class SyntheticLoader final : public DataLoader {
       : channels_(p.get_int("channels")),
         size_(p.get_int("image_size")),
         classes_(p.get_int("classes")),
-        // Absent from Params built by hand for the parameters declared before it: no delay.
-        delay_ms_(p.has("delay_ms") ? p.get_float("delay_ms") : 0.0) {
+        delay_ms_(p.get_float("delay_ms")) {
     const auto n = p.get_int("batches");
     const HostBatchesKey key{static_cast<std::int64_t>(ctx.seed),
                              ctx.batch_size,
@@ -147,43 +148,7 @@ class SyntheticLoader final : public DataLoader {
 
 class SyntheticPlugin final : public DataLoaderPlugin {
  public:
-  PluginInfo info() const override {
-    return {"synthetic",
-            PluginKind::kDataLoader,
-            "1.0.0",
-            "random ImageNet-shaped batches made once on the device (no input cost)",
-            {{"image_size",
-              ParamType::kInt,
-              std::int64_t{224},
-              {},
-              8,
-              1024,
-              "height and width of each image"},
-             {"channels", ParamType::kInt, std::int64_t{3}, {}, 1, 16, "channels per image"},
-             {"classes", ParamType::kInt, std::int64_t{1000}, {}, 1, {}, "number of classes"},
-             {"batches",
-              ParamType::kInt,
-              std::int64_t{4},
-              {},
-              1,
-              1024,
-              "distinct batches generated, then served in a cycle"},
-             {"location",
-              ParamType::kString,
-              std::string("device"),
-              {std::string("device"), std::string("pinned"), std::string("pageable")},
-              {},
-              {},
-              "where batches live: on the device, or in pinned/pageable host memory"},
-             {"delay_ms",
-              ParamType::kFloat,
-              0.0,
-              {},
-              0.0,
-              60000.0,
-              "host delay before each batch is handed over: a slow loader on purpose (tests)",
-              /*hashed_at_default=*/false}}};  // keeps the hashes of earlier synthetic results
-  }
+  PluginInfo info() const override { return plugin_schemas::synthetic(); }
   std::unique_ptr<DataLoader> create(const Params& p, const LoaderContext& ctx) const override {
     return std::make_unique<SyntheticLoader>(p, ctx);
   }

@@ -7,7 +7,7 @@
 #include "conv_bn_from_stats.h"
 #include "dgrad_link.h"
 #include "kernel_availability.h"
-#include "params.h"
+#include "plugin_schemas.h"
 #include "resnet.h"
 #include "stem_pool.h"
 
@@ -80,31 +80,22 @@ class ResNetModel final : public Model {
 
 class ResNetPlugin final : public ModelPlugin {
  public:
-  PluginInfo info() const override {
-    return {"resnet", PluginKind::kModel, "1.0.0",
-            "torchvision's ResNet (v1.5), same architecture and parameter names", resnet_params()};
-  }
+  PluginInfo info() const override { return plugin_schemas::resnet(); }
+  // Every option from the parameters: an absent one reads as the schema's default (Params::at).
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
     ResNetOptions o;
     o.depth = p.get_int("depth");
-    // Callers that build Params by hand (tests) may leave it out; the planner always fills it.
-    o.fused_bn = p.has("fused_bn") && p.get_bool("fused_bn");
-    if (p.has("fused_bn_impl"))
-      o.fused_bn_impl = fused_bn_impl_from_string(p.get_string("fused_bn_impl"));
-    if (p.has("max_pool_impl"))
-      o.max_pool_impl = max_pool_impl_from_string(p.get_string("max_pool_impl"));
-    // Absent (hand-built Params): the declared default, on.
-    o.fused_residual_grad = !p.has("fused_residual_grad") || p.get_bool("fused_residual_grad");
-    o.downsample_bn_cudnn = !p.has("downsample_bn_cudnn") || p.get_bool("downsample_bn_cudnn");
-    // Absent (hand-built Params): the declared defaults, auto and on.
-    o.stem_conv =
-        p.has("stem_conv") ? stem_conv_from_string(p.get_string("stem_conv")) : StemConv::kAuto;
-    o.conv_bn_stats = p.has("conv_bn_stats") && p.get_bool("conv_bn_stats");
-    o.relu_mask = !p.has("relu_mask") || p.get_bool("relu_mask");
-    if (p.has("dgrad_graph"))
-      o.dgrad_graph = dgrad_graph_mode_from_string(p.get_string("dgrad_graph"));
-    o.fused_downsample = p.has("fused_downsample") && p.get_bool("fused_downsample");
-    o.fused_stem = p.has("fused_stem") && p.get_bool("fused_stem");
+    o.fused_bn = p.get_bool("fused_bn");
+    o.fused_bn_impl = fused_bn_impl_from_string(p.get_string("fused_bn_impl"));
+    o.max_pool_impl = max_pool_impl_from_string(p.get_string("max_pool_impl"));
+    o.fused_residual_grad = p.get_bool("fused_residual_grad");
+    o.downsample_bn_cudnn = p.get_bool("downsample_bn_cudnn");
+    o.stem_conv = stem_conv_from_string(p.get_string("stem_conv"));
+    o.conv_bn_stats = p.get_bool("conv_bn_stats");
+    o.relu_mask = p.get_bool("relu_mask");
+    o.dgrad_graph = dgrad_graph_mode_from_string(p.get_string("dgrad_graph"));
+    o.fused_downsample = p.get_bool("fused_downsample");
+    o.fused_stem = p.get_bool("fused_stem");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

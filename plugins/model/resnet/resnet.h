@@ -68,6 +68,10 @@ struct BottleneckImpl : torch::nn::Module {
 };
 TORCH_MODULE(Bottleneck);
 
+/// How a ResNet is built. These initial values are the network library's, for code that builds
+/// one directly (the kernel tests compare each path against them): each orch path off or at its
+/// first implementation. They are not the plugin's defaults, which only its schema states
+/// (schema.cpp): the plugin's create() sets every field below from its parameters or context.
 struct ResNetOptions {
   std::int64_t depth = 50;          ///< 18, 34, 50, 101 or 152
   std::int64_t num_classes = 1000;  ///< width of the final fully connected layer

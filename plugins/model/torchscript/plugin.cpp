@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "jit_model.h"
+#include "plugin_schemas.h"
 
 namespace orch::torchscript {
 namespace {
@@ -48,25 +49,9 @@ std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
 class TorchScriptPlugin final : public ModelPlugin {
  public:
   PluginInfo info() const override {
-    PluginInfo i = described();
+    PluginInfo i = plugin_schemas::torchscript();
     i.check = check_plan;
     return i;
-  }
-  static PluginInfo described() {
-    return {"torchscript",
-            PluginKind::kModel,
-            "1.0.0",
-            "a TorchScript module exported from Python (torch.jit.script(model).save(path))",
-            {{"path",
-              ParamType::kString,
-              std::string(""),
-              {},
-              {},
-              {},
-              "the .pt archive; relative to the current directory (like data.root); its "
-              "content is part of the configuration",
-              true,
-              true}}};
   }
   std::unique_ptr<Model> create(const Params& p, const ModelContext& ctx) const override {
     const std::string& path = p.get_string("path");

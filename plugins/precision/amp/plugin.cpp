@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "loss_scaler.h"
+#include "plugin_schemas.h"
 
 namespace orch::amp {
 namespace {
@@ -86,42 +87,15 @@ class Amp final : public Precision {
 
 class AmpPlugin final : public PrecisionPlugin {
  public:
-  PluginInfo info() const override {
-    const LossScalerOptions defaults;
-    return {"amp",
-            PluginKind::kPrecision,
-            "1.1.0",
-            "automatic mixed precision: autocast forward, fp32 weights",
-            {{"dtype",
-              ParamType::kString,
-              std::string("bf16"),
-              {std::string("bf16"), std::string("fp16")},
-              {},
-              {},
-              "low-precision type used inside autocast; fp16 adds dynamic loss scaling"},
-             {"init_scale",
-              ParamType::kFloat,
-              defaults.init_scale,
-              {},
-              1.0,
-              16777216.0,
-              "fp16 only: the loss scale at the start (GradScaler's init_scale)"},
-             {"growth_interval",
-              ParamType::kInt,
-              defaults.growth_interval,
-              {},
-              1.0,
-              1000000.0,
-              "fp16 only: clean steps in a row before the loss scale doubles"}}};
-  }
+  PluginInfo info() const override { return plugin_schemas::amp(); }
   std::unique_ptr<Precision> create(const Params& p, const PrecisionContext& ctx) const override {
     const auto& name = p.get_string("dtype");
     if (name == "bf16") return std::make_unique<Amp>(at::kBFloat16, ctx.device, std::nullopt);
     if (name != "fp16") throw std::invalid_argument("amp: unsupported dtype '" + name + "'");
-    // The planner always passes every declared parameter; a RunSpec built by hand may not.
+    // GradScaler's growth and backoff factors, the scale's start and interval from the schema.
     LossScalerOptions scaling;
-    if (p.has("init_scale")) scaling.init_scale = p.get_float("init_scale");
-    if (p.has("growth_interval")) scaling.growth_interval = p.get_int("growth_interval");
+    scaling.init_scale = p.get_float("init_scale");
+    scaling.growth_interval = p.get_int("growth_interval");
     return std::make_unique<Amp>(at::kHalf, ctx.device, scaling);
   }
 };

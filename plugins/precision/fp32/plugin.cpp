@@ -4,6 +4,8 @@
 #include <orch/precision.h>
 #include <torch/nn/functional/loss.h>
 
+#include "plugin_schemas.h"
+
 namespace orch::fp32 {
 namespace {
 
@@ -24,9 +26,7 @@ class Fp32 final : public Precision {
 
 class Fp32Plugin final : public PrecisionPlugin {
  public:
-  PluginInfo info() const override {
-    return {"fp32", PluginKind::kPrecision, "1.0.0", "float32 everywhere, TF32 disabled", {}};
-  }
+  PluginInfo info() const override { return plugin_schemas::fp32(); }
   std::unique_ptr<Precision> create(const Params&, const PrecisionContext&) const override {
     return std::make_unique<Fp32>();
   }

@@ -6,6 +6,8 @@
 #include <orch/precision.h>
 #include <torch/nn/functional/loss.h>
 
+#include "plugin_schemas.h"
+
 namespace orch::tf32 {
 namespace {
 
@@ -27,13 +29,7 @@ class Tf32 final : public Precision {
 
 class Tf32Plugin final : public PrecisionPlugin {
  public:
-  PluginInfo info() const override {
-    return {"tf32",
-            PluginKind::kPrecision,
-            "1.0.0",
-            "float32 storage, TF32 math for cuBLAS matmuls and cuDNN convolutions",
-            {}};
-  }
+  PluginInfo info() const override { return plugin_schemas::tf32(); }
   std::unique_ptr<Precision> create(const Params&, const PrecisionContext&) const override {
     return std::make_unique<Tf32>();
   }

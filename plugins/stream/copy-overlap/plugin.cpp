@@ -12,6 +12,8 @@
 #include <chrono>
 #include <optional>
 
+#include "plugin_schemas.h"
+
 namespace orch::copy_overlap {
 namespace {
 
@@ -81,13 +83,7 @@ class CopyOverlap final : public StreamStrategy {
 
 class CopyOverlapPlugin final : public StreamStrategyPlugin {
  public:
-  PluginInfo info() const override {
-    return {"copy-overlap",
-            PluginKind::kStreamStrategy,
-            "1.0.0",
-            "next batch copied host->device on a side stream while the current step computes",
-            {}};
-  }
+  PluginInfo info() const override { return plugin_schemas::copy_overlap(); }
   std::unique_ptr<StreamStrategy> create(const Params&, const StrategyContext& ctx) const override {
     return std::make_unique<CopyOverlap>(ctx);
   }

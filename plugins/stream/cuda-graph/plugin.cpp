@@ -27,6 +27,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "plugin_schemas.h"
+
 namespace orch::cuda_graph {
 namespace {
 
@@ -36,10 +38,7 @@ class CudaGraph final : public StreamStrategy {
  public:
   CudaGraph(const Params& p, const StrategyContext& ctx)
       : device_(ctx.device), warmup_(p.get_int("warmup_steps")) {
-    if (!device_.is_cuda()) {
-      throw std::invalid_argument("cuda-graph needs a CUDA device (this run is on " +
-                                  device_.str() + ")");
-    }
+    // A CUDA device: the host creates this plugin only there (the schema's needs_cuda).
     side_ = c10::cuda::getStreamFromPool(false, device_.index());
   }
 
@@ -182,54 +181,28 @@ class CudaGraph final : public StreamStrategy {
   std::int64_t replays_ = 0;
 };
 
-// What the strategy's constructor and the capture would refuse, found when the experiment is
-// planned: the graph needs a CUDA device, and fp16's loss scaling with the loop or foreach
-// optimizer reads the inf flag on the host every step, which a capture cannot contain (the
-// fused optimizer skips the step on the device instead).
+// What the capture would refuse, found when the experiment is planned: fp16's loss scaling with
+// the loop or foreach optimizer reads the inf flag on the host every step, which a capture
+// cannot contain (the fused optimizer skips the step on the device instead). A device without
+// CUDA is the host's check (the schema declares needs_cuda).
 std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
-  std::vector<PlanProblem> out;
-  const std::string device = in.text("device");
-  if (device == "cpu") {
-    out.push_back({{"stream", "device"},
-                   "cuda-graph needs a CUDA device, and this configuration's device is cpu",
-                   "stream: default on the CPU"});
-  } else if (device == "auto" && in.on_this_machine && in.visible_gpus == 0) {
-    // device: cuda on a machine without one is the host's own check.
-    out.push_back({{"stream"},
-                   "cuda-graph needs a CUDA device, and none is visible on this machine "
-                   "(device: auto would run on the CPU)",
-                   "stream: default on the CPU"});
-  }
   const std::string impl = in.text("optimizer.impl");
   if (in.text("precision") == "amp" && in.text("precision.dtype") == "fp16" && impl != "fused") {
-    out.push_back({{"optimizer.impl", "optimizer", "stream"},
-                   "fp16 under cuda-graph needs optimizer.impl: fused (the " + impl +
-                       " optimizer reads the loss scaler's inf flag on the host, which a "
-                       "graph capture cannot contain)",
-                   "fused"});
+    return {{{"optimizer.impl", "optimizer", "stream"},
+             "fp16 under cuda-graph needs optimizer.impl: fused (the " + impl +
+                 " optimizer reads the loss scaler's inf flag on the host, which a graph "
+                 "capture cannot contain)",
+             "fused"}};
   }
-  return out;
+  return {};
 }
 
 class CudaGraphPlugin final : public StreamStrategyPlugin {
  public:
   PluginInfo info() const override {
-    PluginInfo i = described();
+    PluginInfo i = plugin_schemas::cuda_graph();
     i.check = check_plan;
     return i;
-  }
-  static PluginInfo described() {
-    return {"cuda-graph",
-            PluginKind::kStreamStrategy,
-            "1.0.0",
-            "whole training step captured once into a CUDA graph and replayed",
-            {{"warmup_steps",
-              ParamType::kInt,
-              std::int64_t{3},
-              {},
-              1,
-              100,
-              "eager steps on the capture stream before capturing (keep steps.warmup above it)"}}};
   }
   std::unique_ptr<StreamStrategy> create(const Params& p,
                                          const StrategyContext& ctx) const override {

@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "plugin_schemas.h"
+
 namespace orch::default_stream {
 namespace {
 
@@ -24,13 +26,7 @@ class DefaultStrategy final : public StreamStrategy {
 
 class DefaultPlugin final : public StreamStrategyPlugin {
  public:
-  PluginInfo info() const override {
-    return {"default",
-            PluginKind::kStreamStrategy,
-            "1.0.0",
-            "one stream; batch copy and compute in order",
-            {}};
-  }
+  PluginInfo info() const override { return plugin_schemas::default_stream(); }
   std::unique_ptr<StreamStrategy> create(const Params&, const StrategyContext&) const override {
     return std::make_unique<DefaultStrategy>();
   }

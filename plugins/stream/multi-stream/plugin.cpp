@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "plugin_schemas.h"
+
 namespace orch::multi_stream {
 namespace {
 
@@ -90,22 +92,9 @@ std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
 class MultiStreamPlugin final : public StreamStrategyPlugin {
  public:
   PluginInfo info() const override {
-    PluginInfo i = described();
+    PluginInfo i = plugin_schemas::multi_stream();
     i.check = check_plan;
     return i;
-  }
-  static PluginInfo described() {
-    return {"multi-stream",
-            PluginKind::kStreamStrategy,
-            "1.0.0",
-            "batch split into micro-batches whose forward passes run on N streams at once",
-            {{"streams",
-              ParamType::kInt,
-              std::int64_t{2},
-              {},
-              1,
-              16,
-              "number of concurrent streams (and micro-batches)"}}};
   }
   std::unique_ptr<StreamStrategy> create(const Params& p,
                                          const StrategyContext& ctx) const override {

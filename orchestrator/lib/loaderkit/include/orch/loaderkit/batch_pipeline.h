@@ -272,34 +272,6 @@ inline int resolve_workers(std::int64_t requested) {
   return requested > 0 ? static_cast<int>(requested) : imagedata::default_workers();
 }
 
-/// The parameters every pipeline loader declares, after its own (`root`/`path`, ...).
-/// `workers_doc` says what a worker does for this loader.
-inline std::vector<ParamSpec> pipeline_params(const std::string& workers_doc) {
-  std::vector<ParamSpec> out = {{"workers",
-                                 ParamType::kInt,
-                                 std::int64_t{0},
-                                 {},
-                                 0,
-                                 256,
-                                 workers_doc + "; 0: min(16, cores - 2), at least 1"},
-                                {"prefetch",
-                                 ParamType::kInt,
-                                 std::int64_t{3},
-                                 {},
-                                 1,
-                                 64,
-                                 "batches being prepared or ready ahead of the training loop"},
-                                {"pin_memory",
-                                 ParamType::kBool,
-                                 true,
-                                 {},
-                                 {},
-                                 {},
-                                 "assemble batches in page-locked memory (CUDA runs only)"}};
-  for (auto& spec : epoch_params()) out.push_back(std::move(spec));
-  return out;
-}
-
 /// A DataLoader over a BatchPipeline: the loaders differ only in their SampleSource.
 class PipelineLoader : public DataLoader {
  public:
