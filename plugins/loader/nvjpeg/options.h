@@ -14,17 +14,19 @@
 
 namespace orch::nvjpeg_loader {
 
+/// Set whole by the plugin's create() from the run and the parameters, whose defaults only the
+/// schema states (schema.cpp); the zeros here say nothing of them.
 struct Options {
-  int image_size = 224, workers = 4, prefetch = 3, decoders = 1;
-  bool hw_pipeline = false;  // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE when false (the default)
-  bool shuffle = true, drop_last = true, skip_errors = false, channels_last = false;
+  int image_size = 0, workers = 0, prefetch = 0, decoders = 0;
+  bool hw_pipeline = false;  // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE when false
+  bool shuffle = false, drop_last = false, skip_errors = false, channels_last = false;
   std::map<std::string, std::int64_t> skipped_at_start;  // the folder scan's skips, by reason
-  bool torch_allocator = true;
+  bool torch_allocator = false;
   bool yuv = false;  // output: yuv
   double cpu_share = 0;
-  bool hw_preallocate = true;
+  bool hw_preallocate = false;
   std::uint64_t seed = 0;
-  std::int64_t batch_size = 64;
+  std::int64_t batch_size = 0;
   std::string crop_unavailable;  // why the GPU cannot run the crop kernel ("" = it can)
 };
 

@@ -63,13 +63,15 @@ inline void add_skip_counters(std::map<std::string, double>& out,
   for (const auto& [reason, n] : by_reason) out["skipped." + reason] += static_cast<double>(n);
 }
 
+/// Every field is set by PipelineLoader from the run and the loader's parameters, whose defaults
+/// only the schema states (loader_params.h); the zeros here say nothing of them.
 struct PipelineOptions {
-  std::int64_t batch_size = 64;
-  int image_size = 224;
-  int workers = 1;
-  int prefetch = 3;
-  bool shuffle = true;
-  bool drop_last = true;
+  std::int64_t batch_size = 0;
+  int image_size = 0;
+  int workers = 0;
+  int prefetch = 0;
+  bool shuffle = false;
+  bool drop_last = false;
   bool pin_memory = false;  ///< already false when there is no CUDA device
   bool channels_last = false;
   bool skip_errors = false;
