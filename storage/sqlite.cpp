@@ -13,6 +13,16 @@ namespace {
                     db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
 }
 
+// Runs SQL without results (Database::exec, and a transaction's BEGIN, COMMIT).
+void exec_sql(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw SqliteError("SQL failed: " + msg, sqlite3_extended_errcode(db));
+  }
+}
+
 // A database is a regular file (or, through a link, one) or not there yet: a FIFO would hang
 // SQLite's first read, and a device (/dev/null) would get a journal file created beside it.
 void refuse_special_file(const std::string& path) {
@@ -84,14 +94,7 @@ Database::~Database() {
   }
 }
 
-void Database::exec(const std::string& sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw SqliteError("SQL failed: " + msg, sqlite3_extended_errcode(db_));
-  }
-}
+void Database::exec(const std::string& sql) { exec_sql(db_, sql.c_str()); }
 
 Statement::Statement(const Database& db, const std::string& sql) : db_(db.get()) {
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) {
@@ -140,22 +143,27 @@ std::string Statement::column_text(int col) const {
   return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
 }
 
-Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Database& db, TransactionBehavior behavior)
+    : Transaction(db.get(), behavior) {}
+
+Transaction::Transaction(sqlite3* db, TransactionBehavior behavior) : db_(db) {
+  exec_sql(db_, behavior == TransactionBehavior::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+}
 
 Transaction::~Transaction() {
   if (done_) return;
   // After SQLITE_FULL or an I/O error SQLite may have rolled back already; a second ROLLBACK
   // would only fail and warn about nothing.
-  if (sqlite3_get_autocommit(db_.get())) return;
+  if (sqlite3_get_autocommit(db_)) return;
   char* err = nullptr;
-  if (sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, &err) != SQLITE_OK) {
+  if (sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, &err) != SQLITE_OK) {
     std::cerr << "orch: warning: rollback failed: " << (err ? err : "?") << "\n";
     sqlite3_free(err);
   }
 }
 
 void Transaction::commit() {
-  db_.exec("COMMIT");
+  exec_sql(db_, "COMMIT");
   done_ = true;
 }
 

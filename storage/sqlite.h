@@ -76,15 +76,35 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-/// BEGIN IMMEDIATE on construction; ROLLBACK on destruction unless commit() was called.
+/// When a transaction takes its locks (SQLiteCpp's TransactionBehavior).
+enum class TransactionBehavior {
+  /// BEGIN DEFERRED: no lock until the first statement; the first read starts a snapshot (in
+  /// WAL mode, the last commit before it) that every later read of the transaction sees.
+  deferred,
+  /// BEGIN IMMEDIATE: the write lock at once, so a write transaction waits (busy timeout) at
+  /// its start instead of failing with SQLITE_BUSY when it upgrades from reading to writing.
+  immediate,
+};
+
+/// BEGIN on construction; ROLLBACK on destruction unless commit() was called.
 class Transaction {
  public:
-  explicit Transaction(Database& db);
+  /// A write transaction (BEGIN IMMEDIATE unless told otherwise).
+  explicit Transaction(Database& db, TransactionBehavior behavior = TransactionBehavior::immediate);
+  /// A read snapshot: BEGIN DEFERRED. It changes no data, so a const database will do (as a
+  /// Statement's reads do); statements run inside it see one state of the database while
+  /// other connections commit. Ending it without commit() only releases that state.
+  static Transaction read_snapshot(const Database& db) {
+    return Transaction(db.get(), TransactionBehavior::deferred);
+  }
   ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
   void commit();
 
  private:
-  Database& db_;
+  Transaction(sqlite3* db, TransactionBehavior behavior);
+  sqlite3* db_;
   bool done_ = false;
 };
 

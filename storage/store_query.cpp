@@ -164,14 +164,9 @@ std::optional<RunRecord> Store::run(std::int64_t run_id) const {
 
 std::vector<RunRecord> Store::query_runs(const std::string& where, std::int64_t key,
                                          const std::string& status) const {
-  // Read in one transaction so the runs and their metrics are one snapshot, even while a
-  // sweep is recording (WAL readers see the last commit before their first read).
-  Database& db = const_cast<Database&>(db_);
-  db.exec("BEGIN");
-  struct End {
-    Database& db;
-    ~End() { sqlite3_exec(db.get(), "COMMIT", nullptr, nullptr, nullptr); }
-  } end{db};
+  // Read in one snapshot so the runs and their metrics are one state, even while a sweep is
+  // recording (WAL readers see the last commit before their first read).
+  const Transaction snapshot = Transaction::read_snapshot(db_);
 
   const RunFilter filter{where, key, status};
   Statement st(db_, R"(SELECT r.id, r.sweep_id, s.name, r.experiment, r.name, r.config_hash,
