@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "storage/diagnosis.h"
+#include "analysis/diagnosis.h"
+#include "analysis/statistics.h"
 #include "storage/profile_rows.h"
 #include "storage/schema_sql.h"
-#include "storage/statistics.h"
 
 namespace orch::storage {
 namespace {
@@ -132,7 +132,7 @@ void migrate_v2_to_v3(Database& db) {
     if (doc.is_discarded()) continue;
     insert_profile(db, id, doc);
     // The diagnosis weighs the profile's evidence (diagnosis.h); only these runs can change.
-    if (const auto d = diagnose(doc)) {
+    if (const auto d = analysis::diagnose(doc)) {
       upd.bind(1, id).bind(2, d->label).bind(3, d->detail);
       upd.step();
       upd.reset();
@@ -225,7 +225,7 @@ void fill_t_quantiles(Database& db) {
   if (count.column_int(0) > 0) return;
   Statement ins(db, "INSERT INTO student_t_975 (dof, t) VALUES (?1, ?2)");
   for (std::int64_t dof = 1; dof <= 1000; ++dof) {
-    ins.bind(1, dof).bind(2, t_quantile_975(dof));
+    ins.bind(1, dof).bind(2, analysis::t_quantile_975(dof));
     ins.step();
     ins.reset();
   }
@@ -242,7 +242,7 @@ void rediagnose_all(Database& db) {
   for (const auto& [id, text] : docs) {
     const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) continue;
-    const auto d = diagnose(doc);
+    const auto d = analysis::diagnose(doc);
     upd.bind(1, id);
     if (d)
       upd.bind(2, d->label).bind(3, d->detail);

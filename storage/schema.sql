@@ -347,7 +347,7 @@ SELECT s.name AS sweep, agg.sweep_id, info.experiment, info.name, agg.config_has
        info.gpu_name, info.last_finished_at,
        spread.stddev * COALESCE(t.t, 1.959964) / sqrt(agg.n) / agg.mean
          AS images_per_s_ci95_share,
-       -- NOISY as rank says it (storage/statistics.h, kNoisyShare): the interval reaches
+       -- NOISY as rank says it (analysis/statistics.h, kNoisyShare): the interval reaches
        -- further than 10% of the mean either side; a single run has no interval and is not.
        CASE WHEN spread.stddev * COALESCE(t.t, 1.959964) / sqrt(agg.n) > 0.10 * agg.mean
             THEN 1 ELSE 0 END AS noisy

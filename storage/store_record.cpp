@@ -3,7 +3,7 @@
 // that recording it again changes nothing.
 #include <stdexcept>
 
-#include "storage/diagnosis.h"
+#include "analysis/diagnosis.h"
 #include "storage/profile_rows.h"
 #include "storage/row_values.h"
 #include "storage/store.h"
@@ -158,7 +158,7 @@ std::int64_t Store::record(std::int64_t sweep_id, const nlohmann::json& document
   const nlohmann::json metrics = object_or_empty(doc.metrics);
   const nlohmann::json env = object_or_empty(doc.environment);
   const ProcessOutcome outcome = doc.outcome.value_or(ProcessOutcome{});
-  const auto diagnosis = diagnose(doc);
+  const auto diagnosis = analysis::diagnose(doc);
   // Documents from `orch run` and cluster tasks get the class the sweep would give them.
   // A run the environment spoiled is recorded `interrupted`, with its class kept.
   const std::optional<FailureClass> failure =

@@ -8,9 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "analysis/diagnosis.h"
 #include "integration/test_support.h"
 #include "runner/runner.h"
-#include "storage/diagnosis.h"
 
 using namespace orch;
 using Catch::Matchers::Contains;
@@ -61,7 +61,7 @@ IdleRun run_idle(const std::string& strategy, double delay_ms) {
     CHECK(s["gpu_idle_ms"].get<double>() >= 0);
   }
   CHECK(r.idle_ms <= r.step_ms);
-  const auto d = storage::diagnose(r.doc);
+  const auto d = analysis::diagnose(r.doc);
   REQUIRE(d);
   r.label = d->label;
   r.detail = d->detail;
@@ -75,7 +75,7 @@ TEST_CASE("a fast loader leaves the GPU busy under every stream strategy: not in
   for (const char* strategy : {"default", "copy-overlap", "multi-stream", "cuda-graph"}) {
     const IdleRun r = run_idle(strategy, 0);
     INFO(strategy << ": " << r.label << ": " << r.detail);
-    CHECK(r.idle_share < storage::kInputBoundIdleShare);
+    CHECK(r.idle_share < analysis::kInputBoundIdleShare);
     CHECK(r.label != "input-bound");
     CHECK_THAT(r.detail, Contains("host data wait"));
   }
@@ -109,8 +109,8 @@ TEST_CASE("under cuda-graph the host may wait for the loader while the GPU stays
   const double gpu_step = run_idle("cuda-graph", 0).device_step_ms;
   const IdleRun r = run_idle("cuda-graph", 0.4 * gpu_step);
   INFO("GPU step " << gpu_step << " ms: " << r.label << ": " << r.detail);
-  CHECK(r.wait_ms / r.step_ms > storage::kInputBoundWaitShare);
-  CHECK(r.idle_share < storage::kInputBoundIdleShare);
+  CHECK(r.wait_ms / r.step_ms > analysis::kInputBoundWaitShare);
+  CHECK(r.idle_share < analysis::kInputBoundIdleShare);
   CHECK(r.label != "input-bound");
   CHECK_THAT(r.detail, Contains("the host waited for the loader while the GPU worked through "
                                 "queued steps"));

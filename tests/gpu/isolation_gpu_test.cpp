@@ -10,8 +10,8 @@
 #include <fstream>
 #include <map>
 
+#include "analysis/statistics.h"
 #include "integration/test_support.h"
-#include "storage/statistics.h"
 #include "storage/store.h"
 
 using namespace orch;
@@ -40,7 +40,7 @@ std::map<std::string, Interval> intervals(const storage::Store& store, const std
     for (double x : v) ss += (x - i.mean) * (x - i.mean);
     if (v.size() > 1) {
       const double sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
-      i.half = storage::t_quantile_975(static_cast<std::int64_t>(v.size() - 1)) * sd /
+      i.half = analysis::t_quantile_975(static_cast<std::int64_t>(v.size() - 1)) * sd /
                std::sqrt(static_cast<double>(v.size()));
     }
     out[name] = i;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "analysis/diagnosis.h"
 #include "integration/test_support.h"
 #include "result/run_phases.h"
 #include "runner/steady_steps.h"
-#include "storage/diagnosis.h"
 #include "telemetry/process_age.h"
 
 using namespace orch;
@@ -172,7 +172,7 @@ TEST_CASE("on the CPU a slow loader is input-bound by the host's wait, with no G
   CHECK_FALSE(m.contains("gpu_idle_ms_mean"));
   CHECK_FALSE(m.contains("gpu_idle_share"));
   CHECK_FALSE(doc["steps"][0].contains("gpu_idle_ms"));
-  const auto d = storage::diagnose(doc);
+  const auto d = analysis::diagnose(doc);
   REQUIRE(d);
   CHECK(d->label == "input-bound");
   CHECK_THAT(d->detail, Catch::Matchers::StartsWith("data wait "));

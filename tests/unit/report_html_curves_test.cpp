@@ -8,8 +8,8 @@
 #include <cmath>
 #include <regex>
 
+#include "analysis/statistics.h"
 #include "report/html_report.h"
-#include "storage/statistics.h"
 #include "unit/report_html_check.h"
 #include "unit/store_test_support.h"
 
@@ -147,7 +147,7 @@ TEST_CASE("the report follows a configuration across sweeps, up to the one repor
   CHECK(p1 < p2);
   CHECK(p2 < p3);
   CHECK(count(svgs[0], "class=\"highlight\"") == 1);
-  const double half = storage::t_quantile_975(1) * 10 / std::sqrt(2.0) / std::sqrt(2.0);
+  const double half = analysis::t_quantile_975(1) * 10 / std::sqrt(2.0) / std::sqrt(2.0);
   CHECK_THAT(svgs[0], Contains(fmt::format("night-1 (")));
   CHECK_THAT(svgs[0], Contains(fmt::format("1,005.0 img/s ± {:.1f}, 2 run(s)", half)));
   CHECK_THAT(svgs[0], Contains("900.0 img/s, 1 run(s)"));

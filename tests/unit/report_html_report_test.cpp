@@ -10,12 +10,12 @@
 #include <regex>
 #include <sstream>
 
+#include "analysis/statistics.h"
 #include "report/html_escape.h"
 #include "report/html_report.h"
 #include "report/metric_catalog.h"
 #include "report/rank_table.h"
 #include "report/ranking.h"
-#include "storage/statistics.h"
 #include "unit/report_html_check.h"
 #include "unit/report_html_fixture.h"
 
@@ -65,7 +65,7 @@ std::vector<Row> table_rows(const std::string& html, const std::string& table_cl
 
 std::string ci_text(double a, double b) {
   const double mean = (a + b) / 2, sd = std::fabs(a - b) / std::sqrt(2.0);
-  return fmt::format("{:.1f} ± {:.1f}", mean, storage::t_quantile_975(1) * sd / std::sqrt(2.0));
+  return fmt::format("{:.1f} ± {:.1f}", mean, analysis::t_quantile_975(1) * sd / std::sqrt(2.0));
 }
 
 }  // namespace

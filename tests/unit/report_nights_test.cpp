@@ -5,18 +5,18 @@
 #include <regex>
 #include <set>
 
+#include "analysis/welch.h"
 #include "report/input_error.h"
 #include "report/shown_runs.h"
 #include "report/sweep_diff.h"
 #include "storage/sweep_plans.h"
-#include "storage/welch.h"
 #include "unit/store_test_support.h"
 
 namespace orch {
 namespace {
 
+using analysis::summarize;
 using Catch::Matchers::Contains;
-using storage::summarize;
 using test::result_doc;
 using test::TempDb;
 
@@ -25,7 +25,7 @@ TEST_CASE("welch: significant differences and not", "[report][nights]") {
   // Welch-Satterthwaite dof = 100^2 / ((100/3)^2 / 2 + (200/3)^2 / 3) = 4.909...
   const auto a = summarize({1000, 1010, 990});
   const auto b = summarize({1100, 1120, 1080, 1100});
-  const auto r = storage::welch_test_95(a, b);
+  const auto r = analysis::welch_test_95(a, b);
   REQUIRE(r);
   CHECK(r->t == Approx(10.0));
   CHECK(r->dof == Approx(4.9090909));
@@ -34,13 +34,13 @@ TEST_CASE("welch: significant differences and not", "[report][nights]") {
   CHECK(r->critical < 2.776);
   CHECK(r->significant);
   const auto close =
-      storage::welch_test_95(summarize({1000, 1040, 960}), summarize({1010, 1050, 970}));
+      analysis::welch_test_95(summarize({1000, 1040, 960}), summarize({1010, 1050, 970}));
   REQUIRE(close);
   CHECK_FALSE(close->significant);
-  CHECK_FALSE(storage::welch_test_95(summarize({1000}), summarize({1000, 1001})));
+  CHECK_FALSE(analysis::welch_test_95(summarize({1000}), summarize({1000, 1001})));
   // No spread at all: different means differ, equal ones do not.
-  CHECK(storage::welch_test_95(summarize({5, 5}), summarize({6, 6}))->significant);
-  CHECK_FALSE(storage::welch_test_95(summarize({5, 5}), summarize({5, 5}))->significant);
+  CHECK(analysis::welch_test_95(summarize({5, 5}), summarize({6, 6}))->significant);
+  CHECK_FALSE(analysis::welch_test_95(summarize({5, 5}), summarize({5, 5}))->significant);
 }
 
 storage::RunRecord run(const std::string& name, const std::string& hash, double ips,

@@ -5,12 +5,12 @@
 #include <catch2/catch.hpp>
 #include <regex>
 
+#include "analysis/statistics.h"
 #include "report/compare.h"
 #include "report/metric_catalog.h"
 #include "report/rank_table.h"
 #include "report/ranking.h"
 #include "report/sweep_diff.h"
-#include "storage/statistics.h"
 #include "storage/store.h"
 
 namespace orch {
@@ -40,13 +40,13 @@ void append(std::vector<storage::RunRecord>& to, const std::vector<storage::RunR
 
 TEST_CASE("noisy: the interval's half-width over 10% of the mean", "[report][noise]") {
   // 100, 101, 102: ± 2.48 (2.5%), steady. 80, 100, 120: ± 49.7 (50%), noisy.
-  CHECK_FALSE(storage::is_noisy(storage::summarize({100, 101, 102})));
-  CHECK(*storage::relative_ci95(storage::summarize({100, 101, 102})) ==
+  CHECK_FALSE(analysis::is_noisy(analysis::summarize({100, 101, 102})));
+  CHECK(*analysis::relative_ci95(analysis::summarize({100, 101, 102})) ==
         Approx(0.0246).epsilon(0.01));
-  CHECK(storage::is_noisy(storage::summarize({80, 100, 120})));
+  CHECK(analysis::is_noisy(analysis::summarize({80, 100, 120})));
   // A single run has no interval: not noisy, and nothing to judge.
-  CHECK_FALSE(storage::is_noisy(storage::summarize({100})));
-  CHECK_FALSE(storage::relative_ci95(storage::summarize({100})));
+  CHECK_FALSE(analysis::is_noisy(analysis::summarize({100})));
+  CHECK_FALSE(analysis::relative_ci95(analysis::summarize({100})));
 }
 
 TEST_CASE("rank: a noisy configuration is marked and cannot win a tie", "[report][noise]") {
@@ -124,11 +124,12 @@ TEST_CASE("compare: a difference that is not significant is inconclusive, never 
   CHECK_THAT(t, Contains("inconclusive: it is not at this n, which is not the same as no change"));
   CHECK_THAT(t, Contains("NOISY: that side's 95% interval reaches further than ±10%"));
   // Unequal counts say both.
-  CHECK(judge_change(storage::summarize({100, 101, 99}), storage::summarize({100, 102})) ==
+  CHECK(judge_change(analysis::summarize({100, 101, 99}), analysis::summarize({100, 102})) ==
         "inconclusive (n=3 vs 2)");
-  CHECK(judge_change(storage::summarize({100, 101, 99}), storage::summarize({90, 91, 89})) ==
+  CHECK(judge_change(analysis::summarize({100, 101, 99}), analysis::summarize({90, 91, 89})) ==
         "slower");
-  CHECK(judge_change(storage::summarize({}), storage::summarize({90, 91})) == "no successful run");
+  CHECK(judge_change(analysis::summarize({}), analysis::summarize({90, 91})) ==
+        "no successful run");
 }
 
 TEST_CASE("compare A B ends with the throughput's verdict", "[report][noise]") {

@@ -4,11 +4,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "analysis/statistics.h"
 #include "report/input_error.h"
 #include "report/metric_catalog.h"
 #include "report/rank_table.h"
 #include "report/ranking.h"
-#include "storage/statistics.h"
 #include "storage/store.h"
 #include "unit/store_test_support.h"
 
@@ -34,17 +34,17 @@ storage::RunRecord run(const std::string& name, double ips, const std::string& s
 }  // namespace
 
 TEST_CASE("Student t quantiles match the published table", "[report][stats]") {
-  CHECK(storage::t_quantile_975(1) == Approx(12.7062).epsilon(1e-5));
-  CHECK(storage::t_quantile_975(2) == Approx(4.3027).epsilon(1e-4));
-  CHECK(storage::t_quantile_975(10) == Approx(2.2281).epsilon(1e-4));
-  CHECK(storage::t_quantile_975(30) == Approx(2.0423).epsilon(1e-4));
-  CHECK(storage::t_quantile_975(1000) == Approx(1.9623).epsilon(1e-4));
-  CHECK_THROWS(storage::t_quantile_975(0));
+  CHECK(analysis::t_quantile_975(1) == Approx(12.7062).epsilon(1e-5));
+  CHECK(analysis::t_quantile_975(2) == Approx(4.3027).epsilon(1e-4));
+  CHECK(analysis::t_quantile_975(10) == Approx(2.2281).epsilon(1e-4));
+  CHECK(analysis::t_quantile_975(30) == Approx(2.0423).epsilon(1e-4));
+  CHECK(analysis::t_quantile_975(1000) == Approx(1.9623).epsilon(1e-4));
+  CHECK_THROWS(analysis::t_quantile_975(0));
 }
 
 TEST_CASE("mean, standard deviation and 95% interval of three values, by hand", "[report][stats]") {
   // 10, 12, 14: mean 12, s = 2, half-width = t(0.975, 2) * 2 / sqrt(3) = 4.302653 * 1.154701
-  const auto s = storage::summarize({10, 12, 14});
+  const auto s = analysis::summarize({10, 12, 14});
   CHECK(s.n == 3);
   CHECK(s.mean == Approx(12));
   REQUIRE(s.stddev);
@@ -53,11 +53,11 @@ TEST_CASE("mean, standard deviation and 95% interval of three values, by hand", 
   CHECK(*s.ci95_half == Approx(4.968275).epsilon(1e-6));
   CHECK(s.lower() == Approx(12 - 4.968275));
 
-  const auto one = storage::summarize({7});
+  const auto one = analysis::summarize({7});
   CHECK(one.mean == 7);
   CHECK_FALSE(one.stddev);
   CHECK_FALSE(one.ci95_half);
-  CHECK(storage::summarize({}).n == 0);
+  CHECK(analysis::summarize({}).n == 0);
 }
 
 TEST_CASE("configurations are ranked by mean with ties against the leader", "[report][rank]") {

@@ -4,14 +4,15 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "analysis/diagnosis.h"
 #include "report/export.h"
-#include "storage/diagnosis.h"
 #include "storage/store.h"
 #include "unit/schema_test_support.h"
 #include "unit/store_test_support.h"
 
 using namespace orch::storage;
 using Catch::Matchers::Contains;
+using orch::analysis::diagnose;
 using orch::test::read_text;
 using orch::test::schema_of;
 using orch::test::TempDb;

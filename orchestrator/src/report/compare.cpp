@@ -204,9 +204,9 @@ std::string throughput_verdict(const Selection& a, const Selection& b) {
     for (const auto& r : s.runs) {
       if (auto x = r.metric("images_per_s")) v.push_back(*x);
     }
-    return storage::summarize(v);
+    return analysis::summarize(v);
   };
-  const storage::Summary sa = summary(a), sb = summary(b);
+  const analysis::Summary sa = summary(a), sb = summary(b);
   const std::string verdict = judge_change(sa, sb);
   const std::string n = fmt::format("n={} vs {}", sa.n, sb.n);
   std::string out;
@@ -226,10 +226,10 @@ std::string throughput_verdict(const Selection& a, const Selection& b) {
         n);
   }
   for (const auto& [side, s] : {std::pair{"A", &sa}, std::pair{"B", &sb}}) {
-    if (!storage::is_noisy(*s)) continue;
-    out +=
-        fmt::format("{} is NOISY: its 95% interval is ±{:.0f}% of its mean (more than ±{:.0f}%)\n",
-                    side, 100 * storage::relative_ci95(*s).value_or(0), 100 * storage::kNoisyShare);
+    if (!analysis::is_noisy(*s)) continue;
+    out += fmt::format(
+        "{} is NOISY: its 95% interval is ±{:.0f}% of its mean (more than ±{:.0f}%)\n", side,
+        100 * analysis::relative_ci95(*s).value_or(0), 100 * analysis::kNoisyShare);
   }
   return out;
 }

@@ -52,7 +52,7 @@ std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection
 
 /// The throughput's verdict under the table, B against A: "throughput: B is 12.3% faster than
 /// A, significant at 95% (Welch's t-test, n=3 vs 3)", or "inconclusive (n=...)" with why, and
-/// a line for each NOISY side (sweep_diff.h's judge_change and storage::is_noisy).
+/// a line for each NOISY side (sweep_diff.h's judge_change and analysis::is_noisy).
 std::string throughput_verdict(const Selection& a, const Selection& b);
 
 /// The comparison: which is A and which B, the settings and environment fields that differ,

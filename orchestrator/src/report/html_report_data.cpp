@@ -70,7 +70,7 @@ TrendSeries read_trend(const storage::Store& store, const storage::SweepInfo& sw
   std::int64_t current = -1;
   std::vector<double> values;
   auto flush = [&] {
-    if (!values.empty()) t.points.back().stats = storage::summarize(values);
+    if (!values.empty()) t.points.back().stats = analysis::summarize(values);
     values.clear();
   };
   for (const storage::ConfigRun& run : store.config_history(config.config_hash, sweep)) {

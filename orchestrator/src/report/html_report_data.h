@@ -52,7 +52,7 @@ struct ProbeCurve {
 /// One configuration's throughput in one sweep (its ok runs with images_per_s).
 struct TrendPoint {
   std::string sweep, created_at;
-  storage::Summary stats;
+  analysis::Summary stats;
   std::string driver_version, cudnn_version;  ///< of the sweep's runs, for the tooltip
 };
 

@@ -103,7 +103,7 @@ RankedConfig aggregate_config(const std::string& hash,
   c.name = group.front()->name;
   std::vector<double> values;
   for (const auto* r : group) values.push_back(*r->metric(metric));
-  c.stats = storage::summarize(values);
+  c.stats = analysis::summarize(values);
   c.data_wait_ms = mean_of(group, "data_wait_ms_mean");
   if (auto step = mean_of(group, "step_ms_mean"); step && c.data_wait_ms) {
     c.compute_ms = *step - *c.data_wait_ms;
@@ -182,7 +182,7 @@ void place_rows(std::vector<RankedConfig>& rows, double reference, bool higher) 
 
 }  // namespace
 
-bool intervals_overlap(const storage::Summary& a, const storage::Summary& b) {
+bool intervals_overlap(const analysis::Summary& a, const analysis::Summary& b) {
   return a.lower() <= b.upper() && b.lower() <= a.upper();
 }
 
@@ -197,7 +197,7 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
   sort_best_first(out.rows, higher);
   out.configurations = out.rows.size();
   if (out.rows.empty()) return out;
-  for (auto& c : out.rows) c.noisy = storage::is_noisy(c.stats);
+  for (auto& c : out.rows) c.noisy = analysis::is_noisy(c.stats);
   sink_noisy_rows(out.rows);
   const double reference = speedup_reference(out, baseline, higher);
   place_rows(out.rows, reference, higher);
@@ -210,7 +210,7 @@ std::string noisy_note() {
       "NOISY: the 95% interval reaches further than ±{:.0f}% of the mean, so the repeats disagree "
       "too much to rank it on; it never ranks above a steady configuration whose interval it "
       "overlaps (more repeats, or a quieter machine, narrow it)",
-      100 * storage::kNoisyShare);
+      100 * analysis::kNoisyShare);
 }
 
 std::string speedup_note(const Ranking& ranking) {
@@ -247,7 +247,7 @@ std::string diagnosis_column(const RankedConfig& c) {
   mark(c.shared_gpu_runs, "SHARED GPU");
   // After the marks that may explain it: a shared GPU is often why the repeats disagree.
   if (c.noisy) {
-    const auto share = storage::relative_ci95(c.stats);
+    const auto share = analysis::relative_ci95(c.stats);
     parts.push_back(fmt::format("NOISY (±{:.0f}%)", 100 * share.value_or(0)));
   }
   if (!c.diagnosis.empty()) parts.push_back(c.diagnosis);

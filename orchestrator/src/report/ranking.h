@@ -1,7 +1,7 @@
 // The ranking behind `orch rank`: a sweep's successful runs grouped by configuration, each
 // aggregated to the mean of one metric with its 95% confidence interval (Student t, n-1
 // degrees of freedom), ordered best first, with ties against the leader marked. A noisy
-// configuration (its interval wider than ±10% of its mean, storage::is_noisy) is marked, and
+// configuration (its interval wider than ±10% of its mean, analysis::is_noisy) is marked, and
 // never ranks above a steady one whose interval overlaps its own: it cannot win a tie by being
 // noisy.
 #pragma once
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/statistics.h"
 #include "report/metric_catalog.h"
-#include "storage/statistics.h"
 #include "storage/store.h"
 
 namespace orch {
@@ -19,11 +19,11 @@ namespace orch {
 struct RankedConfig {
   int position = 0;  ///< 1 = best
   std::string name, config_hash;
-  storage::Summary stats;  ///< of the ranked metric over the configuration's runs
+  analysis::Summary stats;  ///< of the ranked metric over the configuration's runs
   /// The interval overlaps the leader's: the difference is not significant at this n. A
   /// configuration without an interval (n = 1) counts as its mean alone.
   bool tie = false;
-  /// Its interval reaches further than storage::kNoisyShare of its mean either side.
+  /// Its interval reaches further than analysis::kNoisyShare of its mean either side.
   bool noisy = false;
   double speedup = 0;     ///< over the baseline, else the worst configuration (by the metric)
   bool baseline = false;  ///< the configuration the experiment's `baseline:` names
@@ -100,6 +100,6 @@ Ranking rank_runs(const std::vector<storage::RunRecord>& runs, const MetricInfo&
 std::string speedup_note(const Ranking& ranking);
 
 /// Do the 95% intervals of a and b overlap?
-bool intervals_overlap(const storage::Summary& a, const storage::Summary& b);
+bool intervals_overlap(const analysis::Summary& a, const analysis::Summary& b);
 
 }  // namespace orch

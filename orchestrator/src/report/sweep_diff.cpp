@@ -34,7 +34,7 @@ std::map<std::string, Side> by_hash(const std::vector<RunRecord>& runs) {
   return out;
 }
 
-std::string fmt_side(const storage::Summary& s) {
+std::string fmt_side(const analysis::Summary& s) {
   if (s.n == 0) return "-";
   std::string out = fmt::format("{:.1f}", s.mean);
   if (s.ci95_half) out += fmt::format(" ± {:.1f}", *s.ci95_half);
@@ -43,21 +43,21 @@ std::string fmt_side(const storage::Summary& s) {
 
 }  // namespace
 
-std::string judge_change(const storage::Summary& a, const storage::Summary& b) {
+std::string judge_change(const analysis::Summary& a, const analysis::Summary& b) {
   if (a.n == 0 || b.n == 0) return "no successful run";
-  const auto test = storage::welch_test_95(a, b);
+  const auto test = analysis::welch_test_95(a, b);
   if (!test) return "not enough repeats";
   if (test->significant) return b.mean > a.mean ? "faster" : "slower";
   return a.n == b.n ? fmt::format("inconclusive (n={})", a.n)
                     : fmt::format("inconclusive (n={} vs {})", a.n, b.n);
 }
 
-std::string noisy_sides(const storage::Summary& a, const storage::Summary& b) {
+std::string noisy_sides(const analysis::Summary& a, const analysis::Summary& b) {
   std::string out;
   for (const auto& [side, s] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
-    if (!storage::is_noisy(*s)) continue;
+    if (!analysis::is_noisy(*s)) continue;
     out += fmt::format("{}{} NOISY (±{:.0f}%)", out.empty() ? "" : ", ", side,
-                       100 * storage::relative_ci95(*s).value_or(0));
+                       100 * analysis::relative_ci95(*s).value_or(0));
   }
   return out;
 }
@@ -75,15 +75,15 @@ SweepDiff diff_sweeps(const std::vector<RunRecord>& a, const std::vector<RunReco
     ConfigChange c;
     c.name = side_b.name;
     c.config_hash = hash;
-    c.a = storage::summarize(it->second.ips);
-    c.b = storage::summarize(side_b.ips);
+    c.a = analysis::summarize(it->second.ips);
+    c.b = analysis::summarize(side_b.ips);
     if (c.a.n > 0 && c.b.n > 0 && c.a.mean != 0) {
       c.change_pct = 100.0 * (c.b.mean - c.a.mean) / c.a.mean;
     }
-    c.test = storage::welch_test_95(c.a, c.b);
+    c.test = analysis::welch_test_95(c.a, c.b);
     c.verdict = judge_change(c.a, c.b);
-    c.noisy_a = storage::is_noisy(c.a);
-    c.noisy_b = storage::is_noisy(c.b);
+    c.noisy_a = analysis::is_noisy(c.a);
+    c.noisy_b = analysis::is_noisy(c.b);
     d.configs.push_back(std::move(c));
   }
   for (const auto& [hash, side_a] : sa) {
@@ -194,7 +194,7 @@ std::string format_sweep_diff(const SweepDiff& d, const std::string& a_name,
       out += fmt::format(
           "NOISY: that side's 95% interval reaches further than ±{:.0f}% of its mean; its "
           "repeats disagree too much for a smaller change to show\n",
-          100 * storage::kNoisyShare);
+          100 * analysis::kNoisyShare);
     }
   }
   if (!d.only_a.empty() || !d.only_b.empty()) {

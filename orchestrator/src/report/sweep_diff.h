@@ -8,21 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "analysis/statistics.h"
+#include "analysis/welch.h"
 #include "report/environment_diff.h"
-#include "storage/statistics.h"
 #include "storage/store.h"
-#include "storage/welch.h"
 
 namespace orch {
 
 struct ConfigChange {
   std::string name, config_hash;     ///< the name in B
-  storage::Summary a, b;             ///< throughput (img/s) over the successful runs
+  analysis::Summary a, b;            ///< throughput (img/s) over the successful runs
   std::optional<double> change_pct;  ///< (b - a) / a in percent
-  std::optional<storage::WelchResult> test;
+  std::optional<analysis::WelchResult> test;
   /// faster, slower, inconclusive (n=3), not enough repeats, no successful run (judge_change)
   std::string verdict;
-  bool noisy_a = false, noisy_b = false;  ///< storage::is_noisy of each side
+  bool noisy_a = false, noisy_b = false;  ///< analysis::is_noisy of each side
 };
 
 struct SweepDiff {
@@ -35,10 +35,10 @@ struct SweepDiff {
 /// significant; "inconclusive (n=3)" ("(n=3 vs 2)" when the sides' counts differ) when it is
 /// not, which is not "no change": more repeats might show one; "not enough repeats" when a side
 /// has one run, "no successful run" when a side has none.
-std::string judge_change(const storage::Summary& a, const storage::Summary& b);
+std::string judge_change(const analysis::Summary& a, const analysis::Summary& b);
 
 /// "A NOISY (±14%)", "A NOISY (±14%), B NOISY (±12%)", or "" when neither side is noisy.
-std::string noisy_sides(const storage::Summary& a, const storage::Summary& b);
+std::string noisy_sides(const analysis::Summary& a, const analysis::Summary& b);
 
 /// `--fail-on slower[=PCT]`: the least slow-down in percent that fails the gate; `slower`
 /// alone is 0 (any significant slow-down). PCT is a number from 0 to 100, a trailing `%`

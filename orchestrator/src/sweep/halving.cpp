@@ -8,9 +8,9 @@
 #include <numeric>
 #include <ostream>
 
+#include "analysis/statistics.h"
 #include "plan/terminal_text.h"
 #include "result/run_status.h"
-#include "storage/statistics.h"
 #include "sweep/environment_fault.h"
 
 namespace orch::sweep {
@@ -198,17 +198,17 @@ RungCut cut_rung(const std::vector<RungEntrant>& entrants, std::size_t keep) {
     else
       out.failed.push_back(entrants[i].hash);
   }
-  std::vector<storage::Summary> stats(entrants.size());
-  for (std::size_t i : order) stats[i] = storage::summarize(entrants[i].images_per_s);
+  std::vector<analysis::Summary> stats(entrants.size());
+  for (std::size_t i : order) stats[i] = analysis::summarize(entrants[i].images_per_s);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return stats[a].mean > stats[b].mean; });
   std::vector<bool> kept(entrants.size(), false);
   const std::size_t n = std::min(std::max<std::size_t>(keep, 1), order.size());
   for (std::size_t j = 0; j < n; ++j) kept[order[j]] = true;
   if (n > 0) {
-    const storage::Summary& last = stats[order[n - 1]];
+    const analysis::Summary& last = stats[order[n - 1]];
     for (std::size_t j = n; j < order.size(); ++j) {
-      const storage::Summary& x = stats[order[j]];
+      const analysis::Summary& x = stats[order[j]];
       if (x.lower() <= last.upper() && last.lower() <= x.upper()) kept[order[j]] = true;
     }
   }

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-namespace orch::storage {
+namespace orch::analysis {
 
 /// The 0.975 quantile of Student's t with `dof` degrees of freedom (dof >= 1): the factor of a
 /// two-sided 95% interval. Computed with Boost.Math.
@@ -38,4 +38,4 @@ std::optional<double> relative_ci95(const Summary& s);
 /// relative_ci95(s) > kNoisyShare.
 bool is_noisy(const Summary& s);
 
-}  // namespace orch::storage
+}  // namespace orch::analysis

@@ -4,9 +4,9 @@
 
 #include <optional>
 
-#include "storage/statistics.h"
+#include "analysis/statistics.h"
 
-namespace orch::storage {
+namespace orch::analysis {
 
 struct WelchResult {
   double t = 0;              ///< (mean b - mean a) / standard error of the difference
@@ -20,4 +20,4 @@ struct WelchResult {
 /// means do.
 std::optional<WelchResult> welch_test_95(const Summary& a, const Summary& b);
 
-}  // namespace orch::storage
+}  // namespace orch::analysis

@@ -1,11 +1,11 @@
 // Welch's t-test (see welch.h).
-#include "storage/welch.h"
+#include "analysis/welch.h"
 
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
 
-namespace orch::storage {
+namespace orch::analysis {
 
 std::optional<WelchResult> welch_test_95(const Summary& a, const Summary& b) {
   if (a.n < 2 || b.n < 2 || !a.stddev || !b.stddev) return std::nullopt;
@@ -32,4 +32,4 @@ std::optional<WelchResult> welch_test_95(const Summary& a, const Summary& b) {
   return r;
 }
 
-}  // namespace orch::storage
+}  // namespace orch::analysis

@@ -2,9 +2,9 @@
 // rules.
 #include <catch2/catch.hpp>
 
-#include "storage/diagnosis.h"
+#include "analysis/diagnosis.h"
 
-using namespace orch::storage;
+using namespace orch::analysis;
 using Catch::Matchers::Contains;
 
 namespace {

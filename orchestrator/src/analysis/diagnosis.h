@@ -1,8 +1,9 @@
 // Why a run was as fast as it was: a short label and the numbers behind it, computed from the
 // result document alone (a pure function, so it can be recomputed for old documents).
 //
-// It lives beside the store, not in report/, because the store computes it at record time and
-// orch_report already depends on orch_store (the other way round would be a link cycle).
+// It lives in analysis/, below both the store and the report: the store computes it at record
+// time (and again when a migration changes its rules), the report shows it, and it needs no
+// SQLite.
 //
 // Labels, checked in this order (the first that holds wins):
 //   input-bound             the GPU sits idle waiting for the data loader (on the CPU, or
@@ -29,7 +30,7 @@
 
 #include "result/result_document.h"
 
-namespace orch::storage {
+namespace orch::analysis {
 
 /// A data wait above this share of the step time makes a run input-bound. At 10% the loader
 /// costs a tenth of the throughput, which the article's input-pipeline tips recover; below it,
@@ -89,4 +90,4 @@ std::optional<double> pcie_link_bytes_per_s(int generation, int width);
 std::optional<double> telemetry_window_mean(const nlohmann::json& document,
                                             const std::string& field);
 
-}  // namespace orch::storage
+}  // namespace orch::analysis

@@ -1,11 +1,11 @@
 // The run diagnosis: input-, PCIe-, launch- or compute-bound, from a result document.
-#include "storage/diagnosis.h"
+#include "analysis/diagnosis.h"
 
 #include <fmt/format.h>
 
 #include "result/json_fields.h"
 
-namespace orch::storage {
+namespace orch::analysis {
 namespace {
 
 std::optional<double> number_at(const nlohmann::json& obj, const char* key) {
@@ -275,4 +275,4 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
   return diagnose_with_nvml(*util, in, pcie_text, trace, host);
 }
 
-}  // namespace orch::storage
+}  // namespace orch::analysis

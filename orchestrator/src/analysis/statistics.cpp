@@ -1,11 +1,11 @@
 // Mean, standard deviation and Student-t confidence interval.
-#include "storage/statistics.h"
+#include "analysis/statistics.h"
 
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <stdexcept>
 
-namespace orch::storage {
+namespace orch::analysis {
 
 double t_quantile_975(std::int64_t dof) {
   if (dof < 1) throw std::invalid_argument("t quantile needs at least one degree of freedom");
@@ -38,4 +38,4 @@ bool is_noisy(const Summary& s) {
   return share && *share > kNoisyShare;
 }
 
-}  // namespace orch::storage
+}  // namespace orch::analysis
