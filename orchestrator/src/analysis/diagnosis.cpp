@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "result/core_metrics.h"
 #include "result/json_fields.h"
 
 namespace orch::analysis {
@@ -101,10 +102,10 @@ std::optional<double> window_mean(const nlohmann::json& telemetry, const std::st
 }  // namespace
 
 std::optional<std::string> host_cpu_evidence(const nlohmann::json& metrics) {
-  const auto all = number_at(metrics, "host_cpu_util_mean_pct");
+  const auto all = number_at(metrics, metric_key::kHostCpuUtilMeanPct);
   if (!all) return std::nullopt;
-  const auto core = number_at(metrics, "host_cpu_busiest_core_mean_pct");
-  const auto cores = number_at(metrics, "host_cpu_cores");
+  const auto core = number_at(metrics, metric_key::kHostCpuBusiestCoreMeanPct);
+  const auto cores = number_at(metrics, metric_key::kHostCpuCores);
   const std::string of = cores ? fmt::format(" of {:.0f}", *cores) : "";
   if (*all >= kHostBusyPct) {
     return fmt::format(
@@ -141,12 +142,12 @@ struct InputFigures {
 };
 
 InputFigures input_figures(const nlohmann::json& metrics, double step) {
-  const double wait = number_at(metrics, "data_wait_ms_mean").value_or(0.0);
+  const double wait = number_at(metrics, metric_key::kDataWaitMsMean).value_or(0.0);
   const double wait_share = wait / step;
   // What decides input-bound: the GPU's idle time for want of a batch where the runner
   // measured it (a CUDA run), else the host's wait for the loader (a CPU run, where the host
   // does the work itself, or an older document).
-  const auto idle = number_at(metrics, "gpu_idle_ms_mean");
+  const auto idle = number_at(metrics, metric_key::kGpuIdleMsMean);
   InputFigures f;
   f.input_share = wait_share;
   if (!idle) {
@@ -175,7 +176,7 @@ InputFigures input_figures(const nlohmann::json& metrics, double step) {
 // figures' text, empty when either is unknown; `bound` when the traffic saturates the link.
 std::string pcie_figures(const ResultDocument& doc, bool& bound) {
   bound = false;
-  std::optional<double> rx = number_at(doc.metrics, "pcie_rx_mean_bytes_per_s");
+  std::optional<double> rx = number_at(doc.metrics, metric_key::kPcieRxMeanBytesPerS);
   if (!rx) rx = window_mean(doc.telemetry, "pcie_rx_bytes_per_s");
   const nlohmann::json pcie = json_object(doc.environment, "pcie");
   const auto gen = number_at(pcie, "gen_current");
@@ -247,7 +248,7 @@ Diagnosis diagnose_with_nvml(double util, const InputFigures& in, const std::str
 std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
   if (!doc.ok()) return std::nullopt;
   const nlohmann::json& metrics = doc.metrics;
-  const auto step = number_at(metrics, "step_ms_mean");
+  const auto step = number_at(metrics, metric_key::kStepMsMean);
   if (!step || *step <= 0) return std::nullopt;
   const InputFigures in = input_figures(metrics, *step);
 
@@ -268,7 +269,7 @@ std::optional<Diagnosis> diagnose(const ResultDocument& doc) {
                                                100 * kPcieBoundShare, in.wait_text)};
   }
 
-  std::optional<double> util = number_at(metrics, "gpu_util_mean_pct");
+  std::optional<double> util = number_at(metrics, metric_key::kGpuUtilMeanPct);
   if (!util) util = window_mean(doc.telemetry, "gpu_util_pct");
   const auto trace = profile_evidence(doc.profile);
   if (!util) return diagnose_without_nvml(doc, in, pcie_text, trace);

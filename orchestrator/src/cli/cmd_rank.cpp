@@ -9,12 +9,13 @@
 #include "report/ranking.h"
 #include "report/shown_runs.h"
 #include "report/sweep_choice.h"
+#include "result/core_metrics.h"
 
 namespace orch::cli {
 namespace {
 
 struct RankArgs {
-  std::string sweep, experiment, by = "images_per_s";
+  std::string sweep, experiment, by = metric_key::kImagesPerS;
   std::size_t top = 0;
   int revision = 0;
   bool include_diverged = false;

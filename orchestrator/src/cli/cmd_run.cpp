@@ -38,10 +38,11 @@ std::string summary(const ResultDocument& doc) {
                        terminal_text(doc.error.value_or("")));
   }
   // A run that succeeded has every one of these (runner.cpp).
-  auto m = [&](const char* name) { return doc.metric(name).value_or(0.0); };
+  const CoreMetrics c = doc.core_metrics();
   return fmt::format("{:.1f} img/s, step {:.2f} ms (p90 {:.2f}), loss {:.3f} -> {:.3f}, on {}",
-                     m("images_per_s"), m("step_ms_mean"), m("step_ms_p90"), m("loss_first"),
-                     m("loss_last"), doc.device.value_or("?"));
+                     c.images_per_s.value_or(0.0), c.step_ms_mean.value_or(0.0),
+                     c.step_ms_p90.value_or(0.0), c.loss_first.value_or(0.0),
+                     c.loss_last.value_or(0.0), doc.device.value_or("?"));
 }
 
 struct RunArgs {

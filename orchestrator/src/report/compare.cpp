@@ -13,6 +13,7 @@
 #include "plan/terminal_text.h"
 #include "report/input_error.h"
 #include "report/sweep_diff.h"
+#include "result/core_metrics.h"
 
 namespace orch {
 namespace {
@@ -156,8 +157,8 @@ std::vector<SettingChange> setting_differences(const Selection& a, const Selecti
 
 std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection& b) {
   auto split = [](const Selection& s) -> std::optional<double> {
-    auto step = mean(s, "step_ms_mean");
-    auto wait = mean(s, "data_wait_ms_mean");
+    auto step = mean(s, metric_key::kStepMsMean);
+    auto wait = mean(s, metric_key::kDataWaitMsMean);
     if (!step || !wait) return std::nullopt;
     return *step - *wait;
   };
@@ -166,27 +167,35 @@ std::vector<ComparisonLine> comparison_lines(const Selection& a, const Selection
     return *v / (1024.0 * 1024.0 * 1024.0);
   };
   std::vector<ComparisonLine> lines = {
-      {"throughput (img/s)", mean(a, "images_per_s"), mean(b, "images_per_s"), 1, {}},
+      {"throughput (img/s)",
+       mean(a, metric_key::kImagesPerS),
+       mean(b, metric_key::kImagesPerS),
+       1,
+       {}},
       {"mean GPU utilization (%)",
-       mean(a, "gpu_util_mean_pct"),
-       mean(b, "gpu_util_mean_pct"),
+       mean(a, metric_key::kGpuUtilMeanPct),
+       mean(b, metric_key::kGpuUtilMeanPct),
        1,
        {}},
       {"peak memory (GiB)",
-       gib(mean(a, "peak_allocated_bytes")),
-       gib(mean(b, "peak_allocated_bytes")),
+       gib(mean(a, metric_key::kPeakAllocatedBytes)),
+       gib(mean(b, metric_key::kPeakAllocatedBytes)),
        2,
        {}},
-      {"mean power (W)", mean(a, "power_mean_w"), mean(b, "power_mean_w"), 1, {}},
-      {"step time (ms)", mean(a, "step_ms_mean"), mean(b, "step_ms_mean"), 2, {}},
-      {"  data wait (ms)", mean(a, "data_wait_ms_mean"), mean(b, "data_wait_ms_mean"), 2, {}},
+      {"mean power (W)", mean(a, metric_key::kPowerMeanW), mean(b, metric_key::kPowerMeanW), 1, {}},
+      {"step time (ms)", mean(a, metric_key::kStepMsMean), mean(b, metric_key::kStepMsMean), 2, {}},
+      {"  data wait (ms)",
+       mean(a, metric_key::kDataWaitMsMean),
+       mean(b, metric_key::kDataWaitMsMean),
+       2,
+       {}},
       {"  compute (ms)", split(a), split(b), 2, {}},
   };
   // The host's CPU, only where either side sampled it, so comparisons of older runs read as
   // they always did.
   for (const auto& [label, key] :
-       {std::pair{"mean host CPU, all cores (%)", "host_cpu_util_mean_pct"},
-        std::pair{"busiest host core (%)", "host_cpu_busiest_core_mean_pct"}}) {
+       {std::pair{"mean host CPU, all cores (%)", metric_key::kHostCpuUtilMeanPct},
+        std::pair{"busiest host core (%)", metric_key::kHostCpuBusiestCoreMeanPct}}) {
     auto va = mean(a, key), vb = mean(b, key);
     if (va || vb) lines.push_back({label, va, vb, 1, {}});
   }
@@ -202,7 +211,7 @@ std::string throughput_verdict(const Selection& a, const Selection& b) {
   auto summary = [](const Selection& s) {
     std::vector<double> v;
     for (const auto& r : s.runs) {
-      if (auto x = r.metric("images_per_s")) v.push_back(*x);
+      if (auto x = r.metric(metric_key::kImagesPerS)) v.push_back(*x);
     }
     return analysis::summarize(v);
   };

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "plan/terminal_text.h"
+#include "result/core_metrics.h"
 
 namespace orch {
 namespace {
@@ -49,7 +50,7 @@ std::vector<PrunedConfig> pruned_configs(const ShownRuns& shown) {
     p.config_hash = configuration_of(r);
     p.rung = *r.rung;
     p.steps = steps_of(r);
-    if (const auto v = r.metric("images_per_s")) {
+    if (const auto v = r.metric(metric_key::kImagesPerS)) {
       p.images_per_s += (*v - p.images_per_s) / (p.runs + 1);  // running mean
       ++p.runs;
     }

@@ -17,6 +17,7 @@
 #include "report/html_trend.h"
 #include "report/svg_axis.h"
 #include "report/svg_charts.h"
+#include "result/core_metrics.h"
 
 namespace orch {
 namespace {
@@ -406,7 +407,7 @@ std::string profile_section(const ReportData& d) {
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
         "<td class=\"name\">{}</td></tr>\n",
         r.id, esc(r.name), r.repeat, p.steps, p.step_ms ? fmt::format("{:.2f}", *p.step_ms) : "-",
-        esc(kernels), mean_kernel, busy, or_dash(r.metric("gpu_util_mean_pct"), "%"),
+        esc(kernels), mean_kernel, busy, or_dash(r.metric(metric_key::kGpuUtilMeanPct), "%"),
         esc(r.diagnosis.empty() ? "-" : r.diagnosis), trace);
     if (p.top_kernels.empty() && p.top_cpu_ops.empty()) continue;
     details +=

@@ -10,6 +10,7 @@
 
 #include "report/metric_catalog.h"
 #include "report/shown_runs.h"
+#include "result/core_metrics.h"
 
 namespace orch {
 namespace {
@@ -118,8 +119,8 @@ ReportData gather_report_data(storage::Store& store, const storage::SweepInfo& s
   d.runs = shown.runs;
   d.halving = halving_status(shown);
   d.time = store.sweep_time(sweep.id);
-  d.ranking =
-      rank_runs(d.runs, require_metric("images_per_s"), 0, Diverged::leave_out, shown.baseline);
+  d.ranking = rank_runs(d.runs, require_metric(metric_key::kImagesPerS), 0, Diverged::leave_out,
+                        shown.baseline);
   if (d.ranking.rows.size() >= 2) {
     // After: the leader, or the next one when the leader is the baseline itself.
     const auto& after =

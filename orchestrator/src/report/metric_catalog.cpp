@@ -4,33 +4,42 @@
 #include <fmt/format.h>
 
 #include "report/input_error.h"
+#include "result/core_metrics.h"
 
 namespace orch {
 
 const std::vector<MetricInfo>& metric_catalog() {
   static const std::vector<MetricInfo> kCatalog = {
-      {"images_per_s", "img/s", Better::kHigher, "training throughput over the measured steps"},
-      {"step_ms_mean", "ms", Better::kLower, "wall time per step (measured time / steps)"},
-      {"device_step_ms_mean", "ms", Better::kLower, "mean per-step time from CUDA events"},
-      {"step_ms_p50", "ms", Better::kLower, "median step time"},
-      {"step_ms_p90", "ms", Better::kLower, "90th percentile step time"},
-      {"step_ms_p99", "ms", Better::kLower, "99th percentile step time"},
-      {"data_wait_ms_mean", "ms", Better::kLower, "host time per step waiting for the loader"},
-      {"warmup_s", "s", Better::kLower, "warm-up time (includes cuDNN autotuning, graph capture)"},
-      {"peak_allocated_bytes", "bytes", Better::kLower, "peak memory allocated by tensors"},
-      {"peak_reserved_bytes", "bytes", Better::kLower, "peak memory reserved by the allocator"},
-      {"memory_used_max_bytes", "bytes", Better::kLower, "peak device memory used (NVML)"},
-      {"host_peak_rss_bytes", "bytes", Better::kLower, "peak resident memory of the run's process"},
-      {"gpu_util_mean_pct", "%", Better::kHigher, "mean GPU utilization (NVML)"},
-      {"mem_util_mean_pct", "%", Better::kHigher, "mean memory-bandwidth utilization (NVML)"},
-      {"sm_clock_mean_mhz", "MHz", Better::kHigher, "mean SM clock (NVML)"},
-      {"power_mean_w", "W", Better::kLower, "mean board power (NVML)"},
-      {"power_max_w", "W", Better::kLower, "peak board power (NVML)"},
-      {"temperature_max_c", "C", Better::kLower, "peak GPU temperature (NVML)"},
-      {"host_cpu_util_mean_pct", "%", Better::kLower, "mean host CPU utilization, all cores"},
-      {"host_cpu_busiest_core_mean_pct", "%", Better::kLower,
+      {metric_key::kImagesPerS, "img/s", Better::kHigher,
+       "training throughput over the measured steps"},
+      {metric_key::kStepMsMean, "ms", Better::kLower, "wall time per step (measured time / steps)"},
+      {metric_key::kDeviceStepMsMean, "ms", Better::kLower, "mean per-step time from CUDA events"},
+      {metric_key::kStepMsP50, "ms", Better::kLower, "median step time"},
+      {metric_key::kStepMsP90, "ms", Better::kLower, "90th percentile step time"},
+      {metric_key::kStepMsP99, "ms", Better::kLower, "99th percentile step time"},
+      {metric_key::kDataWaitMsMean, "ms", Better::kLower,
+       "host time per step waiting for the loader"},
+      {metric_key::kWarmupS, "s", Better::kLower,
+       "warm-up time (includes cuDNN autotuning, graph capture)"},
+      {metric_key::kPeakAllocatedBytes, "bytes", Better::kLower,
+       "peak memory allocated by tensors"},
+      {metric_key::kPeakReservedBytes, "bytes", Better::kLower,
+       "peak memory reserved by the allocator"},
+      {metric_key::kMemoryUsedMaxBytes, "bytes", Better::kLower, "peak device memory used (NVML)"},
+      {metric_key::kHostPeakRssBytes, "bytes", Better::kLower,
+       "peak resident memory of the run's process"},
+      {metric_key::kGpuUtilMeanPct, "%", Better::kHigher, "mean GPU utilization (NVML)"},
+      {metric_key::kMemUtilMeanPct, "%", Better::kHigher,
+       "mean memory-bandwidth utilization (NVML)"},
+      {metric_key::kSmClockMeanMhz, "MHz", Better::kHigher, "mean SM clock (NVML)"},
+      {metric_key::kPowerMeanW, "W", Better::kLower, "mean board power (NVML)"},
+      {metric_key::kPowerMaxW, "W", Better::kLower, "peak board power (NVML)"},
+      {metric_key::kTemperatureMaxC, "C", Better::kLower, "peak GPU temperature (NVML)"},
+      {metric_key::kHostCpuUtilMeanPct, "%", Better::kLower,
+       "mean host CPU utilization, all cores"},
+      {metric_key::kHostCpuBusiestCoreMeanPct, "%", Better::kLower,
        "mean utilization of the busiest host core"},
-      {"loss_last", "", Better::kLower, "loss at the last measured step"},
+      {metric_key::kLossLast, "", Better::kLower, "loss at the last measured step"},
   };
   return kCatalog;
 }

@@ -12,6 +12,7 @@
 #include "report/halving_status.h"
 #include "report/shown_runs.h"
 #include "report/sweep_choice.h"
+#include "result/core_metrics.h"
 
 namespace orch {
 namespace {
@@ -230,7 +231,7 @@ std::string format_sweep_ranking(const storage::Store& store, std::int64_t sweep
   const auto sweep = store.sweep(sweep_id);
   if (!sweep) return "no such sweep\n";
   const ShownRuns shown = shown_runs(store, *sweep);
-  return format_rank_table(rank_runs(shown.runs, require_metric("images_per_s"), 0,
+  return format_rank_table(rank_runs(shown.runs, require_metric(metric_key::kImagesPerS), 0,
                                      Diverged::leave_out, shown.baseline),
                            *sweep) +
          format_halving(halving_status(shown)) + (shown.note.empty() ? "" : shown.note + "\n");

@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include "result/core_metrics.h"
+
 namespace orch {
 namespace {
 
@@ -104,20 +106,20 @@ RankedConfig aggregate_config(const std::string& hash,
   std::vector<double> values;
   for (const auto* r : group) values.push_back(*r->metric(metric));
   c.stats = analysis::summarize(values);
-  c.data_wait_ms = mean_of(group, "data_wait_ms_mean");
-  if (auto step = mean_of(group, "step_ms_mean"); step && c.data_wait_ms) {
+  c.data_wait_ms = mean_of(group, metric_key::kDataWaitMsMean);
+  if (auto step = mean_of(group, metric_key::kStepMsMean); step && c.data_wait_ms) {
     c.compute_ms = *step - *c.data_wait_ms;
   }
-  c.peak_bytes = mean_of(group, "peak_allocated_bytes");
-  c.gpu_util_pct = mean_of(group, "gpu_util_mean_pct");
-  c.power_w = mean_of(group, "power_mean_w");
-  c.host_cpu_pct = mean_of(group, "host_cpu_util_mean_pct");
-  c.host_core_pct = mean_of(group, "host_cpu_busiest_core_mean_pct");
+  c.peak_bytes = mean_of(group, metric_key::kPeakAllocatedBytes);
+  c.gpu_util_pct = mean_of(group, metric_key::kGpuUtilMeanPct);
+  c.power_w = mean_of(group, metric_key::kPowerMeanW);
+  c.host_cpu_pct = mean_of(group, metric_key::kHostCpuUtilMeanPct);
+  c.host_core_pct = mean_of(group, metric_key::kHostCpuBusiestCoreMeanPct);
   c.diagnosis = most_frequent_diagnosis(group);
   c.diverged_runs = static_cast<int>(std::count_if(
       group.begin(), group.end(), [](const auto* r) { return r->status == "diverged"; }));
   c.shared_gpu_runs = static_cast<int>(std::count_if(group.begin(), group.end(), [](const auto* r) {
-    return r->metric("gpu_other_processes").value_or(0) > 0;
+    return r->metric(metric_key::kGpuOtherProcesses).value_or(0) > 0;
   }));
   c.auto_batches = auto_batches(group);
   profile_means(group, c);

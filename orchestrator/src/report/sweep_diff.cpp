@@ -12,6 +12,7 @@
 
 #include "plan/terminal_text.h"
 #include "report/input_error.h"
+#include "result/core_metrics.h"
 
 namespace orch {
 namespace {
@@ -28,7 +29,7 @@ std::map<std::string, Side> by_hash(const std::vector<RunRecord>& runs) {
   for (const auto& r : runs) {
     Side& s = out[r.config_hash];
     if (s.name.empty()) s.name = r.name;
-    const auto v = r.metric("images_per_s");
+    const auto v = r.metric(metric_key::kImagesPerS);
     if (r.status == "ok" && v) s.ips.push_back(*v);
   }
   return out;

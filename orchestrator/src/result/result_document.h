@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "result/core_metrics.h"
 #include "result/failure_class.h"
 #include "result/run_status.h"
 
@@ -59,7 +60,7 @@ struct ResultDocument {
   std::optional<FailureClass> failure_class;
 
   // Passed through whole; null when absent.
-  nlohmann::json metrics;      ///< name -> number (images_per_s, step_ms_mean, ...)
+  nlohmann::json metrics;      ///< name -> number: the core ones (CoreMetrics) and any other
   nlohmann::json counters;     ///< plugin counters, "<role>.<name>" -> number
   nlohmann::json steps;        ///< one entry per measured step
   nlohmann::json environment;  ///< GPU, driver, library versions, host
@@ -73,7 +74,9 @@ struct ResultDocument {
   nlohmann::json extra = nlohmann::json::object();  ///< everything else, as read
 
   bool ok() const { return status == RunStatus::ok; }
-  /// A numeric metric (json_number's leniency), or nullopt.
+  /// The core metrics, typed (read leniently from `metrics`, core_metrics.h).
+  CoreMetrics core_metrics() const { return read_core_metrics(metrics); }
+  /// A numeric metric (json_number's leniency), or nullopt; `name` is a metric_key.
   std::optional<double> metric(const char* name) const;
   /// NVML reported the GPU lost during the run (telemetry.gpu_lost).
   bool gpu_lost() const;

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "orch/nvtx.h"
+#include "result/core_metrics.h"
 #include "result/run_phases.h"
 #include "runner/cuda_connections.h"
 #include "runner/device.h"
@@ -326,35 +327,38 @@ Measurement train(const RunSpec& spec, const PluginRegistry& registry, const c10
 nlohmann::json document_metrics(const Measurement& m, std::int64_t batch_size,
                                 const std::optional<double>& startup_s, Clock::time_point t0) {
   const auto batch = static_cast<double>(batch_size);
-  nlohmann::json metrics;
-  metrics["images_per_s"] = batch * static_cast<double>(m.step_ms.size()) / m.measure_s;
-  metrics["step_ms_mean"] = 1000.0 * m.measure_s / static_cast<double>(m.step_ms.size());
-  metrics["device_step_ms_mean"] = mean(m.step_ms);
-  metrics["step_ms_p50"] = percentile(m.step_ms, 0.50);
-  metrics["step_ms_p90"] = percentile(m.step_ms, 0.90);
-  metrics["step_ms_p99"] = percentile(m.step_ms, 0.99);
-  metrics["data_wait_ms_mean"] = mean(m.data_wait_ms);
+  const auto steps = static_cast<double>(m.step_ms.size());
+  CoreMetrics c;
+  c.images_per_s = batch * steps / m.measure_s;
+  c.step_ms_mean = 1000.0 * m.measure_s / steps;
+  c.device_step_ms_mean = mean(m.step_ms);
+  c.step_ms_p50 = percentile(m.step_ms, 0.50);
+  c.step_ms_p90 = percentile(m.step_ms, 0.90);
+  c.step_ms_p99 = percentile(m.step_ms, 0.99);
+  c.data_wait_ms_mean = mean(m.data_wait_ms);
   if (!m.gpu_idle_ms.empty()) {
     // Of the wall step, as the data wait is: the share of the throughput lost to input.
-    metrics["gpu_idle_ms_mean"] = mean(m.gpu_idle_ms);
-    metrics["gpu_idle_share"] = mean(m.gpu_idle_ms) / metrics["step_ms_mean"].get<double>();
+    c.gpu_idle_ms_mean = mean(m.gpu_idle_ms);
+    c.gpu_idle_share = *c.gpu_idle_ms_mean / *c.step_ms_mean;
   }
-  if (startup_s) metrics[phase_key::kStartup] = *startup_s;
-  metrics[phase_key::kSetup] = std::chrono::duration<double>(m.warmup_began - t0).count();
-  metrics[phase_key::kWarmup] = m.warmup_s;
-  metrics["warmup_steps"] = m.warmup_steps;
-  if (m.warmup_steady) metrics["warmup_steady"] = *m.warmup_steady ? 1 : 0;
-  metrics[phase_key::kMeasure] = m.measure_s;
-  metrics["loss_first"] = m.loss.front();
-  metrics["loss_last"] = m.loss.back();
+  c.startup_s = startup_s;
+  c.setup_s = std::chrono::duration<double>(m.warmup_began - t0).count();
+  c.warmup_s = m.warmup_s;
+  c.warmup_steps = m.warmup_steps;
+  c.warmup_steady = m.warmup_steady;
+  c.measure_s = m.measure_s;
+  c.loss_first = m.loss.front();
+  c.loss_last = m.loss.back();
   if (m.counters.contains("precision.skipped_steps")) {
-    metrics["skipped_steps"] = m.counters.at("precision.skipped_steps");
+    c.skipped_steps = m.counters.at("precision.skipped_steps").get<double>();
   }
-  metrics["cudnn_benchmark"] = m.cudnn_benchmark ? 1 : 0;
-  metrics["param_checksum"] = m.param_checksum;
-  if (m.peak_allocated >= 0) metrics["peak_allocated_bytes"] = m.peak_allocated;
-  if (m.peak_reserved >= 0) metrics["peak_reserved_bytes"] = m.peak_reserved;
-  metrics["host_peak_rss_bytes"] = m.host_peak_rss;
+  c.cudnn_benchmark = m.cudnn_benchmark;
+  c.param_checksum = m.param_checksum;
+  if (m.peak_allocated >= 0) c.peak_allocated_bytes = m.peak_allocated;
+  if (m.peak_reserved >= 0) c.peak_reserved_bytes = m.peak_reserved;
+  c.host_peak_rss_bytes = m.host_peak_rss;
+  nlohmann::json metrics = nlohmann::json::object();
+  write_core_metrics(c, metrics);
   return metrics;
 }
 
@@ -396,7 +400,7 @@ void record_measurement(const Measurement& m, const RunSpec& spec,
   // A number, so rank and the report can flag a run that shared its GPU (environment.cpp).
   if (doc.environment.contains("gpu_other_processes") &&
       doc.environment["gpu_other_processes"].is_array())
-    metrics["gpu_other_processes"] = doc.environment["gpu_other_processes"].size();
+    metrics[metric_key::kGpuOtherProcesses] = doc.environment["gpu_other_processes"].size();
   doc.metrics = metrics;
   doc.counters = m.counters;
   doc.steps = document_steps(m);

@@ -396,7 +396,9 @@ void script_outcome(ResultDocument& doc, const RunSpec& spec, int exit_code, int
   for (const auto& [k, v] : r["metrics"].items()) {
     if (v.is_number()) metrics[k] = v;
   }
-  if (!metrics.contains("images_per_s")) return invalid("metrics.images_per_s is missing");
+  if (!read_core_metrics(metrics).images_per_s) {
+    return invalid(std::string("metrics.") + metric_key::kImagesPerS + " is missing");
+  }
   doc.metrics = metrics;
   doc.steps = r["steps"];
   if (r.contains("counters") && r["counters"].is_object()) doc.counters = r["counters"];

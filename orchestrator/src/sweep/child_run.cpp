@@ -292,8 +292,9 @@ ProbeMeasurement measurement_of(const ResultDocument& doc, std::string outcome, 
   m.note = std::move(note);
   m.seconds = seconds;
   if (m.outcome == "ok") {
-    if (auto v = doc.metric("images_per_s")) m.images_per_s = *v;
-    if (auto v = doc.metric("peak_reserved_bytes")) m.peak_memory_bytes = std::llround(*v);
+    const CoreMetrics core = doc.core_metrics();
+    m.images_per_s = core.images_per_s;
+    m.peak_memory_bytes = core.peak_reserved_bytes;
   }
   if (doc.environment.is_object()) {
     auto it = doc.environment.find("gpu_memory_bytes");

@@ -19,7 +19,7 @@ std::string format_progress(const ProgressState& p, const std::string& name, int
                             const std::string& where, const ResultDocument& doc) {
   std::string outcome = doc.status ? to_string(*doc.status) : "?";
   if (doc.ok() && !doc.metrics.is_null()) {
-    outcome += fmt::format(", {:.1f} img/s", doc.metric("images_per_s").value_or(0.0));
+    outcome += fmt::format(", {:.1f} img/s", doc.core_metrics().images_per_s.value_or(0.0));
   } else if (doc.error) {
     std::string err = *doc.error;
     if (auto nl = err.find('\n'); nl != std::string::npos) err.resize(nl);

@@ -311,7 +311,7 @@ class Loop {
     if (status == RunStatus::ok) {
       ++summary_.ok;
       slot.consecutive_failures = 0;
-      const double ips = doc.metric("images_per_s").value_or(0.0);
+      const double ips = doc.core_metrics().images_per_s.value_or(0.0);
       if (!best_ || ips > best_->second) best_ = {spec.name, ips};
     } else {
       ++summary_.failed;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "result/core_metrics.h"
+
 namespace orch {
 
 namespace {
@@ -237,7 +239,7 @@ json host_telemetry_metrics(const HostTelemetryRecord& record) {
     }
   }
   if (util.n > 0) {
-    out["host_cpu_util_mean_pct"] = util.mean();
+    out[metric_key::kHostCpuUtilMeanPct] = util.mean();
     out["host_cpu_util_max_pct"] = util.max;
   }
   // Per core first, then the busiest: a loader thread the scheduler moves between cores
@@ -246,13 +248,13 @@ json host_telemetry_metrics(const HostTelemetryRecord& record) {
   for (const Stat& c : cores) {
     if (c.n > 0 && (!busiest || c.mean() > *busiest)) busiest = c.mean();
   }
-  if (busiest) out["host_cpu_busiest_core_mean_pct"] = *busiest;
+  if (busiest) out[metric_key::kHostCpuBusiestCoreMeanPct] = *busiest;
   if (load.n > 0) {
     out["host_load1_mean"] = load.mean();
     out["host_load1_max"] = load.max;
   }
   if (mem.n > 0) out["host_mem_available_min_bytes"] = static_cast<std::int64_t>(mem.min);
-  out["host_cpu_cores"] = record.cores;
+  out[metric_key::kHostCpuCores] = record.cores;
   out["host_telemetry_samples"] = in_window;
   return out;
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "result/core_metrics.h"
+
 namespace orch {
 
 namespace {
@@ -93,14 +95,14 @@ json telemetry_metrics(const TelemetryRecord& record) {
       out[name] = stat(f).max;
     }
   };
-  put_mean("gpu_util_mean_pct", GpuField::kGpuUtilPct);
-  put_mean("mem_util_mean_pct", GpuField::kMemUtilPct);
-  put_mean("power_mean_w", GpuField::kPowerW);
-  put_max("power_max_w", GpuField::kPowerW, false);
-  put_mean("sm_clock_mean_mhz", GpuField::kSmClockMhz);
-  put_max("temperature_max_c", GpuField::kTemperatureC, true);
-  put_max("memory_used_max_bytes", GpuField::kMemoryUsedBytes, true);
-  put_mean("pcie_rx_mean_bytes_per_s", GpuField::kPcieRxBytesPerS);
+  put_mean(metric_key::kGpuUtilMeanPct, GpuField::kGpuUtilPct);
+  put_mean(metric_key::kMemUtilMeanPct, GpuField::kMemUtilPct);
+  put_mean(metric_key::kPowerMeanW, GpuField::kPowerW);
+  put_max(metric_key::kPowerMaxW, GpuField::kPowerW, false);
+  put_mean(metric_key::kSmClockMeanMhz, GpuField::kSmClockMhz);
+  put_max(metric_key::kTemperatureMaxC, GpuField::kTemperatureC, true);
+  put_max(metric_key::kMemoryUsedMaxBytes, GpuField::kMemoryUsedBytes, true);
+  put_mean(metric_key::kPcieRxMeanBytesPerS, GpuField::kPcieRxBytesPerS);
   put_mean("pcie_tx_mean_bytes_per_s", GpuField::kPcieTxBytesPerS);
   out["telemetry_samples"] = in_window;
   return out;
