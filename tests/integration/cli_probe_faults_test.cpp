@@ -1,0 +1,78 @@
+// The second held-out probe of issue 39, as the orch binary meets it: option values that are
+// not numbers of the allowed range, outputs and databases next to planted links and special
+// files, a process limit, a full TMPDIR, control characters in names, nohup. Cases that need
+// root (mknod, another user, mounts) skip visibly without it.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "integration/test_support.h"
+#include "storage/store.h"
+
+using namespace orch;
+using Catch::Matchers::Contains;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+constexpr const char* kTiny = R"(name: tiny
+base:
+  model: {plugin: resnet, depth: 18}
+  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
+  batch_size: 4
+  steps: {warmup: 1, measure: 3}
+  device: cpu
+)";
+
+}  // namespace
+
+TEST_CASE("floating-point options refuse NaN and infinities, saying what is allowed", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const std::string tiny = q(tmp.path() / "tiny.yaml");
+  const fs::path db = tmp.path() / "r.db";
+  struct Case {
+    std::string args, option, allowed;
+  };
+  const std::vector<Case> cases = {
+      {"sweep " + tiny + " --grace nan", "--grace: 'nan' is not a finite number", "0 or more"},
+      {"sweep " + tiny + " --grace inf", "--grace: 'inf' is not a finite number", "0 or more"},
+      {"sweep " + tiny + " --batch-headroom nan", "--batch-headroom: 'nan' is not a finite",
+       "from 0.05 to 1"},
+      {"sweep " + tiny + " --poll nan", "--poll: 'nan' is not a finite number",
+       "greater than 0"},
+      {"sweep " + tiny + " --max-runs -1", "--max-runs: '-1' is out of range", "0 or more"},
+      {"plan " + tiny + " --max-runs -1", "--max-runs: '-1' is out of range", "0 or more"},
+      {"submit " + tiny + " --signal-seconds -inf", "--signal-seconds: '-inf' is not a finite",
+       "greater than 0"},
+      {"exec --spec " + tiny + " --out y --supervise --grace nan", "--grace: 'nan' is not a finite",
+       "0 or more"},
+  };
+  for (const auto& c : cases) {
+    auto r = test::run_orch(c.args + " --db " + q(db));
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains(c.option) && Contains("give a number " + c.allowed));
+    CHECK(r.output.size() < 400);  // no 300-digit bound
+    CHECK_FALSE(fs::exists(db));
+  }
+}
+
+TEST_CASE("an empty --until is an error, not 'no deadline'", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "r.db";
+  auto r = test::run_orch("sweep " + q(tmp.path() / "tiny.yaml") + " --until '' --db " + q(db));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--until: '' is not a time of day (expected HH:MM"));
+  CHECK_FALSE(fs::exists(db));
+}
