@@ -76,3 +76,35 @@ TEST_CASE("an empty --until is an error, not 'no deadline'", "[cli]") {
   CHECK_THAT(r.output, Contains("--until: '' is not a time of day (expected HH:MM"));
   CHECK_FALSE(fs::exists(db));
 }
+
+TEST_CASE("export -o a block device is bad input naming it, and nothing is written",
+          "[cli][root]") {
+  if (::geteuid() != 0) {
+    WARN("skipped without root: mknod of a block device");
+    return;
+  }
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  {
+    storage::Store store(db.string());
+    store.open_sweep("s", "exp", "exp.yaml");
+  }
+  // A block device of a major number no driver has (240: local use): opening it could only
+  // fail, so a regression writes no disk.
+  const fs::path disk = tmp.path() / "disk";
+  REQUIRE(::mknod(disk.c_str(), S_IFBLK | 0600, makedev(240, 0)) == 0);
+  for (const char* format : {"csv", "json"}) {
+    auto r = test::run_orch(std::string("export --format ") + format + " -o " + q(disk) +
+                            " --db " + q(db));
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains(disk.string()) && Contains("it is a block device"));
+    struct stat st {};
+    REQUIRE(::lstat(disk.c_str(), &st) == 0);
+    CHECK(S_ISBLK(st.st_mode));  // not replaced by a file
+  }
+  auto r = test::run_orch("report -o " + q(disk) + " --db " + q(db));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("it is a block device"));
+}
