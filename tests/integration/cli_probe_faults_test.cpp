@@ -108,3 +108,32 @@ TEST_CASE("export -o a block device is bad input naming it, and nothing is writt
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("it is a block device"));
 }
+
+TEST_CASE("a link or special file at DB-wal or DB-journal is named, not 'unable to open'",
+          "[cli]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  {
+    storage::Store store(db.string());
+    store.open_sweep("s", "exp", "exp.yaml");
+  }
+  const fs::path target = tmp.path() / "elsewhere";
+  for (const char* suffix : {"-wal", "-journal", "-shm"}) {
+    const fs::path planted = db.string() + suffix;
+    fs::create_symlink(target, planted);
+    for (const char* command : {"sweeps", "rank"}) {
+      auto r = test::run_orch(std::string(command) + " --db " + q(db));
+      INFO(command << suffix << "\n" << r.output);
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.output, Contains(planted.string() + " is a symbolic link") &&
+                               Contains("does not open the database's journal through links"));
+      CHECK_FALSE(fs::exists(target));
+    }
+    fs::remove(planted);
+  }
+  REQUIRE(::mkfifo((db.string() + "-wal").c_str(), 0600) == 0);
+  auto r = test::run_orch("sweeps --db " + q(db));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(db.string() + "-wal is not a regular file"));
+}
