@@ -137,3 +137,23 @@ TEST_CASE("a link or special file at DB-wal or DB-journal is named, not 'unable 
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains(db.string() + "-wal is not a regular file"));
 }
+
+TEST_CASE("the cached loader's path at a device or folder says what is there", "[cli]") {
+  test::TempDir tmp;
+  const auto plan_with = [&](const std::string& path) {
+    write(tmp.path() / "c.yaml", std::string(kTiny) + "matrix:\n  data: [{plugin: cached, path: " +
+                                     path + "}]\n");
+    return test::run_orch("plan " + q(tmp.path() / "c.yaml"));
+  };
+  auto dev = plan_with("/dev/zero");
+  INFO(dev.output);
+  CHECK(dev.exit_code == 2);
+  CHECK_THAT(dev.output, Contains("/dev/zero: is not a regular file (a character device)"));
+  CHECK(dev.output.find("no such file") == std::string::npos);
+  auto dir = plan_with(tmp.path().string());
+  INFO(dir.output);
+  CHECK(dir.exit_code == 2);
+  CHECK_THAT(dir.output, Contains(tmp.path().string() + ": is a folder, not a cache file"));
+  auto missing = plan_with((tmp.path() / "none.cache").string());
+  CHECK_THAT(missing.output, Contains("none.cache: no such file"));
+}
