@@ -47,8 +47,7 @@ TEST_CASE("floating-point options refuse NaN and infinities, saying what is allo
       {"sweep " + tiny + " --grace inf", "--grace: 'inf' is not a finite number", "0 or more"},
       {"sweep " + tiny + " --batch-headroom nan", "--batch-headroom: 'nan' is not a finite",
        "from 0.05 to 1"},
-      {"sweep " + tiny + " --poll nan", "--poll: 'nan' is not a finite number",
-       "greater than 0"},
+      {"sweep " + tiny + " --poll nan", "--poll: 'nan' is not a finite number", "greater than 0"},
       {"sweep " + tiny + " --max-runs -1", "--max-runs: '-1' is out of range", "0 or more"},
       {"plan " + tiny + " --max-runs -1", "--max-runs: '-1' is out of range", "0 or more"},
       {"submit " + tiny + " --signal-seconds -inf", "--signal-seconds: '-inf' is not a finite",
@@ -94,8 +93,8 @@ TEST_CASE("export -o a block device is bad input naming it, and nothing is writt
   const fs::path disk = tmp.path() / "disk";
   REQUIRE(::mknod(disk.c_str(), S_IFBLK | 0600, makedev(240, 0)) == 0);
   for (const char* format : {"csv", "json"}) {
-    auto r = test::run_orch(std::string("export --format ") + format + " -o " + q(disk) +
-                            " --db " + q(db));
+    auto r = test::run_orch(std::string("export --format ") + format + " -o " + q(disk) + " --db " +
+                            q(db));
     INFO(r.output);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.output, Contains(disk.string()) && Contains("it is a block device"));
@@ -141,8 +140,8 @@ TEST_CASE("a link or special file at DB-wal or DB-journal is named, not 'unable 
 TEST_CASE("the cached loader's path at a device or folder says what is there", "[cli]") {
   test::TempDir tmp;
   const auto plan_with = [&](const std::string& path) {
-    write(tmp.path() / "c.yaml", std::string(kTiny) + "matrix:\n  data: [{plugin: cached, path: " +
-                                     path + "}]\n");
+    write(tmp.path() / "c.yaml",
+          std::string(kTiny) + "matrix:\n  data: [{plugin: cached, path: " + path + "}]\n");
     return test::run_orch("plan " + q(tmp.path() / "c.yaml"));
   };
   auto dev = plan_with("/dev/zero");
@@ -156,4 +155,37 @@ TEST_CASE("the cached loader's path at a device or folder says what is there", "
   CHECK_THAT(dir.output, Contains(tmp.path().string() + ": is a folder, not a cache file"));
   auto missing = plan_with((tmp.path() / "none.cache").string());
   CHECK_THAT(missing.output, Contains("none.cache: no such file"));
+}
+
+TEST_CASE("dataset make refuses a symbolic link at DIR/train and writes nothing through it",
+          "[cli]") {
+  test::TempDir tmp;
+  const fs::path dir = tmp.path() / "data", elsewhere = tmp.path() / "elsewhere";
+  fs::create_directories(dir);
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, dir / "train");
+  auto r = test::run_orch("dataset make " + q(dir) + " --classes 2 --per-class 1");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains((dir / "train").string() + ": is a symbolic link") &&
+                           Contains("does not write through links"));
+  CHECK(fs::is_empty(elsewhere));
+}
+
+TEST_CASE("dataset cache onto a read-only mount is an environment fault, exit 4", "[cli][root]") {
+  if (::geteuid() != 0) {
+    WARN("skipped without root: mounting a read-only file system");
+    return;
+  }
+  test::TempDir tmp;
+  const fs::path src = tmp.path() / "src", ro = tmp.path() / "ro";
+  auto made = test::run_orch("dataset make " + q(src) + " --classes 1 --per-class 2");
+  REQUIRE(made.exit_code == 0);
+  fs::create_directories(ro);
+  REQUIRE(test::run_command("mount -t tmpfs -o ro,size=1m tmpfs " + q(ro)).exit_code == 0);
+  auto r = test::run_orch("dataset cache " + q(src) + " " + q(ro / "x.cache") + " --size 8");
+  test::run_command("umount " + q(ro));
+  INFO(r.output);
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.output, Contains("x.cache.partial: cannot create: Read-only file system"));
 }

@@ -35,6 +35,13 @@ std::string human_bytes(std::uint64_t b) {
   return fmt::format("{:.1f} MB", static_cast<double>(b) / 1e6);
 }
 
+// A full, read-only or failing file system is the machine's fault (exit 4); anything else
+// (a source that is no image folder, a destination in the way) is the command's (exit 2).
+CommandFailure dataset_failure(const std::string& who, const imagedata::DatasetError& e) {
+  return CommandFailure(e.reason() == imagedata::kReasonStorage ? kExitEnvironment : kExitBadInput,
+                        who + e.what());
+}
+
 struct DatasetMakeArgs {
   std::string dir;
   imagedata::GeneratorOptions gen;
@@ -58,7 +65,7 @@ int run_dataset_make(const DatasetMakeArgs& a, const GlobalOptions& /*g*/) {
         a.dir, a.gen.classes, a.gen.per_class, s.files, s.bytes / 1e6,
         s.bytes / 1e3 / static_cast<double>(s.files), s.mean_width, s.mean_height, secs);
   } catch (const imagedata::DatasetError& e) {
-    throw bad_input(std::string("orch: dataset make: ") + e.what());
+    throw dataset_failure("orch: dataset make: ", e);
   }
   return kExitOk;
 }
@@ -159,7 +166,7 @@ int run_dataset_cache(const DatasetCacheArgs& a, const GlobalOptions& /*g*/) {
     print_cache_written(a, plan, s, secs);
   } catch (const imagedata::DatasetError& e) {
     if (meter) meter->finish();  // ends a terminal's progress line before the message
-    throw bad_input(std::string("orch: dataset cache: ") + e.what());
+    throw dataset_failure("orch: dataset cache: ", e);
   }
   return kExitOk;
 }
