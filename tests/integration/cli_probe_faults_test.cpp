@@ -189,3 +189,59 @@ TEST_CASE("dataset cache onto a read-only mount is an environment fault, exit 4"
   CHECK(r.exit_code == 4);
   CHECK_THAT(r.output, Contains("x.cache.partial: cannot create: Read-only file system"));
 }
+
+TEST_CASE("an ORCH_PLUGIN_PATH entry that is missing or no folder is an error naming it", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  write(tmp.path() / "a-file", "x");
+  const std::string missing = (tmp.path() / "nonexistent").string();
+  auto r = test::run_command("ORCH_PLUGIN_PATH=" + q(missing) + " '" + ORCH_BINARY + "' plan " +
+                             q(tmp.path() / "tiny.yaml"));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("ORCH_PLUGIN_PATH: " + missing + " does not exist"));
+  auto f = test::run_command("ORCH_PLUGIN_PATH=" + q(tmp.path() / "a-file") + " '" + ORCH_BINARY +
+                             "' plan " + q(tmp.path() / "tiny.yaml"));
+  INFO(f.output);
+  CHECK(f.exit_code == 2);
+  CHECK_THAT(f.output, Contains("a-file is not a folder"));
+  // An empty entry (a leading or doubled colon) is nothing, as on PATH.
+  auto ok = test::run_command("ORCH_PLUGIN_PATH=: '" + std::string(ORCH_BINARY) + "' plan " +
+                              q(tmp.path() / "tiny.yaml"));
+  CHECK(ok.exit_code == 0);
+}
+
+namespace {
+
+// A command line that runs `orch ARGS` as the user nobody with a process limit of `nproc`
+// (root is exempt from RLIMIT_NPROC), still able to read orch's libraries wherever they are.
+// Empty when this test cannot do that (not root, no setpriv or prlimit).
+std::string as_nobody_limited(int nproc, const std::string& args) {
+  if (::geteuid() != 0 || test::run_command("command -v setpriv && command -v prlimit").exit_code)
+    return {};
+  return "setpriv --reuid 65534 --regid 65534 --clear-groups "
+         "--inh-caps +dac_read_search,+dac_override --ambient-caps +dac_read_search,+dac_override "
+         "-- prlimit --nproc=" +
+         std::to_string(nproc) + " '" + ORCH_BINARY + "' " + args;
+}
+
+}  // namespace
+
+TEST_CASE("plan --check when no child process can be started says why, exit 4", "[cli][root]") {
+  test::TempDir tmp;
+  fs::permissions(tmp.path(), fs::perms::all);
+  write(tmp.path() / "tiny.yaml", kTiny);
+  // No probe cache: every plugin library is vetted in a child, which cannot be started.
+  const std::string cmd = as_nobody_limited(1, "plan --check " + q(tmp.path() / "tiny.yaml"));
+  if (cmd.empty()) {
+    WARN("skipped: needs root, setpriv and prlimit to run orch under a process limit");
+    return;
+  }
+  auto r = test::run_command("ORCH_PLUGIN_PROBE_CACHE= " + cmd);
+  INFO(r.output);
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.output, Contains("could not be vetted in a child process (fork: Resource "
+                                "temporarily unavailable") &&
+                           Contains("ulimit -u"));
+  CHECK(r.output.find("plugin named") == std::string::npos);
+}
