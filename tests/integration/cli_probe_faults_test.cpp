@@ -245,3 +245,30 @@ TEST_CASE("plan --check when no child process can be started says why, exit 4", 
                            Contains("ulimit -u"));
   CHECK(r.output.find("plugin named") == std::string::npos);
 }
+
+TEST_CASE("a run that cannot start a thread or process is the environment's failure, exit 4",
+          "[cli][root]") {
+  test::TempDir tmp;
+  fs::permissions(tmp.path(), fs::perms::all);
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "r.db", cache = tmp.path() / "probes.tsv";
+  const std::string env =
+      "ORCH_PLUGIN_PROBE_CACHE=" + q(cache) + " ORCH_LOCK_DIR=" + q(tmp.path() / "locks") + " ";
+  // The plugins vetted first, without the limit, so the sweep itself gets going.
+  const std::string warm = as_nobody_limited(4096, "plan " + q(tmp.path() / "tiny.yaml"));
+  if (warm.empty()) {
+    WARN("skipped: needs root, setpriv and prlimit to run orch under a process limit");
+    return;
+  }
+  REQUIRE(test::run_command(env + warm).exit_code == 0);
+  auto r = test::run_command(
+      env + as_nobody_limited(2, "sweep " + q(tmp.path() / "tiny.yaml") + " --db " + q(db)));
+  INFO(r.output);
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.output, Contains("sweep: environment fault: Resource temporarily unavailable") &&
+                           Contains("ulimit -u"));
+  // Not the configuration's failure: the run is left to run again once the limit is raised.
+  const auto runs = test::runs_of(db, "tiny");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == "interrupted");
+}
