@@ -272,3 +272,28 @@ TEST_CASE("a run that cannot start a thread or process is the environment's fail
   REQUIRE(runs.size() == 1);
   CHECK(runs[0].status == "interrupted");
 }
+
+TEST_CASE("plan --check with a full TMPDIR says so plainly and leaves no orch-check folder",
+          "[cli][root]") {
+  if (::geteuid() != 0) {
+    WARN("skipped without root: mounting a small tmpfs as TMPDIR");
+    return;
+  }
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path full = tmp.path() / "full";
+  fs::create_directories(full);
+  REQUIRE(test::run_command("mount -t tmpfs -o size=64k tmpfs " + q(full)).exit_code == 0);
+  test::run_command("dd if=/dev/zero of=" + q(full / "filler") + " bs=4k");  // until it is full
+  auto r = test::run_command("TMPDIR=" + q(full) + " ORCH_LOCK_DIR=" + q(tmp.path() / "locks") +
+                             " '" + ORCH_BINARY + "' plan --check " + q(tmp.path() / "tiny.yaml"));
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(full)) {
+    if (e.path().filename() != "filler") left.push_back(e.path().filename().string());
+  }
+  test::run_command("umount " + q(full));
+  INFO(r.output);
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.output, Contains("the temporary folder " + full.string() + " (TMPDIR) is full"));
+  CHECK(left.empty());
+}
