@@ -297,3 +297,61 @@ TEST_CASE("plan --check with a full TMPDIR says so plainly and leaves no orch-ch
   CHECK_THAT(r.output, Contains("the temporary folder " + full.string() + " (TMPDIR) is full"));
   CHECK(left.empty());
 }
+
+TEST_CASE("control characters in names and values are escaped in every message", "[cli]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  {
+    storage::Store store(db.string());
+    store.open_sweep("s", "exp", "exp.yaml");
+  }
+  const auto raw = [](const std::string& out) {
+    return out.find('\x1b') != std::string::npos || out.find("\u202e") != std::string::npos;
+  };
+  // A sweep name given on the command line: "no sweep named ...".
+  auto missing = test::run_orch("rank --sweep '\x1b[2J\u202eX' --db " + q(db));
+  INFO(missing.output);
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.output, Contains("no sweep named '\\x1b[2J\\u202eX'"));
+  CHECK_FALSE(raw(missing.output));
+  // A value refused by validation, quoted as got '...'.
+  write(tmp.path() / "bad.yaml",
+        std::string(kTiny) + "matrix:\n  precision: [\"\\e]0;pwned\\a\\u202e\"]\n");
+  auto invalid = test::run_orch("plan " + q(tmp.path() / "bad.yaml"));
+  INFO(invalid.output);
+  CHECK(invalid.exit_code == 2);
+  CHECK_THAT(invalid.output, Contains("\\x1b]0;pwned\\x07\\u202e"));
+  CHECK_FALSE(raw(invalid.output));
+  // A file name in a message.
+  const fs::path odd = tmp.path() / "a\x1b[31m\u202eb.yaml";
+  auto file = test::run_orch("plan " + q(odd));
+  INFO(file.output);
+  CHECK(file.exit_code == 2);
+  CHECK_THAT(file.output, Contains("a\\x1b[31m\\u202eb.yaml"));
+  CHECK_FALSE(raw(file.output));
+  // An option value CLI11 quotes.
+  auto option = test::run_orch("sweep x.yaml --order '\x1b[2J' --db " + q(db));
+  INFO(option.output);
+  CHECK(option.exit_code == 2);
+  CHECK_FALSE(raw(option.output));
+}
+
+TEST_CASE("the sweep's closing summary escapes the sweep's name", "[cli]") {
+  test::TempDir tmp;
+  std::string yaml = kTiny;
+  yaml.replace(0, yaml.find('\n'), "name: \"tiny\\e[2J\\u202e\"");
+  write(tmp.path() / "tiny.yaml", yaml);
+  auto r =
+      test::run_orch("sweep " + q(tmp.path() / "tiny.yaml") + " --db " + q(tmp.path() / "r.db"));
+  INFO(r.output);
+  if (r.output.find("is not a valid sweep name") != std::string::npos ||
+      r.output.find("name:") != std::string::npos) {
+    // Refused as a name: nothing raw was shown either.
+    CHECK(r.exit_code == 2);
+  } else {
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.output, Contains("sweep tiny\\x1b[2J\\u202e: 1 runs"));
+  }
+  CHECK(r.output.find('\x1b') == std::string::npos);
+  CHECK(r.output.find("\u202e") == std::string::npos);
+}

@@ -11,9 +11,9 @@
 
 #include "cli/command_failure.h"
 #include "cli/commands.h"
-#include "cli/number_checks.h"
 #include "cli/device_locking.h"
 #include "cli/doctor_facts.h"
+#include "cli/number_checks.h"
 #include "cli/pipe_guard.h"
 #include "cli/plan_arguments.h"
 #include "cli/plan_check.h"
@@ -183,7 +183,7 @@ void print_sweep_end(const sweep::SweepSummary& s, const std::string& name, stor
                      std::int64_t sweep_id, const std::string& started) {
   std::cout << fmt::format(
       "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok{}, {} skipped, {} deferred{}\n",
-      name, s.total, s.already_done, s.ok, s.failed,
+      terminal_text(name), s.total, s.already_done, s.ok, s.failed,
       s.diverged > 0 ? fmt::format(" ({} diverged)", s.diverged) : "", s.skipped, s.deferred,
       s.interrupted ? ", stopped by a signal" : "");
   if (const auto line = sweep::time_shares_line(s.time); !line.empty()) {
