@@ -14,9 +14,9 @@
 
 #include "cli/command_failure.h"
 #include "cli/commands.h"
-#include "cli/number_checks.h"
 #include "cli/device_locking.h"
 #include "cli/exec_worker.h"
+#include "cli/number_checks.h"
 #include "cli/plugin_loading.h"
 #include "cli/stop_signals.h"
 #include "plan/bounded_file.h"

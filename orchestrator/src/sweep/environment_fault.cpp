@@ -132,7 +132,7 @@ void write_file_atomically(const std::string& path, std::string_view content) {
       return;
     }
     if (!S_ISREG(st.st_mode)) {
-      refuse(path, S_ISBLK(st.st_mode) ? "it is a block device, and orch writes no disk"
+      refuse(path, S_ISBLK(st.st_mode)   ? "it is a block device, and orch writes no disk"
                    : S_ISDIR(st.st_mode) ? "it is a folder"
                                          : "it is a socket, not a regular file");
     }
