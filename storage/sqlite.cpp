@@ -3,7 +3,9 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <vector>
 
 namespace orch::storage {
 namespace {
@@ -34,6 +36,31 @@ void refuse_special_file(const std::string& path) {
                     " (a FIFO, a device or a socket); pass the path of a database file");
 }
 
+// SQLite opens DB-journal, DB-wal and DB-shm beside the database file (the real one, links
+// resolved). A link planted at one of those names would aim SQLite's writes at its target;
+// SQLite refuses it, saying only "unable to open database file", so it is said here by name.
+void refuse_planted_companions(const std::string& path) {
+  if (path.empty() || path == ":memory:") return;
+  std::vector<std::string> bases{path};
+  if (char* real = ::realpath(path.c_str(), nullptr)) {
+    if (real != path) bases.emplace_back(real);
+    std::free(real);
+  }
+  for (const std::string& base : bases) {
+    for (const char* suffix : {"-journal", "-wal", "-shm"}) {
+      const std::string companion = base + suffix;
+      struct stat st {};
+      if (::lstat(companion.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
+      throw SqliteError("cannot open database " + path + ": " + companion +
+                        (S_ISLNK(st.st_mode)
+                             ? " is a symbolic link, and orch does not open the database's "
+                               "journal through links"
+                             : " is not a regular file (a folder, FIFO, device or socket)") +
+                        "; SQLite keeps its journal there: remove it");
+    }
+  }
+}
+
 }  // namespace
 
 bool SqliteError::environment() const {
@@ -50,6 +77,7 @@ bool SqliteError::environment() const {
 
 Database::Database(const std::string& path) {
   refuse_special_file(path);
+  refuse_planted_companions(path);
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {
     std::string msg = "cannot open database " + path;
@@ -77,6 +105,7 @@ Database Database::open_read_only(const std::string& path, bool immutable) {
   }
   uri += immutable ? "?mode=ro&immutable=1" : "?mode=ro";
   refuse_special_file(path);
+  refuse_planted_companions(path);
   Database d;
   if (sqlite3_open_v2(uri.c_str(), &d.db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
       SQLITE_OK) {

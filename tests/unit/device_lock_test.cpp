@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -178,6 +179,47 @@ TEST_CASE("the sweep lock: a hard link to the database meets the same sweep's lo
   // Another sweep of the same file is not this one.
   SweepLock third(lock_path(linked.string(), "day"));
   CHECK_NOTHROW(third.hold_database(linked.string(), "day"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace orch::sweep
+
+namespace orch::sweep {
+namespace {
+
+TEST_CASE("the sweep lock: a hard link meets the same sweep's lock under another ORCH_LOCK_DIR",
+          "[device_lock][sweep]") {
+  // Two sweeps, each with a lock folder of its own: only the database file's own lock can
+  // see that they are one sweep of one file (issue 39 probe #8).
+  const fs::path dir = fs::temp_directory_path() / ("orch-hardlink2-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path db = dir / "r.db", linked = dir / "sub" / "other-name.db";
+  fs::create_directories(linked.parent_path());
+  std::ofstream(db) << "";
+  fs::create_hard_link(db, linked);
+  std::optional<SweepLock> first;
+  {
+    LockFolder folder;
+    first.emplace(lock_path(db.string(), "night"));
+    first->hold_database(db.string(), "night");
+  }
+  {
+    LockFolder other;  // another ORCH_LOCK_DIR (a fresh folder)
+    SweepLock second(lock_path(linked.string(), "night"));
+    CHECK_THROWS_WITH(
+        second.hold_database(linked.string(), "night"),
+        Contains("already running on the same database file") && Contains("another ORCH_LOCK_DIR"));
+    SweepLock day(lock_path(linked.string(), "day"));  // another sweep of the file
+    CHECK_NOTHROW(day.hold_database(linked.string(), "day"));
+  }
+  first.reset();  // released: the same sweep may run again, through either path
+  {
+    LockFolder other;
+    SweepLock again(lock_path(linked.string(), "night"));
+    CHECK_NOTHROW(again.hold_database(linked.string(), "night"));
+  }
   fs::remove_all(dir);
 }
 

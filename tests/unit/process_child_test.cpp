@@ -7,7 +7,9 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 
@@ -253,4 +255,42 @@ TEST_CASE("process: a tail keeps the last bytes from a line start", "[process]")
   TailBuffer whole(100);
   whole.append("a\nb\n");
   CHECK(whole.text() == "a\nb\n");
+}
+
+// What a child started with every signal at its default has ignored, from /proc: the mask of
+// SigIgn, printed by the hidden case below, which the case after it runs under `trap '' HUP`.
+TEST_CASE("process: (helper) print a default-signals child's ignored signals", "[.sighup_child]") {
+  for (const bool forked : {false, true}) {  // posix_spawn, and fork for die_with_parent
+    ChildOptions o = shell("grep SigIgn /proc/self/status");
+    o.out = Stdio::pipe();
+    o.die_with_parent = forked;
+    Child c(o);
+    std::string out, err;
+    read_all(c, out, err);
+    c.wait();
+    std::cout << out;
+  }
+}
+
+TEST_CASE("process: a signal ignored when orch started (nohup's SIGHUP) stays ignored in children",
+          "[process]") {
+  char self[4096] = {};
+  REQUIRE(::readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+  const std::string cmd = std::string("trap '' HUP; exec '") + self + "' '[.sighup_child]' 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[512];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  ::pclose(pipe);
+  INFO(out);
+  int children = 0;
+  for (auto at = out.find("SigIgn:"); at != std::string::npos; at = out.find("SigIgn:", at + 1)) {
+    ++children;
+    const unsigned long long ignored = std::stoull(out.substr(at + 7), nullptr, 16);
+    CHECK((ignored & (1ull << (SIGHUP - 1))) != 0);  // nohup's SIGHUP: still ignored
+    // What this test process did not ignore at its start is at its default.
+    CHECK((ignored & (1ull << (SIGTERM - 1))) == 0);
+  }
+  CHECK(children == 2);
 }

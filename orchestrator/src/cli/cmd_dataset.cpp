@@ -17,6 +17,7 @@
 
 #include "cli/command_failure.h"
 #include "cli/commands.h"
+#include "cli/number_checks.h"
 #include "cli/plugin_loading.h"
 #include "plan/plan_error.h"
 #include "plan/plugin_params.h"
@@ -32,6 +33,13 @@ bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 std::string human_bytes(std::uint64_t b) {
   if (b >= 1'000'000'000ull) return fmt::format("{:.1f} GB", static_cast<double>(b) / 1e9);
   return fmt::format("{:.1f} MB", static_cast<double>(b) / 1e6);
+}
+
+// A full, read-only or failing file system is the machine's fault (exit 4); anything else
+// (a source that is no image folder, a destination in the way) is the command's (exit 2).
+CommandFailure dataset_failure(const std::string& who, const imagedata::DatasetError& e) {
+  return CommandFailure(e.reason() == imagedata::kReasonStorage ? kExitEnvironment : kExitBadInput,
+                        who + e.what());
 }
 
 struct DatasetMakeArgs {
@@ -57,7 +65,7 @@ int run_dataset_make(const DatasetMakeArgs& a, const GlobalOptions& /*g*/) {
         a.dir, a.gen.classes, a.gen.per_class, s.files, s.bytes / 1e6,
         s.bytes / 1e3 / static_cast<double>(s.files), s.mean_width, s.mean_height, secs);
   } catch (const imagedata::DatasetError& e) {
-    throw bad_input(std::string("orch: dataset make: ") + e.what());
+    throw dataset_failure("orch: dataset make: ", e);
   }
   return kExitOk;
 }
@@ -72,15 +80,15 @@ void add_make(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
       ->required();
   cmd->add_option("--classes", a->gen.classes, "number of classes")
       ->required()
-      ->check(CLI::Range(1, 100000));
+      ->check(number_between(1, 100000, "INT"));
   cmd->add_option("--per-class", a->gen.per_class, "images per class")
       ->required()
-      ->check(CLI::Range(1, 10000000));
+      ->check(number_between(1, 10000000, "INT"));
   cmd->add_option("--seed", a->gen.seed, "everything is a function of the seed")
       ->capture_default_str();
   cmd->add_option("--quality", a->gen.quality, "JPEG quality")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
+      ->check(number_between(1, 100, "INT"));
   cmd->add_option("--workers", a->gen.workers, "threads (default: min(16, cores - 2))");
   cmd->callback([&g, &exit_code, a] { exit_code = run_dataset_make(*a, g); });
 }
@@ -158,7 +166,7 @@ int run_dataset_cache(const DatasetCacheArgs& a, const GlobalOptions& /*g*/) {
     print_cache_written(a, plan, s, secs);
   } catch (const imagedata::DatasetError& e) {
     if (meter) meter->finish();  // ends a terminal's progress line before the message
-    throw bad_input(std::string("orch: dataset cache: ") + e.what());
+    throw dataset_failure("orch: dataset cache: ", e);
   }
   return kExitOk;
 }
@@ -175,7 +183,7 @@ void add_cache(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
   cmd->add_option("DST", a->dst, "the cache file to write")->required();
   cmd->add_option("--size", a->size, "pixels per side of each cached image")
       ->capture_default_str()
-      ->check(CLI::Range(8, 4096));
+      ->check(number_between(8, 4096, "INT"));
   cmd->add_option("--workers", a->workers, "threads (default: min(16, cores - 2))");
   cmd->add_option("--on-error", a->on_error,
                   "a file that cannot be decoded stops the cache (fail), or is left out and "
@@ -187,13 +195,13 @@ void add_cache(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
       ->check(CLI::IsMember({"train", "val"}));
   cmd->add_option("--classes", a->subset.classes,
                   "only the first N classes in sorted order (labels 0..N-1)")
-      ->check(CLI::Range(1, 100000000));
+      ->check(number_between(1, 100000000, "INT"));
   auto* per_class = cmd->add_option("--per-class", a->subset.per_class,
                                     "at most M images of each class (a fixed spread sample)")
-                        ->check(CLI::Range(1, 100000000));
+                        ->check(number_between(1, 100000000, "INT"));
   cmd->add_option("--fraction", a->subset.fraction,
                   "F (0 < F <= 1) of each class's images, at least one (a fixed spread sample)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_between(0.0, 1.0, "FLOAT"))
       ->excludes(per_class);
   cmd->callback([&g, &exit_code, a] { exit_code = run_dataset_cache(*a, g); });
 }
@@ -268,13 +276,13 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
       ->required();
   cmd->add_option("--batch-size", a->batch_size, "images per batch")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--batches", a->batches, "batches timed")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--warmup", a->warmup, "batches taken before timing")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--seed", a->seed, "the run seed the loader gets")->capture_default_str();
   cmd->add_option("--device", a->device,
                   "the device the loader is told about (pins host memory for cuda)")
@@ -285,7 +293,7 @@ void add_bench(CLI::App& dataset, GlobalOptions& g, int& exit_code) {
                   "this many ms would (a CUDA graph of bf16 matrix products replayed back to "
                   "back); 0: an idle GPU. Needs --device cuda")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->callback([&g, &exit_code, a] { exit_code = run_dataset_bench(*a, g); });
 }
 

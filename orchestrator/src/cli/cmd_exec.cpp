@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/device_locking.h"
 #include "cli/exec_worker.h"
+#include "cli/number_checks.h"
 #include "cli/plugin_loading.h"
 #include "cli/stop_signals.h"
 #include "plan/bounded_file.h"
@@ -257,7 +258,7 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "request a line from stdin and answer each on stdout, until stdin closes");
   cmd->add_option("--batch-size", a->batch_size,
                   "the batch to use when the specification says `auto`")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--trace", a->trace,
                   "where a profiled run (profile.steps > 0) writes its Chrome trace (default: "
                   "RESULT with the extension .trace.json)");
@@ -280,12 +281,12 @@ void add_exec_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "length, waiting for another orch that holds one (what a Slurm task runs)");
   cmd->add_option("--grace", a->grace_s, "with --supervise: seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--batch-headroom", a->batch_headroom,
                   "with --supervise: batch_size: auto probes no batch whose peak memory would "
                   "pass this share of the device's memory")
       ->capture_default_str()
-      ->check(CLI::Range(0.05, 1.0));
+      ->check(number_between(0.05, 1.0, "FLOAT"));
   cmd->add_option("--work-dir", a->work_dir,
                   "with --supervise: where the child's spec, result and logs go (default: "
                   "RESULT.work)");

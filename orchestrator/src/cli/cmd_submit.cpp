@@ -11,6 +11,7 @@
 
 #include "cli/command_failure.h"
 #include "cli/commands.h"
+#include "cli/number_checks.h"
 #include "cli/plan_arguments.h"
 #include "cli/plugin_loading.h"
 #include "cli/slurm_commands.h"
@@ -157,30 +158,30 @@ void add_slurm_options(CLI::App& cmd, SlurmCliOptions& o) {
   cmd.add_option("--partition", o.partition, "Slurm partition (default: the cluster's default)");
   cmd.add_option("--gpus-per-task", o.gpus_per_task,
                  "GPUs per array task (default: 1, or 0 when the runs use device: cpu)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd.add_option("--time", o.time,
                  "time limit of each task, e.g. 00:30:00 (default: the partition's)");
   cmd.add_option("--max-parallel", o.max_parallel,
                  "at most K tasks at once (--array=0-N%K; default: no limit)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd.add_option("--results", o.results,
                  "shared folder for specs, script, result documents and logs "
                  "(default: DB.slurm/<sweep>/)");
   cmd.add_option("--max-requeues", o.max_requeues,
                  "requeue a task stopped by Slurm at most this many times")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd.add_option("--signal-seconds", o.signal_seconds,
                  "SIGTERM to the task this many seconds before its time limit")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd.add_option("--sbatch-arg", o.sbatch_args,
                  "one more #SBATCH option, e.g. --sbatch-arg=--account=proj (repeatable)");
   cmd.add_flag("--dry-run", o.dry_run,
                "write the submission folder and print the script; do not call sbatch");
   cmd.add_option("--poll", o.poll_s, "with --wait: seconds between squeue polls")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
 }
 
 int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const GlobalOptions& g,

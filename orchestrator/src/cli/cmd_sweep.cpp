@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/device_locking.h"
 #include "cli/doctor_facts.h"
+#include "cli/number_checks.h"
 #include "cli/pipe_guard.h"
 #include "cli/plan_arguments.h"
 #include "cli/plan_check.h"
@@ -46,6 +47,7 @@ struct SweepArgs {
   PlanArguments plan;
   std::string sweep_name, gpus, until, order = "as-written";
   bool resume = false, retry_failed = false, replan = false;
+  bool until_given = false;  // --until '' is an error, not "no deadline"
   int max_consecutive_failures = 3;
   double grace_s = 10;
   double batch_headroom = 0.9;
@@ -126,7 +128,7 @@ sweep::SweepOptions sweep_options(const SweepArgs& a) {
   options.max_consecutive_failures = a.max_consecutive_failures;
   options.fast_first = a.order == "fast-first";
   options.gpus = bad_input_if_invalid(kWho, [&] { return gpu_slots(a.gpus); });
-  if (!a.until.empty()) {
+  if (a.until_given) {
     options.deadline = bad_input_if_invalid(kWho, [&] {
       const auto wall_now = std::chrono::system_clock::now();
       return sweep::steady_deadline(sweep::parse_until(a.until, wall_now), wall_now,
@@ -181,7 +183,7 @@ void print_sweep_end(const sweep::SweepSummary& s, const std::string& name, stor
                      std::int64_t sweep_id, const std::string& started) {
   std::cout << fmt::format(
       "\nsweep {}: {} runs: {} finished before, {} ok, {} not ok{}, {} skipped, {} deferred{}\n",
-      name, s.total, s.already_done, s.ok, s.failed,
+      terminal_text(name), s.total, s.already_done, s.ok, s.failed,
       s.diverged > 0 ? fmt::format(" ({} diverged)", s.diverged) : "", s.skipped, s.deferred,
       s.interrupted ? ", stopped by a signal" : "");
   if (const auto line = sweep::time_shares_line(s.time); !line.empty()) {
@@ -287,9 +289,9 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--gpus", a->gpus,
                   "GPUs to use, by index among the visible ones, e.g. 0,1 "
                   "(default: all visible; none: no GPU, one run at a time on the CPU)");
-  cmd->add_option("--until", a->until,
-                  "HH:MM, local time (tomorrow if already past): start no run that would not "
-                  "finish by then");
+  auto* until = cmd->add_option("--until", a->until,
+                                "HH:MM, local time (tomorrow if already past): start no run that "
+                                "would not finish by then");
   cmd->add_option("--order", a->order, "as-written, or fast-first (cheap configurations first)")
       ->capture_default_str()
       ->check(CLI::IsMember({"as-written", "fast-first"}));
@@ -300,17 +302,17 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "check a GPU's health after this many device failures in a row (a "
                   "sticky CUDA error, a crash, a hang), and stop using it if the check fails")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--batch-headroom", a->batch_headroom,
                   "batch_size: auto probes no batch whose peak memory would pass this share of "
                   "the device's memory")
       ->capture_default_str()
-      ->check(CLI::Range(0.05, 1.0));
+      ->check(number_between(0.05, 1.0, "FLOAT"));
   cmd->add_option("--grace", a->grace_s,
                   "seconds between SIGTERM and SIGKILL when a run times "
                   "out or the sweep is stopped")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--launcher", a->launcher,
                   "local (child processes on this machine), or slurm "
                   "(one job array; see `orch submit`)")
@@ -320,7 +322,10 @@ void add_sweep_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                 "with --launcher slurm: follow the job, ingest the results as "
                 "they arrive, print the ranking");
   add_slurm_options(*cmd, a->slurm);
-  cmd->callback([&g, &exit_code, a] { exit_code = run_sweep(*a, g); });
+  cmd->callback([&g, &exit_code, a, until] {
+    a->until_given = until->count() > 0;
+    exit_code = run_sweep(*a, g);
+  });
 }
 
 }  // namespace orch::cli

@@ -1,6 +1,7 @@
 // orch: which training configuration is fastest on this GPU, measured.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/pipe_guard.h"
 #include "plan/plan_error.h"
+#include "plan/terminal_text.h"
 #include "report/input_error.h"
 #include "storage/store.h"
 #include "sweep/environment_fault.h"
@@ -35,10 +37,27 @@ int finish_standard_output(int exit_code) {
   return exit_code;
 }
 
+// Every message that ends a command passes here: a name, value or file name quoted in it came
+// from a command line, an experiment file or a database, and its control characters (an escape
+// sequence, U+202E) must not act on the reader's terminal. Each line is escaped as the tables'
+// cells are (terminal_text); the message's own line breaks stay.
+std::string message_text(std::string_view text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    if (start > 0) out += '\n';
+    out += orch::terminal_text(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 // --plugin-path and --db, which may come before or after the command.
 void add_global_options(CLI::App& app, orch::cli::GlobalOptions& global) {
   // A --plugin-path must be a folder: missing, a file or a symbolic-link loop is said as such
-  // (ORCH_PLUGIN_PATH is a search path, where such an entry is reported and skipped).
+  // (an ORCH_PLUGIN_PATH entry that is missing or a file too, cli/plugin_loading.cpp; one that
+  // cannot be read, a link loop, is reported and skipped).
   const CLI::Validator plugin_folder(
       [](std::string& path) -> std::string {
         std::error_code ec;
@@ -68,6 +87,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the command: `orch rank --db x.db`
   app.set_version_flag("--version", std::string("orch ") + ORCH_VERSION);
+  // A refused option value is quoted in CLI11's message too.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    return message_text(CLI::FailureMessage::simple(a, e));
+  });
   orch::cli::GlobalOptions global;
   global.argv.assign(argv, argv + argc);
   add_global_options(app, global);
@@ -98,29 +121,30 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : orch::cli::kExitBadInput;
   } catch (const orch::cli::CommandFailure& e) {
     // A command that ended early (command_failure.h): its message, its code.
-    if (*e.what()) std::cerr << e.what() << "\n";
+    if (*e.what()) std::cerr << message_text(e.what()) << "\n";
     return finish_standard_output(e.exit_code());
   } catch (const orch::PlanError& e) {
     // An experiment file or override that cannot be planned: its text says where, file:line:col.
-    std::cerr << e.what() << "\n";
+    std::cerr << message_text(e.what()) << "\n";
     return finish_standard_output(orch::cli::kExitBadInput);
   } catch (const orch::InputError& e) {
     // A read command's sweep, metric, configuration or output file that is not there.
-    std::cerr << "orch: " << e.what() << "\n";
+    std::cerr << "orch: " << message_text(e.what()) << "\n";
     return finish_standard_output(orch::cli::kExitBadInput);
   } catch (const orch::sweep::EnvironmentFault& e) {
-    std::cerr << "orch: " << e.what() << "\n";
+    std::cerr << "orch: " << message_text(e.what()) << "\n";
     return orch::cli::kExitEnvironment;
   } catch (const orch::storage::SqliteError& e) {
     if (e.environment()) {  // full, locked past the busy timeout, failing I/O, read-only
-      std::cerr << "orch: " << orch::storage::database_fault_text(e, global.db) << "\n";
+      std::cerr << "orch: " << message_text(orch::storage::database_fault_text(e, global.db))
+                << "\n";
       return orch::cli::kExitEnvironment;
     }
     // A database we cannot open or understand (newer schema, not SQLite): bad input.
-    std::cerr << "orch: " << e.what() << "\n";
+    std::cerr << "orch: " << message_text(e.what()) << "\n";
     return orch::cli::kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "orch: error: " << e.what() << "\n";
+    std::cerr << "orch: error: " << message_text(e.what()) << "\n";
     return orch::cli::kExitRunFailed;
   }
   return finish_standard_output(exit_code);

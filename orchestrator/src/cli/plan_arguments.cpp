@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "cli/number_checks.h"
 #include "cli/plugin_loading.h"
 #include "plan/planner.h"
 #include "plan/terminal_text.h"
@@ -16,7 +17,7 @@ void add_plan_arguments(CLI::App& cmd, PlanArguments& args) {
   // Checked as text first: a negative number would otherwise wrap to "no limit" in size_t.
   cmd.add_option("--max-runs", args.max_runs, "refuse plans with more runs than this")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
 }
 
 Plan plan_experiment(const PlanArguments& args, const SchemaCatalog& catalog) {

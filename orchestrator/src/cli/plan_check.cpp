@@ -11,10 +11,12 @@
 #include <optional>
 #include <sstream>
 
+#include "cli/command_failure.h"
 #include "cli/device_locking.h"
 #include "cli/stop_signals.h"
 #include "process/leftovers.h"
 #include "sweep/child_run.h"
+#include "sweep/environment_fault.h"
 #include "sweep/rehearsal.h"
 
 namespace orch::cli {
@@ -35,6 +37,49 @@ std::vector<std::string> visible_gpu_slots() {
   return slots;
 }
 
+namespace {
+
+// The rehearsal's folder goes however the check ends, a full TMPDIR's fault included.
+class RemovedAtEnd {
+ public:
+  explicit RemovedAtEnd(std::filesystem::path path) : path_(std::move(path)) {}
+  RemovedAtEnd(const RemovedAtEnd&) = delete;
+  RemovedAtEnd& operator=(const RemovedAtEnd&) = delete;
+  ~RemovedAtEnd() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs the rehearsal; a temporary folder that cannot take its files (full, read-only) is said
+// as TMPDIR's fault, which "no space left on /tmp/orch-check-x/.../spec.json" leaves to guess.
+sweep::Rehearsal rehearse_in(const Plan& plan, const std::vector<std::string>& gpus,
+                             sweep::ChildLauncher& launcher,
+                             const sweep::ChildLaunchOptions& launch,
+                             const std::filesystem::path& tmp) {
+  try {
+    StopSignals stop;
+    std::cout << "check: one training step of each configuration of " << plan.name << ", on "
+              << (gpus.empty() ? std::string("the CPU") : std::to_string(gpus.size()) + " GPU(s)")
+              << std::endl;
+    return sweep::rehearse(plan.runs, gpus, launcher, std::cout, stop.flag(), launch.probe_start);
+  } catch (const sweep::EnvironmentFault& e) {
+    if (!e.storage_fault()) throw;
+    throw CommandFailure(
+        kExitEnvironment,
+        "orch: --check: the temporary folder " + tmp.string() + " (TMPDIR) " +
+            (e.error() == ENOSPC
+                 ? std::string("is full")
+                 : "cannot take the rehearsal's files: " + std::string(std::strerror(e.error()))) +
+            "; free space there or set TMPDIR to another folder (" + e.what() + ")");
+  }
+}
+
+}  // namespace
+
 int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<std::string>& gpus,
                   double grace_s, bool wait) {
   // The children's specs, results and logs go to a folder of their own, never beside the
@@ -52,11 +97,14 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
   }
   std::string tmpl = (tmp / "orch-check-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) {
+    const int err = errno;
     std::cerr << "orch: --check: cannot create a temporary folder in " << tmp.string() << ": "
-              << std::strerror(errno) << "; set TMPDIR to a folder you can write\n";
-    return kExitBadInput;
+              << std::strerror(err) << "; set TMPDIR to a folder you can write\n";
+    // A full or read-only TMPDIR is the machine's state; one that is no folder, the setting's.
+    return sweep::EnvironmentFault::is_storage_errno(err) ? kExitEnvironment : kExitBadInput;
   }
   const std::filesystem::path work = tmpl;
+  const RemovedAtEnd removed(work);
   // A rehearsal's step on a GPU another sweep measures on would slow that sweep's runs.
   std::optional<sweep::DeviceLocks> devices;
   {
@@ -64,10 +112,7 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
     StopSignals stop;
     devices = lock_devices(devices_of_slots(gpus.empty() ? std::vector<std::string>{""} : gpus),
                            "plan --check", plan.name, wait, stop.flag(), exit_code);
-    if (!devices) {
-      std::filesystem::remove_all(work, ec);
-      return exit_code;
-    }
+    if (!devices) return exit_code;
   }
   // As `orch sweep` (sweep_session.cpp): what a killed rehearsal leaves running ends with it.
   (void)process::become_child_subreaper();
@@ -78,14 +123,7 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
   launch.grace_s = grace_s;
   sweep::ChildLauncher launcher(launch);
 
-  const sweep::Rehearsal r = [&] {
-    StopSignals stop;
-    std::cout << "check: one training step of each configuration of " << plan.name << ", on "
-              << (gpus.empty() ? std::string("the CPU") : std::to_string(gpus.size()) + " GPU(s)")
-              << std::endl;
-    return sweep::rehearse(plan.runs, gpus, launcher, std::cout, stop.flag(), launch.probe_start);
-  }();
-  std::filesystem::remove_all(work, ec);
+  const sweep::Rehearsal r = rehearse_in(plan, gpus, launcher, launch, tmp);
 
   std::cout << sweep::format_rehearsal(r);
   if (r.interrupted) return kExitStopped;

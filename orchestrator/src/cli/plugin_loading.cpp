@@ -3,6 +3,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
+
+#include "cli/command_failure.h"
+#include "plugin_host/load_probe.h"
 
 namespace orch::cli {
 namespace {
@@ -37,11 +41,51 @@ LoadProbeOptions probe_options() {
   return o;
 }
 
+// ORCH_PLUGIN_PATH's entries are folders the user named, as --plugin-path's are: a mistyped
+// one would only lose its plugins, without a word.
+void check_env_plugin_path() {
+  const char* env = std::getenv("ORCH_PLUGIN_PATH");
+  if (env == nullptr) return;
+  std::stringstream entries(env);
+  std::string dir;
+  while (std::getline(entries, dir, ':')) {
+    if (dir.empty()) continue;
+    std::error_code ec;
+    const auto type = std::filesystem::status(dir, ec).type();
+    std::string what;
+    if (type == std::filesystem::file_type::not_found) {
+      what = "does not exist";
+    } else if (ec || type == std::filesystem::file_type::directory) {
+      continue;  // a folder, or one that cannot be read (a link loop): the registry says why
+    } else {
+      what = "is not a folder";
+    }
+    throw bad_input("orch: ORCH_PLUGIN_PATH: " + dir + " " + what +
+                    " (ORCH_PLUGIN_PATH is a colon-separated list of folders of plugin "
+                    "libraries)");
+  }
+}
+
+// A library that could not be vetted because no child process could be started: every other
+// child this command needs (a run, a rehearsal) would fail the same way, and "no precision
+// plugin named fp32" would hide why.
+void refuse_unvetted(const PluginRegistry& registry) {
+  for (const auto& r : registry.refused()) {
+    if (r.reason.find(kNotVettedText) == std::string::npos) continue;
+    throw CommandFailure(kExitEnvironment,
+                         "orch: " + r.reason +
+                             "; orch cannot run without its plugins: raise the limit or end "
+                             "other processes, then run the same command again");
+  }
+}
+
 }  // namespace
 
 void load_registry(PluginRegistry& registry, const GlobalOptions& g, bool warn) {
+  check_env_plugin_path();
   registry.set_load_probe(probe_options());
   registry.load_directories(PluginRegistry::search_path(g.plugin_paths));
+  refuse_unvetted(registry);
   if (!warn) return;
   for (const auto& r : registry.refused()) std::cerr << "orch: warning: " << r.reason << "\n";
 }

@@ -151,7 +151,7 @@ LoadProbeVerdict not_vetted(const std::string& why) {
   LoadProbeVerdict v;
   v.safe = false;
   v.cacheable = false;
-  v.reason = "it could not be vetted in a child process (" + why + "), so it is not loaded";
+  v.reason = std::string(kNotVettedText) + " (" + why + "), so it is not loaded";
   return v;
 }
 

@@ -24,6 +24,10 @@ struct LoadProbeVerdict {
   bool cacheable = true;
 };
 
+/// In the reason of a library that could not be vetted because no child could be started
+/// (fork or pipe failed): the machine's fault, not the library's.
+inline constexpr const char* kNotVettedText = "it could not be vetted in a child process";
+
 /// Forks, loads `path` in the child exactly as the host would (load_plugin_library) and waits
 /// at most `timeout` for it to say that it got through. The child's stdout goes to /dev/null;
 /// the last line of its stderr is quoted in the reason. Where no child can be started (fork or

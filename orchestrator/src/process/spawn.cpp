@@ -23,6 +23,25 @@ extern char** environ;
 namespace orch::process::detail {
 namespace {
 
+// The signals ignored by whoever started this process (nohup: SIGHUP; a shell's background job:
+// SIGINT and SIGQUIT), as they were before main() changed any (orch ignores SIGPIPE itself and
+// catches the stop signals while a sweep runs). A child started with every signal at its
+// default keeps these ignored: `nohup orch sweep` must not leave its runs to die by SIGHUP.
+const sigset_t& ignored_at_start() {
+  static const sigset_t set = [] {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction now {};
+      if (::sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) sigaddset(&s, sig);
+    }
+    return s;
+  }();
+  return set;
+}
+// Read during static initialization, before main() runs.
+[[maybe_unused]] const sigset_t& g_ignored_at_start = ignored_at_start();
+
 // What the child is given, prepared before it exists: no allocation after fork.
 struct Prepared {
   std::string program;
@@ -104,6 +123,9 @@ pid_t with_posix_spawn(const ChildOptions& o, Prepared& p) {
     flags |= POSIX_SPAWN_SETPGROUP;
   }
   if (o.default_signals) {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sigismember(&ignored_at_start(), sig) == 1) sigdelset(&all, sig);
+    }
     posix_spawnattr_setsigdefault(&attr, &all);
     flags |= POSIX_SPAWN_SETSIGDEF;
   }
@@ -138,10 +160,14 @@ struct ChildFailure {
     struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) != 0) continue;
     // A handler of the parent's must not run here; an ignored signal stays ignored unless
-    // every signal is to be at its default.
-    if (o.default_signals ? old.sa_handler != SIG_DFL
-                          : old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
+    // every signal is to be at its default, and one ignored when orch started stays ignored
+    // even then.
+    if (o.default_signals && sigismember(&ignored_at_start(), sig) == 1) {
+      if (old.sa_handler != SIG_IGN) ::signal(sig, SIG_IGN);
+    } else if (o.default_signals ? old.sa_handler != SIG_DFL
+                                 : old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
       ::signal(sig, SIG_DFL);
+    }
   }
   if (o.own_group) ::setpgid(0, 0);
   const Stdio* streams[3] = {&o.in, &o.out, &o.err};

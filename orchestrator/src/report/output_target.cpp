@@ -82,8 +82,15 @@ void check_output_target(const std::string& output, const std::string& db_path, 
   if (S_ISDIR(out.st_mode)) {
     throw InputError("cannot write the " + what + " to " + output + ": it is a folder");
   }
+  if (S_ISBLK(out.st_mode) || S_ISSOCK(out.st_mode)) {
+    // A disk is never an output: the table written at its start would overwrite its data.
+    throw InputError("refusing to write the " + what + " to " + output + ": it is a " +
+                     (S_ISBLK(out.st_mode) ? "block device (a disk)" : "socket") +
+                     "; give a regular file, a character device such as /dev/null, a FIFO, or "
+                     "-o - for standard output");
+  }
   if (!S_ISREG(out.st_mode)) {
-    if (kind != OutputKind::kHtml) return;  // a device or FIFO: written to, not replaced
+    if (kind != OutputKind::kHtml) return;  // a character device or FIFO: written to, not replaced
     throw InputError("refusing to write the " + what + " to " + output +
                      ": it is not a regular file, and the report replaces its target");
   }

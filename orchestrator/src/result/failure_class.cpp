@@ -38,12 +38,12 @@ constexpr std::array<std::string_view, 17> kStickyCuda = {
 };
 
 // strerror(3)'s text for ENOSPC, EDQUOT, EROFS and EIO (glibc), which std::filesystem errors,
-// iostream failures reported with errno and orch's own checked writes all carry.
-constexpr std::array<std::string_view, 4> kEnvironmentErrno = {
-    "No space left on device",
-    "Disk quota exceeded",
-    "Read-only file system",
-    "Input/output error",
+// iostream failures reported with errno and orch's own checked writes all carry; and EAGAIN's,
+// which a run meets when a thread or process cannot be started at a process limit (ulimit -u, a
+// cgroup's pids.max): std::thread's std::system_error says only that.
+constexpr std::array<std::string_view, 5> kEnvironmentErrno = {
+    "No space left on device", "Disk quota exceeded", "Read-only file system",
+    "Input/output error",      kProcessLimitErrno,
 };
 
 template <std::size_t N>

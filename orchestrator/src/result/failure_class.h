@@ -32,8 +32,12 @@ constexpr int kEnvironmentExitCode = 4;
 /// ...): such an error says something about the device, whatever the configuration was.
 bool names_sticky_cuda_error(std::string_view error);
 
+/// strerror(EAGAIN): what a thread or process that could not be started at a process limit
+/// (ulimit -u, a cgroup's pids.max) says.
+inline constexpr std::string_view kProcessLimitErrno = "Resource temporarily unavailable";
+
 /// An error text that carries the strerror of a failing file system (no space, quota, read-only
-/// file system, I/O error).
+/// file system, I/O error) or of a process limit (kProcessLimitErrno).
 bool names_environment_errno(std::string_view error);
 
 /// The class of a finished run's failure as the sweep decides it: the document's own

@@ -36,6 +36,12 @@ void classify_run_failure(ResultDocument& doc) {
     doc.failure_class = FailureClass::device;
   } else if (names_environment_errno(error)) {
     doc.failure_class = FailureClass::environment;
+    if (error.find(kProcessLimitErrno) != std::string::npos &&
+        error.find("ulimit") == std::string::npos) {
+      doc.error = error +
+                  " (a thread or process could not be started: a process limit such as ulimit "
+                  "-u or a cgroup's pids.max)";
+    }
   } else if (const std::string dev = doc.device.value_or(""); dev.rfind("cuda", 0) == 0) {
     // An exception on a GPU: the configuration's only if the GPU still works afterwards.
     if (auto fault = device_fault(dev)) {

@@ -131,7 +131,11 @@ void write_file_atomically(const std::string& path, std::string_view content) {
       if (const int err = write_and_close(fd, content)) fail(path, err);
       return;
     }
-    if (!S_ISREG(st.st_mode)) refuse(path, "it is not a regular file, a device or a FIFO");
+    if (!S_ISREG(st.st_mode)) {
+      refuse(path, S_ISBLK(st.st_mode)   ? "it is a block device, and orch writes no disk"
+                   : S_ISDIR(st.st_mode) ? "it is a folder"
+                                         : "it is a socket, not a regular file");
+    }
   }
   // A name of this process's own beside the target, created exclusively, so neither a link
   // planted at a predictable X.tmp nor another writer's temporary file is written through;

@@ -6,8 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "plan/content_hash.h"
 #include "sweep/device_lock.h"
@@ -24,6 +29,31 @@ bool same_file(int fd, const std::string& path) {
   struct stat path_st {};
   return ::fstat(fd, &open_st) == 0 && ::lstat(path.c_str(), &path_st) == 0 &&
          open_st.st_dev == path_st.st_dev && open_st.st_ino == path_st.st_ino;
+}
+
+// The descriptors of database files this process opened for their locks, by device and inode,
+// that no lock holds now: never closed while the process runs, since closing any descriptor of
+// a file drops every POSIX lock the process holds on it, SQLite's included.
+std::mutex g_spare_mutex;
+std::map<std::pair<dev_t, ino_t>, std::vector<int>> g_spare_fds;
+
+// The byte of the database file that stands for sweep `name`: past 2^62, far from the bytes
+// SQLite locks (at 1 GiB), at an offset given by the name's digest.
+off_t sweep_byte(const std::string& name) {
+  const std::uint64_t digest = std::stoull(content_hash_hex(name).substr(0, 15), nullptr, 16);
+  return static_cast<off_t>((std::uint64_t{1} << 62) + digest);
+}
+
+// Takes an open file description lock (F_OFD_SETLK) on `byte` of the file at `fd`: unlike a
+// lock file, it meets every path to the file, a hard link, a bind mount or another
+// ORCH_LOCK_DIR, and the kernel drops it when its holder dies.
+bool lock_byte(int fd, off_t byte, short type) {
+  struct flock fl {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = byte;
+  fl.l_len = 1;
+  return ::fcntl(fd, F_OFD_SETLK, &fl) == 0;
 }
 
 }  // namespace
@@ -98,6 +128,46 @@ SweepLock::~SweepLock() {
     ::close(fd_);  // closing the descriptor releases the flock
   }
   if (inode_fd_ >= 0) ::close(inode_fd_);
+  if (db_fd_ >= 0) {
+    lock_byte(db_fd_, db_byte_, F_UNLCK);
+    const std::lock_guard<std::mutex> hold(g_spare_mutex);
+    g_spare_fds[{db_dev_, db_ino_}].push_back(db_fd_);
+  }
+}
+
+void SweepLock::lock_database_file(const std::string& db_path, const std::string& sweep_name) {
+  const auto fail = [&](int err) {
+    throw std::runtime_error("cannot lock the database " + db_path + ": " + std::strerror(err));
+  };
+  struct stat st {};
+  if (::stat(db_path.c_str(), &st) != 0) fail(errno);
+  int fd = -1;
+  {
+    const std::lock_guard<std::mutex> hold(g_spare_mutex);
+    auto& spare = g_spare_fds[{st.st_dev, st.st_ino}];
+    if (!spare.empty()) {
+      fd = spare.back();
+      spare.pop_back();
+    }
+  }
+  if (fd < 0 && (fd = ::open(db_path.c_str(), O_RDWR | O_CLOEXEC)) < 0) fail(errno);
+  const off_t byte = sweep_byte(sweep_name);
+  if (!lock_byte(fd, byte, F_WRLCK)) {
+    const int err = errno;
+    {
+      const std::lock_guard<std::mutex> hold(g_spare_mutex);
+      g_spare_fds[{st.st_dev, st.st_ino}].push_back(fd);
+    }
+    if (err != EAGAIN && err != EACCES) fail(err);
+    throw std::runtime_error(
+        "this sweep is already running on the same database file through another path to it "
+        "(a hard link or a mount of " +
+        db_path + ", or another ORCH_LOCK_DIR); wait for it to finish or stop it first");
+  }
+  db_fd_ = fd;
+  db_byte_ = byte;
+  db_dev_ = st.st_dev;
+  db_ino_ = st.st_ino;
 }
 
 void SweepLock::hold_database(const std::string& db_path, const std::string& sweep_name,
@@ -118,6 +188,7 @@ void SweepLock::hold_database(const std::string& db_path, const std::string& swe
         "another path to it (a hard link or a mount of " +
         db_path + "): held by " + holder + "; wait for it to finish or stop it first");
   }
+  lock_database_file(db_path, sweep_name);
 }
 
 std::string lock_path(const std::string& db_path, const std::string& sweep_name) {

@@ -7,6 +7,8 @@
 // file removed by its last holder between our open and our flock is no lock at all.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 namespace orch::sweep {
@@ -20,11 +22,12 @@ class SweepLock {
   /// Removes the lock file (when it is still ours) and releases the lock.
   ~SweepLock();
 
-  /// Also locks the database file itself, by its device and inode, in the device lock folder
-  /// (device_lock.h): a hard link or bind mount is another path to the same file, and meets
-  /// this lock where the lock beside the path does not. Call once the database exists (the
-  /// Store opened it). Throws std::runtime_error, as the constructor does, when another
-  /// process holds this sweep of the same file.
+  /// Also locks the database file itself: by its device and inode in the device lock folder
+  /// (device_lock.h), which names the holder, and with a lock on one byte of the file (an
+  /// open file description lock at an offset given by the sweep's name), which meets every
+  /// other path to it (a hard link, a bind mount) whatever ORCH_LOCK_DIR each process has.
+  /// Call once the database exists (the Store opened it). Throws std::runtime_error, as the
+  /// constructor does, when another process holds this sweep of the same file.
   void hold_database(const std::string& db_path, const std::string& sweep_name,
                      const std::string& command = "sweep");
 
@@ -32,10 +35,16 @@ class SweepLock {
   /// Opens and flocks the file at path_; false when the file was replaced or removed before
   /// the flock took (try again). Throws as the constructor does.
   bool try_take();
+  /// The byte lock of hold_database.
+  void lock_database_file(const std::string& db_path, const std::string& sweep_name);
 
   std::string path_;
   int fd_ = -1;
   int inode_fd_ = -1;
+  int db_fd_ = -1;  ///< the database file's descriptor holding the byte lock; never closed
+  off_t db_byte_ = 0;
+  dev_t db_dev_ = 0;
+  ino_t db_ino_ = 0;
 };
 
 /// The lock file for sweep `name` of database `db_path`: "<db>.<name>.lock" beside the real

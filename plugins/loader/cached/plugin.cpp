@@ -49,13 +49,36 @@ std::vector<PlanProblem> check_plan(const PlanCheckInput& in) {
              "data.path is not set: give the cache file made by `orch dataset cache SRC DST`",
              "an `orch dataset cache` file"}};
   }
+  if (!in.on_this_machine) return {};
   std::error_code ec;
-  if (in.on_this_machine && !std::filesystem::is_regular_file(path, ec)) {
-    return {{{"data.path"},
-             path + ": no such file (relative paths are taken from the current directory)",
-             "an `orch dataset cache` file"}};
+  const auto st = std::filesystem::status(path, ec);
+  using std::filesystem::file_type;
+  if (st.type() == file_type::regular) return {};
+  // Said as what is there: a device (/dev/zero) or a folder is no "missing file".
+  std::string what;
+  switch (st.type()) {
+    case file_type::not_found:
+      what = "no such file (relative paths are taken from the current directory)";
+      break;
+    case file_type::directory:
+      what = "is a folder, not a cache file";
+      break;
+    case file_type::character:
+      what = "is not a regular file (a character device)";
+      break;
+    case file_type::block:
+      what = "is not a regular file (a block device)";
+      break;
+    case file_type::fifo:
+      what = "is not a regular file (a FIFO)";
+      break;
+    case file_type::socket:
+      what = "is not a regular file (a socket)";
+      break;
+    default:
+      what = "cannot be read: " + ec.message();
   }
-  return {};
+  return {{{"data.path"}, path + ": " + what, "an `orch dataset cache` file"}};
 }
 
 class CachedPlugin final : public DataLoaderPlugin {

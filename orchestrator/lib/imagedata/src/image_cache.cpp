@@ -47,7 +47,7 @@ void write_all(int fd, const std::uint8_t* data, std::size_t n, std::uint64_t of
                const fs::path& path) {
   while (n > 0) {
     const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
-    if (w <= 0) throw DatasetError(path.string() + ": write failed: " + std::strerror(errno));
+    if (w <= 0) throw write_error(path.string(), "write failed", errno);
     data += w;
     n -= static_cast<std::size_t>(w);
     offset += static_cast<std::uint64_t>(w);
@@ -139,7 +139,7 @@ void create_partial(Fd& out, const fs::path& tmp) {
       throw DatasetError(tmp.string() + ": is in the way and not a file orch left; remove it");
     }
   }
-  if (out.fd < 0) throw DatasetError(tmp.string() + ": cannot create: " + std::strerror(errno));
+  if (out.fd < 0) throw write_error(tmp.string(), "cannot create", errno);
 }
 
 // Decodes the plan's images first .. first + n - 1 in parallel, image k into `pixels` at
@@ -226,14 +226,13 @@ std::vector<std::uint8_t> cache_head(const std::vector<std::string>& classes,
 void finish_cache_file(Fd& out, const std::vector<std::uint8_t>& head, std::uint64_t file_size,
                        const fs::path& tmp) {
   if (::ftruncate(out.fd, static_cast<off_t>(file_size)) != 0)
-    throw DatasetError(tmp.string() + ": cannot size the file: " + std::strerror(errno));
+    throw write_error(tmp.string(), "cannot size the file", errno);
   write_all(out.fd, head.data() + 8, head.size() - 8, 8, tmp);
-  if (::fdatasync(out.fd) != 0)
-    throw DatasetError(tmp.string() + ": cannot flush: " + std::strerror(errno));
+  if (::fdatasync(out.fd) != 0) throw write_error(tmp.string(), "cannot flush", errno);
   write_all(out.fd, reinterpret_cast<const std::uint8_t*>(kCacheMagic), 8, 0, tmp);
   if (::fdatasync(out.fd) != 0 || ::close(out.fd) != 0) {
     out.fd = -1;
-    throw DatasetError(tmp.string() + ": cannot flush: " + std::strerror(errno));
+    throw write_error(tmp.string(), "cannot flush", errno);
   }
   out.fd = -1;
 }
@@ -273,7 +272,7 @@ CacheWriteSummary write_image_cache(const CachePlan& plan, const fs::path& dst,
   }
   std::error_code ec;
   fs::rename(tmp, dst, ec);
-  if (ec) throw DatasetError(dst.string() + ": cannot rename the finished cache: " + ec.message());
+  if (ec) throw write_error(dst.string(), "cannot rename the finished cache", ec.value());
   return summary;
 }
 

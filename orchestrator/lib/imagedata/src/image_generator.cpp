@@ -1,6 +1,9 @@
 #include "orch/imagedata/image_generator.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -178,21 +181,60 @@ RgbImage render_image(std::uint64_t seed, int cls, int index) {
   return finish_pixels(img, w, h, rng);
 }
 
+namespace {
+
+// DIR (made when missing), DIR/train and its class folders, each a real folder: a symbolic
+// link planted at DIR/train or at a class's name would aim the dataset's files at its target.
+void make_own_folders(const fs::path& dir, const fs::path& train, int classes) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw write_error(dir.string(), "cannot create", ec.value());
+  const auto own_folder = [](const fs::path& p, bool may_exist) {
+    if (::mkdir(p.c_str(), 0755) == 0) return;
+    const int err = errno;
+    struct stat st {};
+    if (err != EEXIST || ::lstat(p.c_str(), &st) != 0)
+      throw write_error(p.string(), "cannot create", err);
+    if (S_ISLNK(st.st_mode))
+      throw DatasetError(p.string() +
+                         ": is a symbolic link, and orch does not write through links; remove it "
+                         "or choose another DIR");
+    if (!S_ISDIR(st.st_mode)) throw DatasetError(p.string() + ": is in the way and not a folder");
+    if (!may_exist) throw DatasetError(p.string() + ": already exists (nothing is overwritten)");
+  };
+  own_folder(train, /*may_exist=*/true);
+  if (!fs::is_empty(train, ec) || ec)
+    throw DatasetError(train.string() +
+                       ": already exists and is not empty (nothing is overwritten)");
+  for (int c = 0; c < classes; ++c) own_folder(train / class_folder_name(c), false);
+}
+
+// A new file, created exclusively and never through a link planted at its name.
+void write_new_file(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw write_error(path.string(), "cannot create", errno);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      throw write_error(path.string(), "write failed", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw write_error(path.string(), "write failed", errno);
+}
+
+}  // namespace
+
 GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {
   if (o.classes < 1 || o.per_class < 1)
     throw DatasetError("--classes and --per-class must be at least 1");
   if (o.quality < 1 || o.quality > 100) throw DatasetError("--quality must be within 1..100");
   const fs::path train = dir / "train";
-  std::error_code ec;
-  if (fs::exists(train, ec) && !fs::is_empty(train, ec))
-    throw DatasetError(train.string() +
-                       ": already exists and is not empty (nothing is overwritten)");
-  for (int c = 0; c < o.classes; ++c) {
-    fs::create_directories(train / class_folder_name(c), ec);
-    if (ec)
-      throw DatasetError((train / class_folder_name(c)).string() +
-                         ": cannot create: " + ec.message());
-  }
+  make_own_folders(dir, train, o.classes);
   std::atomic<std::uint64_t> bytes{0}, widths{0}, heights{0};
   std::atomic<std::int64_t> done{0};
   std::mutex progress_mutex;
@@ -203,10 +245,7 @@ GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {
     const std::vector<std::uint8_t> jpeg = encode_jpeg(image, o.quality);
     const std::string name = class_folder_name(c);
     const fs::path path = train / name / fmt::format("{}_{}.JPEG", name, k);
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw DatasetError(path.string() + ": cannot create");
-    const bool ok = std::fwrite(jpeg.data(), 1, jpeg.size(), f) == jpeg.size();
-    if (std::fclose(f) != 0 || !ok) throw DatasetError(path.string() + ": write failed");
+    write_new_file(path, jpeg);
     bytes += jpeg.size();
     widths += static_cast<std::uint64_t>(image.width);
     heights += static_cast<std::uint64_t>(image.height);

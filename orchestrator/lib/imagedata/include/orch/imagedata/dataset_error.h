@@ -4,6 +4,8 @@
 // count skipped files by reason (the run's `data.skipped.<reason>` counters).
 #pragma once
 
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,6 +22,9 @@ inline constexpr const char* kReasonUnsupported = "unsupported";
 inline constexpr const char* kReasonNotAnImage = "not_an_image";   ///< no image format at all
 inline constexpr const char* kReasonSymlinkLoop = "symlink_loop";  ///< a cycle of symbolic links
 inline constexpr const char* kReasonOther = "other";
+/// Not a file's fault: the storage written to is full, over quota, read-only or failing (the
+/// command exits 4, an environment fault, rather than 2).
+inline constexpr const char* kReasonStorage = "storage";
 
 struct DatasetError : std::runtime_error {
   explicit DatasetError(const std::string& what) : std::runtime_error(what) {}
@@ -31,6 +36,14 @@ struct DatasetError : std::runtime_error {
  private:
   std::string reason_ = kReasonOther;
 };
+
+/// "path: what: <strerror(err)>" for a write that failed, its reason kReasonStorage when `err`
+/// is the storage's fault (ENOSPC, EDQUOT, EROFS, EIO).
+inline DatasetError write_error(const std::string& path, const std::string& what, int err) {
+  const bool storage = err == ENOSPC || err == EDQUOT || err == EROFS || err == EIO;
+  return DatasetError(storage ? kReasonStorage : kReasonOther,
+                      path + ": " + what + ": " + std::strerror(err));
+}
 
 /// `e` with `path: ` in front of its message unless it already starts with the path; the reason
 /// is kept.
