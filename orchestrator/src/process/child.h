@@ -41,8 +41,9 @@ struct ChildOptions {
   /// Its own process group, so that signal_group reaches whatever it starts too; otherwise it
   /// stays in this process's group (and dies with a signal sent to that group).
   bool own_group = true;
-  /// Every signal at its default disposition in the child. Otherwise signals this process
-  /// ignores stay ignored there (what execve does), and only handlers are reset.
+  /// Every signal at its default disposition in the child, except those ignored when orch
+  /// started (nohup's SIGHUP stays ignored; spawn.cpp). Otherwise signals this process ignores
+  /// stay ignored there (what execve does), and only handlers are reset.
   bool default_signals = true;
   /// Killed (SIGKILL) when this process ends, however it ends (PR_SET_PDEATHSIG). Started with
   /// fork rather than posix_spawn then: the request has to be made in the child.
