@@ -190,7 +190,7 @@ TEST_CASE("mlflow: a run's params, tags, metrics and series", "[report][mlflow]"
   CHECK(tags.at("env.pcie.gen_current") == "5");
   CHECK(d.status == "FINISHED");
   CHECK(d.run_name == "fast");
-  CHECK(d.start_ms == 1735689600000);  // 2025-01-01T00:00:00Z
+  CHECK(d.start_ms == 1735689600000);  // the record's started_at, in ms since the Unix epoch
   CHECK(d.end_ms == 1735689660000);
   std::map<std::string, std::vector<MlflowMetric>> by_key;
   for (const auto& m : d.metrics) by_key[m.key].push_back(m);
