@@ -25,7 +25,7 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
 
   const PluginInfo* resnet = reg.find(PluginKind::kModel, "resnet");
   REQUIRE(resnet != nullptr);
-  REQUIRE(resnet->params.size() == 12);
+  REQUIRE(resnet->params.size() == 13);
   const ParamSpec& depth = resnet->params[0];
   CHECK(depth.name == "depth");
   CHECK(depth.type == ParamType::kInt);
@@ -42,6 +42,7 @@ TEST_CASE("the built plugins are found with their kinds and schemas", "[plugins]
   CHECK(resnet->params[9].name == "dgrad_graph");
   CHECK(resnet->params[10].name == "fused_downsample");
   CHECK(resnet->params[11].name == "fused_stem");
+  CHECK(resnet->params[12].name == "wgrad_stream");
   CHECK(reg.find(PluginKind::kModel, "amp") == nullptr);  // names are per kind
 }
 

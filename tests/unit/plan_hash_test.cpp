@@ -181,7 +181,7 @@ TEST_CASE("hash: computed from the config without repeat and timeout", "[plan][h
         unhashed.emplace_back("/" + std::string(role) + "/params/" + s.name);
     }
   }
-  CHECK(unhashed.size() == 12);  // resnet's 11 and synthetic's delay_ms
+  CHECK(unhashed.size() == 13);  // resnet's 12 and synthetic's delay_ms
   CHECK(config_hash(r.config.json(), unhashed) == r.hash);
   CHECK(config_hash(in, unhashed) == r.hash);
   CHECK(config_hash(r.config.json()) != r.hash);
@@ -198,7 +198,7 @@ TEST_CASE("hash: the all-defaults configuration has a fixed hash", "[plan][hash]
       R"("device":"auto","isolation":"worker","memory_format":"contiguous","model":{"params":{)"
       R"("conv_bn_stats":false,"depth":50,"dgrad_graph":"off","downsample_bn_cudnn":true,"fused_bn":false,)"
       R"("fused_bn_impl":"cudnn","fused_downsample":false,"fused_residual_grad":true,"fused_stem":false,)"
-      R"("max_pool_impl":"orch","relu_mask":true,"stem_conv":"auto"},)"
+      R"("max_pool_impl":"orch","relu_mask":true,"stem_conv":"auto","wgrad_stream":false},)"
       R"("plugin":"resnet"},)"
       R"("optimizer":{"impl":"foreach","lr":0.1,"momentum":0.9,"name":"sgd",)"
       R"("weight_decay":0.0001},"precision":{"params":{},"plugin":"fp32"},"profile":{"steps":0},)"

@@ -10,6 +10,7 @@
 #include "plugin_schemas.h"
 #include "resnet.h"
 #include "stem_pool.h"
+#include "wgrad_stream.h"
 
 namespace orch::resnet {
 namespace {
@@ -25,6 +26,7 @@ std::map<std::string, double> path_counts() {
   const auto r = residual_grad_counters();
   const auto d = dgrad_graph_counters();
   const auto s = stem_pool_counters();
+  const auto w = wgrad_stream_counters();
   return {{"fused_bn.orch", static_cast<double>(f.orch)},
           {"fused_bn.cudnn", static_cast<double>(f.cudnn)},
           {"fused_bn.cudnn_fallback", static_cast<double>(f.cudnn_fallback)},
@@ -48,7 +50,9 @@ std::map<std::string, double> path_counts() {
           {"dgrad_graph.refused", static_cast<double>(d.refused)},
           {"dgrad_graph.capture", static_cast<double>(d.capture)},
           {"fused_stem.fused", static_cast<double>(s.fused)},
-          {"fused_stem.unfused", static_cast<double>(s.unfused)}};
+          {"fused_stem.unfused", static_cast<double>(s.unfused)},
+          {"wgrad_stream.launched", static_cast<double>(w.launched)},
+          {"wgrad_stream.joined", static_cast<double>(w.joined)}};
 }
 
 /// path_counts and the calls that wanted our kernels on a GPU that cannot run them, by reason.
@@ -96,6 +100,7 @@ class ResNetPlugin final : public ModelPlugin {
     o.dgrad_graph = dgrad_graph_mode_from_string(p.get_string("dgrad_graph"));
     o.fused_downsample = p.get_bool("fused_downsample");
     o.fused_stem = p.get_bool("fused_stem");
+    o.wgrad_stream = p.get_bool("wgrad_stream");
     o.num_classes = ctx.num_classes;
     if (!ctx.input_shape.empty()) o.in_channels = ctx.input_shape[0];
     return std::make_unique<ResNetModel>(o);

@@ -15,6 +15,7 @@
 #include "max_pool.h"
 #include "residual_grad.h"
 #include "stem_pool.h"
+#include "wgrad_stream.h"
 
 namespace orch::resnet {
 namespace {
@@ -158,7 +159,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& o)
       conv_bn_stats_(o.conv_bn_stats),
       dgrad_graph_(o.dgrad_graph),
       fused_downsample_(o.fused_downsample),
-      fused_stem_(o.fused_stem) {
+      fused_stem_(o.fused_stem),
+      wgrad_stream_(o.wgrad_stream) {
   const auto blocks = stage_blocks(o.depth);
   conv1 = register_module(
       "conv1",
@@ -225,6 +227,7 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   const ReluMaskScope relu_mask(relu_mask_);
   const DgradGraphScope dgrad_graph(fused_bn_ && conv_bn_stats_ ? dgrad_graph_
                                                                 : DgradGraphMode::kOff);
+  const WgradStreamScope wgrad_stream(fused_bn_ && conv_bn_stats_ && wgrad_stream_);
   x = stem_conv_forward(*conv1, x, stem_conv_);
   if (fused_bn_ && fused_stem_) {
     x = stem_bn_relu_pool(*bn1, *maxpool, x, fused_bn_impl_, max_pool_impl_);

@@ -100,6 +100,9 @@ struct ResNetOptions {
   /// The option `fused_stem`. With fused_bn: the stem's batch-norm, ReLU and max pooling in
   /// one operation (stem_pool.h).
   bool fused_stem = false;
+  /// The option `wgrad_stream`. With conv_bn_stats: those convolutions' weight gradients on a
+  /// second stream (wgrad_stream.h).
+  bool wgrad_stream = false;
 };
 
 struct ResNetImpl : torch::nn::Module {
@@ -128,6 +131,7 @@ struct ResNetImpl : torch::nn::Module {
   DgradGraphMode dgrad_graph_ = DgradGraphMode::kOff;
   bool fused_downsample_ = false;
   bool fused_stem_ = false;
+  bool wgrad_stream_ = false;
 };
 TORCH_MODULE(ResNet);
 

@@ -109,7 +109,15 @@ std::vector<ParamSpec> conv_bn_stats_params() {
           .doc("with fused_bn: the stem's batch-norm, ReLU and max pooling in one operation (our "
                "kernels: the full-size activation is never written, nor its gradient); the same "
                "outputs bit for bit, gradients within rounding; the usual path where it does not "
-               "apply (the counters fused_stem.* say which ran)")};
+               "apply (the counters fused_stem.* say which ran)"),
+      param("wgrad_stream")
+          .boolean()
+          .default_(false)
+          .hash_exempt_since("1.0.0")
+          .doc("with conv_bn_stats: those convolutions' weight gradients on a second CUDA "
+               "stream, joined when the backward ends, so they can run beside the next "
+               "batch-norm backward instead of before it (the same gradients; the counters "
+               "wgrad_stream.* say how many)")};
 }
 
 std::vector<ParamSpec> resnet_params() {

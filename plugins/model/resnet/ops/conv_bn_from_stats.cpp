@@ -22,6 +22,7 @@
 #include "conv_stats_graph.h"
 #include "dgrad_link.h"
 #include "dual_bn.h"
+#include "wgrad_stream.h"
 
 namespace orch::resnet {
 namespace {
@@ -63,6 +64,9 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
     ctx->saved_data["stride"] = stride;
     ctx->saved_data["padding"] = padding;
     if (sink) ctx->saved_data["sink"] = c10::IValue::make_capsule(sink);
+    // The parameter itself, whose .grad the second stream fills (wgrad_stream.h).
+    if (wgrad_stream_enabled() && weight.requires_grad() && weight.is_leaf())
+      ctx->saved_data["wgrad_stream_weight"] = weight;
     save_dgrad_link(*ctx, link);
     ctx->mark_non_differentiable({out.sum, out.sqsum});
     return {out.y, out.sum, out.sqsum};
@@ -76,6 +80,19 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
     const auto weight_dtype = static_cast<c10::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
     const std::int64_t stride = ctx->saved_data["stride"].toInt();
     const std::int64_t padding = ctx->saved_data["padding"].toInt();
+    const auto second = ctx->saved_data.find("wgrad_stream_weight");
+    const bool wgrad_elsewhere = second != ctx->saved_data.end();
+    // dw on the second stream where the option asked for it; here otherwise.
+    const auto weight_grad = [&](const torch::Tensor& dy) {
+      if (wgrad_elsewhere) {
+        weight_grad_on_second_stream(dy, x, w, second->second.toTensor(), stride, padding);
+        return torch::Tensor();
+      }
+      const std::array<bool, 3> mask = {false, true, false};
+      return std::get<1>(at::convolution_backward(dy, x, w, std::nullopt, {stride, stride},
+                                                  {padding, padding}, {1, 1}, false, {0, 0}, 1,
+                                                  mask));
+    };
     torch::Tensor dx, dw;
     if (auto link = saved_dgrad_link(*ctx)) {
       // dgrad_graph: the batch-norm before this convolution computes the data gradient
@@ -85,27 +102,24 @@ class ConvStatsFunction : public torch::autograd::Function<ConvStatsFunction> {
       link->w = w;
       link->stride = stride;
       link->padding = padding;
-      const std::array<bool, 3> mask = {false, true, false};
-      dw =
-          std::get<1>(at::convolution_backward(link->dy, x, w, std::nullopt, {stride, stride},
-                                               {padding, padding}, {1, 1}, false, {0, 0}, 1, mask));
+      dw = weight_grad(link->dy);
       if (auto sink = residual_grad_sink(*ctx)) dx = std::exchange(sink->grad, torch::Tensor());
     } else if (auto sink = residual_grad_sink(*ctx)) {
       // Only made for 1x1, stride 1, unpadded convolutions (conv_bn_relu_from_stats checks).
-      std::tie(dx, dw) = conv1x1_backward_with_sink(grads[0], x, w, sink);
+      const auto dy = grads[0].to(x.scalar_type()).contiguous(kCl);
+      std::tie(dx, dw) = conv1x1_backward_with_sink(dy, x, w, sink, !wgrad_elsewhere);
+      if (wgrad_elsewhere) weight_grad(dy);
     } else {
       const auto dy = grads[0].to(x.scalar_type()).contiguous(kCl);
-      const std::array<bool, 3> mask = {true, true, false};
-      auto [gx, gw, gb] =
+      const std::array<bool, 3> mask = {true, !wgrad_elsewhere, false};
+      std::tie(dx, dw, std::ignore) =
           at::convolution_backward(dy, x, w, std::nullopt, {stride, stride}, {padding, padding},
                                    {1, 1}, false, {0, 0}, 1, mask);
-      (void)gb;
-      dx = gx;
-      dw = gw;
+      if (wgrad_elsewhere) weight_grad(dy);
     }
     // One gradient per forward argument: x, weight, graph, stride, padding, sink, link.
     return {dx,
-            dw.to(weight_dtype),
+            dw.defined() ? dw.to(weight_dtype) : dw,
             torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),

@@ -7,6 +7,7 @@
 #include <torch/autograd.h>
 
 #include <atomic>
+#include <tuple>
 
 namespace orch::resnet {
 namespace {
@@ -57,9 +58,11 @@ class Conv1x1ResidualGradFunction : public torch::autograd::Function<Conv1x1Resi
 
 }  // namespace
 
-std::pair<torch::Tensor, torch::Tensor> conv1x1_backward_with_sink(
-    const torch::Tensor& grad_y, const torch::Tensor& x, const torch::Tensor& w,
-    const ResidualGradSinkPtr& sink) {
+std::pair<torch::Tensor, torch::Tensor> conv1x1_backward_with_sink(const torch::Tensor& grad_y,
+                                                                   const torch::Tensor& x,
+                                                                   const torch::Tensor& w,
+                                                                   const ResidualGradSinkPtr& sink,
+                                                                   bool weight_grad) {
   const bool channels_last = x.is_contiguous(kCl);
   auto dy = grad_y.to(x.scalar_type());
   dy = channels_last ? dy.contiguous(kCl) : dy.contiguous();
@@ -70,10 +73,12 @@ std::pair<torch::Tensor, torch::Tensor> conv1x1_backward_with_sink(
   }
   const bool accumulate = waiting.defined() && channels_last && waiting.sizes() == x.sizes() &&
                           waiting.scalar_type() == x.scalar_type() && waiting.is_contiguous(kCl);
-  const std::array<bool, 3> mask = {!accumulate, true, false};
-  auto [dx, dw, db] = at::convolution_backward(dy, x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1},
-                                               false, {0, 0}, 1, mask);
-  (void)db;
+  const std::array<bool, 3> mask = {!accumulate, weight_grad, false};
+  torch::Tensor dx, dw;
+  if (mask[0] || mask[1]) {
+    std::tie(dx, dw, std::ignore) = at::convolution_backward(dy, x, w, std::nullopt, {1, 1}, {0, 0},
+                                                             {1, 1}, false, {0, 0}, 1, mask);
+  }
   if (accumulate) {
     // waiting += dy @ W, in place: cuBLAS reads the shortcut's gradient as its C (beta = 1).
     as_pixel_matrix(waiting).addmm_(as_pixel_matrix(dy), w.reshape({w.size(0), w.size(1)}));

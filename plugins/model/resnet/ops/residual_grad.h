@@ -43,12 +43,14 @@ torch::Tensor conv1x1_with_residual_grad(const torch::Tensor& x, const torch::Te
 /// The backward of y = conv2d(x, w) for a 1x1, stride 1, unpadded, bias-free convolution with w
 /// already in x's dtype: the data gradient added onto the shortcut's gradient waiting in `sink`
 /// (one in-place GEMM, the sink emptied) when one waits there, a plain data gradient otherwise.
-/// Returns {dx, dw}, dw in w's dtype. What conv1x1_with_residual_grad's backward runs, and
+/// Returns {dx, dw}, dw in w's dtype (undefined with `weight_grad` false: the caller computes
+/// it elsewhere, wgrad_stream.h). What conv1x1_with_residual_grad's backward runs, and
 /// conv_bn_from_stats.h's convolution with statistics in identity blocks; counted below either way.
 std::pair<torch::Tensor, torch::Tensor> conv1x1_backward_with_sink(const torch::Tensor& grad_y,
                                                                    const torch::Tensor& x,
                                                                    const torch::Tensor& w,
-                                                                   const ResidualGradSinkPtr& sink);
+                                                                   const ResidualGradSinkPtr& sink,
+                                                                   bool weight_grad = true);
 
 /// Backward calls of conv1x1_with_residual_grad (and of conv1x1_backward_with_sink), in this
 /// copy of the library.

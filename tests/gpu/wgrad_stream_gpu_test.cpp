@@ -1,0 +1,171 @@
+// `wgrad_stream` (plugins/model/resnet/ops/wgrad_stream.h) on the GPU: a fused fp16 ResNet50
+// (conv_bn_stats) with its convolutions' weight gradients on a second stream gives the gradients
+// of the one-stream model, parameter by parameter, within the run-to-run noise of the one-stream
+// model itself (cuDNN's statistics epilogue may sum in any order); a second backward without
+// zeroing adds onto them; a captured forward + backward replays to the same gradients; the
+// counters say every such convolution took the second stream and each backward joined once.
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "conv_bn_from_stats.h"
+#include "gpu/gpu_test_support.h"
+#include "integration/test_support.h"
+#include "resnet.h"
+#include "wgrad_stream.h"
+
+using namespace orch;
+
+namespace {
+
+const auto kCl = torch::MemoryFormat::ChannelsLast;
+
+resnet::ResNetOptions options(bool wgrad_stream, resnet::DgradGraphMode dgrad) {
+  resnet::ResNetOptions o;
+  o.depth = 50;
+  o.num_classes = 10;
+  o.fused_bn = true;
+  o.fused_residual_grad = true;
+  o.conv_bn_stats = true;
+  o.fused_downsample = true;
+  o.dgrad_graph = dgrad;
+  o.wgrad_stream = wgrad_stream;
+  return o;
+}
+
+using Grads = std::map<std::string, torch::Tensor>;
+
+Grads grads_of(resnet::ResNet& net) {
+  Grads g;
+  for (const auto& p : net->named_parameters()) {
+    REQUIRE(p.value().grad().defined());
+    g[p.key()] = p.value().grad().to(torch::kFloat).clone();
+  }
+  return g;
+}
+
+void clear_grads(resnet::ResNet& net) {
+  for (auto& p : net->parameters()) p.mutable_grad() = torch::Tensor();
+}
+
+double rel(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).norm().item<double>() / (b.norm().item<double>() + 1e-12);
+}
+
+/// Every parameter's gradient in `got` within twice the one-stream model's own run-to-run
+/// difference (`again` against `ref`) plus 1e-4 relative: a weight gradient lost, counted twice
+/// or read before it was written is off by far more.
+void check_within_noise(const Grads& got, const Grads& ref, const Grads& again) {
+  double worst = 0, worst_noise = 0;
+  for (const auto& [name, r] : ref) {
+    const double noise = rel(again.at(name), r);
+    const double off = rel(got.at(name), r);
+    INFO(name << ": off " << off << ", noise " << noise);
+    CHECK(off <= 2 * noise + 1e-4);
+    worst = std::max(worst, off);
+    worst_noise = std::max(worst_noise, noise);
+  }
+  std::cout << "worst parameter: off " << worst << ", one-stream noise " << worst_noise << "\n";
+}
+
+struct Models {
+  resnet::ResNet one, two;
+  torch::Tensor images, labels;
+};
+
+Models make_models(resnet::DgradGraphMode dgrad) {
+  torch::manual_seed(57);
+  Models m{resnet::ResNet(options(false, dgrad)), resnet::ResNet(options(true, dgrad)), {}, {}};
+  test::copy_state(*m.one, *m.two);
+  m.images = torch::randn({16, 3, 64, 64}, torch::kCUDA).contiguous(kCl);
+  m.labels = torch::randint(0, 10, {16}, torch::dtype(torch::kLong).device(torch::kCUDA));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("wgrad_stream: a ResNet50's gradients are the one-stream model's, within its noise",
+          "[gpu][wgrad_stream]") {
+  const test::DeterministicCudnn deterministic;
+  for (const auto dgrad : {resnet::DgradGraphMode::kOff, resnet::DgradGraphMode::kAlways}) {
+    INFO("dgrad_graph " << resnet::to_string(dgrad));
+    Models m = make_models(dgrad);
+    auto step = [&](resnet::ResNet& net) { test::forward_backward(net, m.images, m.labels); };
+    step(m.one);
+    const Grads ref = grads_of(m.one);
+    clear_grads(m.one);
+    step(m.one);
+    const Grads again = grads_of(m.one);
+
+    const auto stats_before = resnet::conv_bn_from_stats_counters();
+    const auto before = resnet::wgrad_stream_counters();
+    step(m.two);
+    const auto after = resnet::wgrad_stream_counters();
+    const auto stats_after = resnet::conv_bn_from_stats_counters();
+    // Every convolution with statistics put its gradient there: one per call taken (`taken`
+    // counts a downsample block's pair once, `dual` adds its shortcut's), none fell back.
+    const auto convs = (stats_after.taken - stats_before.taken) +
+                       (stats_after.dual - stats_before.dual);
+    CHECK(stats_after.fallback == stats_before.fallback);
+    CHECK(stats_after.dual - stats_before.dual == 4);
+    CHECK(after.launched - before.launched == convs);
+    CHECK(after.joined - before.joined == 1);
+    check_within_noise(grads_of(m.two), ref, again);
+
+    // Without zeroing, a second backward adds onto the first (AccumulateGrad's rule).
+    step(m.one);
+    step(m.two);
+    Grads twice_ref = grads_of(m.one), twice_again;
+    for (const auto& [name, g] : again) twice_again[name] = g + ref.at(name);
+    check_within_noise(grads_of(m.two), twice_ref, twice_again);
+  }
+}
+
+TEST_CASE("wgrad_stream: a captured forward and backward replays to the eager gradients",
+          "[gpu][wgrad_stream]") {
+  const test::DeterministicCudnn deterministic;
+  Models m = make_models(resnet::DgradGraphMode::kAuto);
+  auto step = [&](resnet::ResNet& net) { test::forward_backward(net, m.images, m.labels); };
+  step(m.one);
+  const Grads ref = grads_of(m.one);
+  clear_grads(m.one);
+  step(m.one);
+  const Grads again = grads_of(m.one);
+
+  auto side = c10::cuda::getStreamFromPool();
+  c10::cuda::getCurrentCUDAStream().synchronize();
+  at::cuda::CUDAGraph graph;
+  {
+    const c10::cuda::CUDAStreamGuard guard(side);
+    // Eager steps first: cuDNN's plans and dgrad_graph's choices are made outside the capture.
+    for (int i = 0; i < 2; ++i) {
+      clear_grads(m.two);
+      step(m.two);
+    }
+    clear_grads(m.two);
+    // PyTorch requires autocast's cast cache off while capturing (the cuda-graph plugin too).
+    const bool cache = at::autocast::is_autocast_cache_enabled();
+    at::autocast::set_autocast_cache_enabled(false);
+    const auto before = resnet::wgrad_stream_counters();
+    graph.capture_begin();
+    step(m.two);
+    graph.capture_end();
+    at::autocast::set_autocast_cache_enabled(cache);
+    CHECK(resnet::wgrad_stream_counters().joined - before.joined == 1);
+    // Zero what the capture left (it ran nothing), then replay: the graph writes the gradients.
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : m.two->parameters()) p.grad().zero_();
+    }
+    graph.replay();
+    side.synchronize();
+  }
+  check_within_noise(grads_of(m.two), ref, again);
+}
