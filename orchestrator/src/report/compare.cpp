@@ -9,9 +9,9 @@
 #include <map>
 #include <set>
 
-#include "plan/config_flatten.h"
 #include "report/input_error.h"
 #include "report/sweep_diff.h"
+#include "result/config_flatten.h"
 #include "result/core_metrics.h"
 #include "text/terminal_text.h"
 

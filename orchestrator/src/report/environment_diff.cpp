@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "plan/config_flatten.h"
 #include "report/html_environment.h"
+#include "result/config_flatten.h"
 #include "text/terminal_text.h"
 
 namespace orch {
