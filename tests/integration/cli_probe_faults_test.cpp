@@ -7,32 +7,17 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <fstream>
 
 #include "integration/test_support.h"
 #include "storage/store.h"
 
 using namespace orch;
 using Catch::Matchers::Contains;
-
-namespace {
+using test::kTiny;
+using test::q;
+using test::write;
 
 namespace fs = std::filesystem;
-
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
-
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
-constexpr const char* kTiny = R"(name: tiny
-base:
-  model: {plugin: resnet, depth: 18}
-  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
-  batch_size: 4
-  steps: {warmup: 1, measure: 3}
-  device: cpu
-)";
-
-}  // namespace
 
 TEST_CASE("floating-point options refuse NaN and infinities, saying what is allowed", "[cli]") {
   test::TempDir tmp;

@@ -141,6 +141,25 @@ inline CommandResult run_orch(const std::string& args) {
   return run_command(std::string("'") + ORCH_BINARY + "' " + args);
 }
 
+/// Writes `text` to the file at `p`, replacing it.
+inline void write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+/// `p` in single quotes, for a shell command line (paths the tests make have no quote).
+inline std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+/// A tiny experiment that runs in seconds on the CPU: ResNet18 on 32x32 images, batch 4, one
+/// warm-up and three measured steps. Tests append their own matrix or edit its name.
+constexpr const char* kTiny = R"(name: tiny
+base:
+  model: {plugin: resnet, depth: 18}
+  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
+  batch_size: 4
+  steps: {warmup: 1, measure: 3}
+  device: cpu
+)";
+
 /// A whole file's bytes ("" when it cannot be read).
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include "plan/plan_table.h"
-#include "plan/terminal_text.h"
 #include "report/compare.h"
 #include "report/export.h"
 #include "report/metric_catalog.h"
@@ -15,6 +14,7 @@
 #include "result/result_document.h"
 #include "storage/store.h"
 #include "sweep/progress.h"
+#include "text/terminal_text.h"
 #include "unit/plan_test_catalog.h"
 #include "unit/store_test_support.h"
 

@@ -11,9 +11,9 @@
 #include "cli/plugin_loading.h"
 #include "plan/halving_table.h"
 #include "plan/plan_table.h"
-#include "plan/terminal_text.h"
 #include "report/plan_estimate.h"
 #include "storage/store.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {

@@ -18,7 +18,6 @@
 #include "cli/plugin_loading.h"
 #include "cli/sweep_session.h"
 #include "plan/plan_error.h"
-#include "plan/terminal_text.h"
 #include "report/rank_table.h"
 #include "result/result_document.h"
 #include "runner/cuda_connections.h"
@@ -28,6 +27,7 @@
 #include "sweep/child_run.h"
 #include "sweep/sweep_name.h"
 #include "sweep/sweep_paths.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {

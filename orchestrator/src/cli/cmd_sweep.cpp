@@ -21,7 +21,6 @@
 #include "cli/slurm_commands.h"
 #include "cli/stop_signals.h"
 #include "cli/sweep_session.h"
-#include "plan/terminal_text.h"
 #include "report/rank_table.h"
 #include "storage/row_values.h"
 #include "storage/store.h"
@@ -37,6 +36,7 @@
 #include "sweep/time_shares.h"
 #include "sweep/watched_recorder.h"
 #include "telemetry/sweep_warnings.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {

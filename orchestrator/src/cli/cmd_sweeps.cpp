@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "plan/terminal_text.h"
 #include "report/sweep_choice.h"
 #include "report/sweep_listing.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {

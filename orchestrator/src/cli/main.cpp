@@ -10,10 +10,10 @@
 #include "cli/commands.h"
 #include "cli/pipe_guard.h"
 #include "plan/plan_error.h"
-#include "plan/terminal_text.h"
 #include "report/input_error.h"
 #include "storage/store.h"
 #include "sweep/environment_fault.h"
+#include "text/terminal_text.h"
 
 namespace {
 

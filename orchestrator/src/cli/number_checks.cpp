@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include "plan/terminal_text.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {

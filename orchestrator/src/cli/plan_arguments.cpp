@@ -7,7 +7,7 @@
 #include "cli/number_checks.h"
 #include "cli/plugin_loading.h"
 #include "plan/planner.h"
-#include "plan/terminal_text.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "plan/readable_name.h"
-#include "plan/terminal_text.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "plan/terminal_text.h"
 #include "process/child.h"
+#include "text/terminal_text.h"
 
 namespace orch::process {
 namespace {

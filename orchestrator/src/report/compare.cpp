@@ -9,11 +9,11 @@
 #include <map>
 #include <set>
 
-#include "plan/config_flatten.h"
-#include "plan/terminal_text.h"
 #include "report/input_error.h"
 #include "report/sweep_diff.h"
+#include "result/config_flatten.h"
 #include "result/core_metrics.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 namespace {

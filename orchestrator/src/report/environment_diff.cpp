@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
-#include "plan/config_flatten.h"
-#include "plan/terminal_text.h"
 #include "report/html_environment.h"
+#include "result/config_flatten.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 namespace {

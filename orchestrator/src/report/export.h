@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/config_flatten.h"  // flatten_json, which export_table uses for its columns
+#include "result/config_flatten.h"  // flatten_json, which export_table uses for its columns
 #include "storage/store.h"
 
 namespace orch {

@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "plan/terminal_text.h"
 #include "result/core_metrics.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 namespace {

@@ -7,9 +7,9 @@
 #include <ctime>
 #include <map>
 
-#include "plan/config_flatten.h"
 #include "plan/content_hash.h"
 #include "report/input_error.h"
+#include "result/config_flatten.h"
 
 namespace orch {
 namespace {

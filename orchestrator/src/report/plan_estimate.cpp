@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "plan/terminal_text.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 namespace {

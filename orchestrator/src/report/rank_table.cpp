@@ -8,11 +8,11 @@
 #include <cmath>
 #include <set>
 
-#include "plan/terminal_text.h"
 #include "report/halving_status.h"
 #include "report/shown_runs.h"
 #include "report/sweep_choice.h"
 #include "result/core_metrics.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "plan/terminal_text.h"
 #include "report/input_error.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 namespace {

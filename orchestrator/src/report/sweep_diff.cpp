@@ -10,9 +10,9 @@
 #include <map>
 #include <set>
 
-#include "plan/terminal_text.h"
 #include "report/input_error.h"
 #include "result/core_metrics.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 namespace {

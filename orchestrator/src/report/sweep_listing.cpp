@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "plan/terminal_text.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 

@@ -9,9 +9,9 @@
 #include <ostream>
 
 #include "analysis/statistics.h"
-#include "plan/terminal_text.h"
 #include "result/run_status.h"
 #include "sweep/environment_fault.h"
+#include "text/terminal_text.h"
 
 namespace orch::sweep {
 namespace {

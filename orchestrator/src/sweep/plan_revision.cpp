@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "plan/config_flatten.h"
 #include "plan/halving_schedule.h"
+#include "result/config_flatten.h"
 
 namespace orch::sweep {
 

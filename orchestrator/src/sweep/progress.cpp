@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "plan/terminal_text.h"
+#include "text/terminal_text.h"
 
 namespace orch::sweep {
 

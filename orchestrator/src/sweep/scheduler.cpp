@@ -10,11 +10,11 @@
 #include <thread>
 
 #include "plan/run_spec_json.h"
-#include "plan/terminal_text.h"
 #include "result/failure_class.h"
 #include "result/result_document.h"
 #include "sweep/environment_fault.h"
 #include "sweep/progress.h"
+#include "text/terminal_text.h"
 
 namespace orch::sweep {
 

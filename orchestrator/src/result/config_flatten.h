@@ -1,5 +1,7 @@
-// A resolved configuration as flat "a.b.c" keys: export's columns, and the settings a changed
-// plan names.
+// A resolved configuration (or a result document's environment) as flat "a.b.c" keys: export's
+// columns, compare's and the environment diff's rows, MLflow's params, and the settings a
+// changed plan names. It needs JSON alone, so it sits beside the result document, where the
+// report and the sweep reach it without the planner.
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-#include "plan/config_flatten.h"
+#include "result/config_flatten.h"
 
 namespace orch {
 

@@ -1,4 +1,4 @@
-#include "plan/terminal_text.h"
+#include "text/terminal_text.h"
 
 #include <fmt/format.h>
 
