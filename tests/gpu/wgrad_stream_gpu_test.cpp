@@ -111,8 +111,8 @@ TEST_CASE("wgrad_stream: a ResNet50's gradients are the one-stream model's, with
     const auto stats_after = resnet::conv_bn_from_stats_counters();
     // Every convolution with statistics put its gradient there: one per call taken (`taken`
     // counts a downsample block's pair once, `dual` adds its shortcut's), none fell back.
-    const auto convs = (stats_after.taken - stats_before.taken) +
-                       (stats_after.dual - stats_before.dual);
+    const auto convs =
+        (stats_after.taken - stats_before.taken) + (stats_after.dual - stats_before.dual);
     CHECK(stats_after.fallback == stats_before.fallback);
     CHECK(stats_after.dual - stats_before.dual == 4);
     CHECK(after.launched - before.launched == convs);
