@@ -34,9 +34,10 @@ int keep_copy(int fd) {
   return copy;
 }
 
-// Points `fd` at `path` (created or truncated, as a run's own process gets its logs).
+// Points `fd` at `path` (created or truncated, as a run's own process gets its logs), never
+// through a link planted at the log's name in the run folder.
 void point_at_file(int fd, const std::string& path) {
-  const int f = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int f = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (f < 0) {
     const int err = errno;
     throw sweep::EnvironmentFault("cannot open " + path + ": " + std::strerror(err), false, err);
