@@ -55,6 +55,13 @@ std::string first_run_folder(const fs::path& experiment) {
   return m[1].str() + "-r0";
 }
 
+// An orch database with one sweep of one run.
+void make_results(const fs::path& db) {
+  storage::Store store(db.string());
+  const auto id = store.open_sweep("s", "exp", "exp.yaml");
+  store.record(id, test::result_doc("fast", "a1b2c3d4e5f60718", 0, "ok", 1500));
+}
+
 }  // namespace
 
 TEST_CASE("a script run never writes its specification through a link planted beside its result",
@@ -100,4 +107,97 @@ TEST_CASE("a script run never writes its specification through a link planted be
   INFO(f.output);
   CHECK_THAT(nlohmann::json::parse(test::slurp(out))["error"].get<std::string>(),
              Contains(beside.string()) && Contains("it is a FIFO"));
+}
+
+TEST_CASE("exec --out replaces only an earlier result document, and checks before it runs",
+          "[cli]") {
+  test::TempDir tmp;
+  const fs::path spec = tmp.path() / "spec.json", db = tmp.path() / "r.db";
+  write(spec,
+        run_spec_json(make_plan_from_string(kTiny, "tiny.yaml", test::built_plugins()).runs.at(0))
+            .dump());
+  make_results(db);
+  const fs::path yaml = tmp.path() / "e.yaml", text = tmp.path() / "notes.txt",
+                 other = tmp.path() / "other.db", link = tmp.path() / "link.json";
+  write(yaml, kTiny);
+  write(text, "my notes\n");
+  {
+    storage::Database d(other.string());
+    d.exec("CREATE TABLE t (x)");
+  }
+  fs::create_symlink(text, link);
+  const std::string db_before = test::slurp(db), other_before = test::slurp(other);
+  const std::string exec = "--db " + q(db) + " exec --spec " + q(spec) + " --out ";
+  struct Case {
+    fs::path out;
+    std::string why;
+  };
+  for (const auto& c : std::vector<Case>{
+           {db, "it is the results database"},
+           {yaml, "is not an earlier result document of orch"},
+           {text, "is not an earlier result document of orch"},
+           {other, "it is an SQLite database"},
+           {link, "it is a symbolic link"},
+       }) {
+    // The run itself, not --write-outcome: refused before it starts, so nothing ran.
+    auto r = test::run_orch(exec + q(c.out));
+    INFO(c.out << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains(c.out.string()) && Contains(c.why));
+    CHECK(r.output.find("(repeat 0)") == std::string::npos);
+  }
+  CHECK(test::slurp(db) == db_before);
+  CHECK(test::slurp(other) == other_before);
+  CHECK(test::slurp(yaml) == kTiny);
+  CHECK(test::slurp(text) == "my notes\n");
+  CHECK(fs::is_symlink(link));
+
+  // A new file, and then that earlier result document of orch, are written.
+  const fs::path out = tmp.path() / "result.json";
+  for (int i = 0; i < 2; ++i) {
+    auto r = test::run_orch(exec + q(out) + " --write-outcome failed --reason 'again'");
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(test::slurp(out))["status"] == "failed");
+  }
+}
+
+TEST_CASE("export -o, report -o and exec --out never write the database's journal files", "[cli]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  make_results(db);
+  // A live database in WAL mode: this connection keeps its -wal and -shm files there.
+  storage::Store live(db.string());
+  REQUIRE(live.find_sweep("s").has_value());
+  write(db.string() + "-journal", "");  // an empty journal, as SQLite leaves one
+  const std::string dbarg = "--db " + q(db) + " ";
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const fs::path target = db.string() + suffix;
+    REQUIRE(fs::exists(target));
+    const auto size_before = fs::file_size(target);
+    for (const std::string cmd :
+         {"export --format csv -o ", "export --format json -o ", "report -o "}) {
+      auto r = test::run_orch(dbarg + cmd + q(target));
+      INFO(cmd << target << ": " << r.output);
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.output, Contains(std::string("it is the results database's ") + suffix));
+    }
+    CHECK(fs::file_size(target) == size_before);
+  }
+  // Another SQLite database's companions, by their name, whether they exist or not.
+  const fs::path other = tmp.path() / "other.db";
+  {
+    storage::Database d(other.string());
+    d.exec("CREATE TABLE t (x)");
+  }
+  write(other.string() + "-wal", "");
+  for (const fs::path& target :
+       {fs::path(other.string() + "-wal"), fs::path(other.string() + "-journal")}) {
+    auto r = test::run_orch(dbarg + "export --format csv -o " + q(target));
+    INFO(target << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains("of the SQLite database " + other.string()));
+  }
+  CHECK(fs::file_size(other.string() + "-wal") == 0);
+  CHECK_FALSE(fs::exists(other.string() + "-journal"));
 }
