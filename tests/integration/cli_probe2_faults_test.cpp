@@ -201,3 +201,31 @@ TEST_CASE("export -o, report -o and exec --out never write the database's journa
   CHECK(fs::file_size(other.string() + "-wal") == 0);
   CHECK_FALSE(fs::exists(other.string() + "-journal"));
 }
+
+TEST_CASE("the HTML report shows bidirectional and C1 control characters, never applies them",
+          "[cli][report]") {
+  test::TempDir tmp;
+  const fs::path db = tmp.path() / "r.db";
+  // U+202E (right-to-left override), U+2066 (left-to-right isolate), U+200F (right-to-left
+  // mark), U+061C (arabic letter mark) and C1's U+009B (CSI).
+  const std::string name = "s\u202eX\xc2\x9b", tail = "warn \u2066evil\u2069 \u061c\n";
+  {
+    storage::Store store(db.string());
+    const auto id = store.open_sweep(name, "exp\u200f", "exp.yaml");
+    store.record(id, test::result_doc("fast", "a1b2c3d4e5f60718", 0, "ok", 1500));
+    auto failed = test::result_doc("bad", "b2c3d4e5f6071829", 0, "failed");
+    failed["error"] = "boom \u202d";
+    failed["outcome"]["stderr_tail"] = tail;
+    store.record(id, failed);
+  }
+  const fs::path html = tmp.path() / "r.html";
+  auto r = test::run_orch("--db " + q(db) + " report -o " + q(html));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string page = test::slurp(html);
+  for (const char* raw : {"\u202e", "\u2066", "\u2069", "\u200f", "\u061c", "\u202d", "\xc2\x9b"})
+    CHECK(page.find(raw) == std::string::npos);
+  CHECK_THAT(page, Contains("<title>orch report: s\\u202eX\\u009b"));
+  CHECK_THAT(page, Contains("warn \\u2066evil\\u2069 \\u061c"));
+  CHECK_THAT(page, Contains("boom \\u202d"));
+}
