@@ -62,6 +62,8 @@ void make_results(const fs::path& db) {
   store.record(id, test::result_doc("fast", "a1b2c3d4e5f60718", 0, "ok", 1500));
 }
 
+bool is_root() { return ::geteuid() == 0; }
+
 }  // namespace
 
 TEST_CASE("a script run never writes its specification through a link planted beside its result",
@@ -228,4 +230,30 @@ TEST_CASE("the HTML report shows bidirectional and C1 control characters, never 
   CHECK_THAT(page, Contains("<title>orch report: s\\u202eX\\u009b"));
   CHECK_THAT(page, Contains("warn \\u2066evil\\u2069 \\u061c"));
   CHECK_THAT(page, Contains("boom \\u202d"));
+}
+
+TEST_CASE("dataset make on a full disk leaves nothing, so the same command runs again",
+          "[cli][root]") {
+  if (!is_root()) {
+    WARN("skipped without root: mounting a small tmpfs");
+    return;
+  }
+  test::TempDir tmp;
+  const fs::path mnt = tmp.path() / "mnt", dir = mnt / "data" / "set";
+  fs::create_directories(mnt);
+  REQUIRE(test::run_command("mount -t tmpfs -o size=256k tmpfs " + q(mnt)).exit_code == 0);
+  const std::string make = "dataset make " + q(dir) + " --classes 2 --per-class 8 --workers 2";
+  auto r = test::run_orch(make);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(mnt)) left.push_back(e.path().filename().string());
+  // The fix: a file system with room; then the same command again.
+  test::run_command("mount -o remount,size=64m " + q(mnt));
+  auto again = test::run_orch(make);
+  test::run_command("umount " + q(mnt));
+  INFO(r.output);
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.output, Contains("No space left on device"));
+  CHECK(left.empty());  // neither a partial image nor the folders it made
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
 }
