@@ -257,3 +257,22 @@ TEST_CASE("dataset make on a full disk leaves nothing, so the same command runs 
   INFO(again.output);
   CHECK(again.exit_code == 0);
 }
+
+TEST_CASE("a --db ending in / or naming a folder is refused before any folder is made", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path x = tmp.path() / "x.db";
+  auto r = test::run_orch("--db " + q(x.string() + "/") + " sweep " + q(tmp.path() / "tiny.yaml"));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(x.string() + "/") && Contains("names a folder"));
+  CHECK_FALSE(fs::exists(x));
+  // A folder that is there is said to be a folder, and nothing else.
+  fs::create_directories(x);
+  auto f = test::run_orch("--db " + q(x) + " sweep " + q(tmp.path() / "tiny.yaml"));
+  INFO(f.output);
+  CHECK(f.exit_code == 2);
+  CHECK_THAT(f.output, Contains(x.string() + ": it is a folder"));
+  CHECK(f.output.find("FIFO") == std::string::npos);
+  CHECK(fs::is_empty(x));
+}

@@ -44,6 +44,13 @@ std::string real_db_path(const std::string& db) {
 }
 
 void create_database_folder(const std::string& db) {
+  // "x.db/" names a folder: its parent_path() is x.db itself, which would be made here only for
+  // the database's open to refuse it. Refused first, so that nothing is created.
+  if (!db.empty() && db.back() == '/') {
+    throw EnvironmentFault("cannot use the database " + db +
+                           ": the path ends in '/', so it names a folder; pass the path of a "
+                           "database file");
+  }
   const std::filesystem::path folder = std::filesystem::path(real_db_path(db)).parent_path();
   if (!folder.empty()) create_directories(folder.string());
 }

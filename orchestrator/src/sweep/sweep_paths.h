@@ -23,7 +23,8 @@ std::string real_db_path(const std::string& db);
 
 /// Creates the folder a database is to be written in, with its parents, if missing: a command
 /// that writes `--db results/night.db` in a fresh checkout makes `results/` as `mkdir -p` would.
-/// Throws EnvironmentFault (naming the folder and the error) where it cannot.
+/// Throws EnvironmentFault (naming the folder and the error) where it cannot, and, creating
+/// nothing, for a path that ends in '/' (a folder's).
 void create_database_folder(const std::string& db);
 
 }  // namespace orch::sweep
