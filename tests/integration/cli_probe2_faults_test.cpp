@@ -276,3 +276,18 @@ TEST_CASE("a --db ending in / or naming a folder is refused before any folder is
   CHECK(f.output.find("FIFO") == std::string::npos);
   CHECK(fs::is_empty(x));
 }
+
+TEST_CASE("a --db that is no SQLite file is named as not an orch results database", "[cli]") {
+  test::TempDir tmp;
+  const fs::path yaml = tmp.path() / "tiny.yaml";
+  write(yaml, kTiny);
+  for (const std::string& cmd : {"sweep " + q(yaml), std::string("rank"), std::string("sweeps")}) {
+    auto r = test::run_orch("--db " + q(yaml) + " " + cmd);
+    INFO(cmd << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains(yaml.string() + " is not an orch results database") &&
+                             Contains("not an SQLite database"));
+    CHECK(r.output.find("statement failed") == std::string::npos);
+  }
+  CHECK(test::slurp(yaml) == kTiny);
+}
