@@ -291,3 +291,18 @@ TEST_CASE("a --db that is no SQLite file is named as not an orch results databas
   }
   CHECK(test::slurp(yaml) == kTiny);
 }
+
+TEST_CASE("ingest names a *.json that is a FIFO or a device, and reads neither", "[cli]") {
+  test::TempDir tmp;
+  const fs::path docs = tmp.path() / "docs";
+  fs::create_directories(docs);
+  REQUIRE(::mkfifo((docs / "a.json").c_str(), 0600) == 0);  // would block a plain open
+  fs::create_symlink("/dev/zero", docs / "b.json");         // would never end
+  write(docs / "c.json", test::result_doc("fast", "a1b2c3d4e5f60718", 0).dump());
+  auto r = test::run_orch("--db " + q(tmp.path() / "i.db") + " ingest " + q(docs));
+  INFO(r.output);
+  CHECK(r.exit_code == 1);  // as for a malformed document: the others are loaded
+  CHECK_THAT(r.output, Contains((docs / "a.json").string() + ": it is a FIFO (named pipe)"));
+  CHECK_THAT(r.output, Contains((docs / "b.json").string() + ": it is a character device"));
+  CHECK_THAT(r.output, Contains("1 recorded") && Contains("2 malformed"));
+}
