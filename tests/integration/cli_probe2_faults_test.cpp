@@ -306,3 +306,36 @@ TEST_CASE("ingest names a *.json that is a FIFO or a device, and reads neither",
   CHECK_THAT(r.output, Contains((docs / "b.json").string() + ": it is a character device"));
   CHECK_THAT(r.output, Contains("1 recorded") && Contains("2 malformed"));
 }
+
+TEST_CASE("a new database on a full disk is removed again, exit 4", "[cli][root]") {
+  if (!is_root()) {
+    WARN("skipped without root: mounting a small tmpfs");
+    return;
+  }
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path full = tmp.path() / "full", db = full / "new.db";
+  fs::create_directories(full);
+  REQUIRE(test::run_command("mount -t tmpfs -o size=64k tmpfs " + q(full)).exit_code == 0);
+  test::run_command("dd if=/dev/zero of=" + q(full / "filler") + " bs=4k");  // until it is full
+  auto r = test::run_orch("--db " + q(db) + " sweep " + q(tmp.path() / "tiny.yaml"));
+  const bool left = fs::exists(db);
+  test::run_command("umount " + q(full));
+  INFO(r.output);
+  CHECK(r.exit_code == 4);
+  CHECK_FALSE(left);
+}
+
+TEST_CASE("DB.runs as a link is refused before the database is created", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "s.db", elsewhere = tmp.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, db.string() + ".runs");
+  auto r = test::run_orch("--db " + q(db) + " sweep " + q(tmp.path() / "tiny.yaml"));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(db.string() + ".runs") && Contains("symbolic link"));
+  CHECK_FALSE(fs::exists(db));
+  CHECK(fs::is_empty(elsewhere));
+}
