@@ -339,3 +339,19 @@ TEST_CASE("DB.runs as a link is refused before the database is created", "[cli]"
   CHECK_FALSE(fs::exists(db));
   CHECK(fs::is_empty(elsewhere));
 }
+
+TEST_CASE("a run folder's refusal gives no -o hint: no option names those files", "[cli]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "r.db", victim = tmp.path() / "victim";
+  write(victim, "keep me");
+  const fs::path run_dir = db.string() + ".runs/tiny/" + first_run_folder(tmp.path() / "tiny.yaml");
+  fs::create_directories(run_dir);
+  fs::create_symlink(victim, run_dir / "spec.json");
+  auto r = test::run_orch("--db " + q(db) + " sweep " + q(tmp.path() / "tiny.yaml"));
+  INFO(r.output);
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.output, Contains((run_dir / "spec.json").string()) && Contains("symbolic link"));
+  CHECK(r.output.find("leave -o out") == std::string::npos);
+  CHECK(test::slurp(victim) == "keep me");
+}
