@@ -31,9 +31,14 @@ void refuse_special_file(const std::string& path) {
   struct stat st {};
   if (path.empty() || path == ":memory:" || ::stat(path.c_str(), &st) != 0) return;
   if (S_ISREG(st.st_mode)) return;
-  throw SqliteError("cannot open database " + path + ": " +
-                    (S_ISDIR(st.st_mode) ? "it is a folder" : "it is not a regular file") +
-                    " (a FIFO, a device or a socket); pass the path of a database file");
+  const char* what = S_ISDIR(st.st_mode)    ? "a folder"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  throw SqliteError("cannot open database " + path + ": it is " + what +
+                    ", not a regular file; pass the path of a database file");
 }
 
 // SQLite opens DB-journal, DB-wal and DB-shm beside the database file (the real one, links

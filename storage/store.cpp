@@ -39,10 +39,31 @@ std::string database_fault_text(const SqliteError& e, const std::string& path) {
   }
 }
 
+namespace {
+
+// SQLite reads a file's header only at the first statement, and then says "file is not a
+// database" without the path: said here with it, for any file that is not SQLite's (an
+// experiment's YAML given as --db, say).
+template <class Fn>
+auto naming_non_database(const std::string& path, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const SqliteError& e) {
+    if ((e.code() & 0xff) != SQLITE_NOTADB) throw;
+    throw SqliteError(path +
+                          " is not an orch results database (it is not an SQLite database at "
+                          "all); pass the database a sweep wrote with --db",
+                      e.code());
+  }
+}
+
+}  // namespace
+
 Store::Store(const std::string& path) : db_(path) {
   // A reader (sqlite3, pandas) holding a lock briefly must never fail the sweep: wait for it.
   sqlite3_busy_timeout(db_.get(), busy_timeout_ms());
-  refuse_foreign(path);  // before anything below changes the file (its journal mode, say)
+  // Before anything below changes the file (its journal mode, say).
+  naming_non_database(path, [&] { refuse_foreign(path); });
   db_.exec("PRAGMA journal_mode=WAL");
   // FULL: a committed run survives power loss, not only a process crash.
   db_.exec("PRAGMA synchronous=FULL");
@@ -95,7 +116,8 @@ Database open_for_reading(const std::string& path) {
 
 }  // namespace
 
-Store::Store(const std::string& path, ReadOnly) : db_(open_for_reading(path)) {
+Store::Store(const std::string& path, ReadOnly)
+    : db_(naming_non_database(path, [&] { return open_for_reading(path); })) {
   sqlite3_busy_timeout(db_.get(), busy_timeout_ms());
   const int version = schema_version();
   if (version > kSchemaVersion) {

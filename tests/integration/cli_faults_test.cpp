@@ -286,7 +286,7 @@ TEST_CASE("a --db that is a FIFO or a folder is refused at once, by read and wri
       INFO(db << " " << cmd << ": " << r.output);
       CHECK(r.exit_code == 2);
       CHECK_THAT(r.output,
-                 Contains(fs::is_directory(db) ? "it is a folder" : "it is not a regular file"));
+                 Contains(fs::is_directory(db) ? "it is a folder" : "it is a FIFO (named pipe)"));
     }
   }
   CHECK(fs::is_fifo(fifo));

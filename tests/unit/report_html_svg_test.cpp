@@ -21,6 +21,9 @@ TEST_CASE("html_escape escapes markup, quotes and control characters", "[report]
   CHECK(html_escape("caf\xC3\xA9 \xE2\x80\x94") == "caf\xC3\xA9 \xE2\x80\x94");  // UTF-8 kept
   CHECK(html_escape("bad \xC3(") == "bad \xEF\xBF\xBD(");  // invalid byte replaced
   CHECK(html_escape("&amp;") == "&amp;amp;");              // never trusted
+  // Bidirectional and C1 controls are shown as the terminal's messages show them, not applied.
+  CHECK(html_escape("a\u202eb\u2066c\u200f\u061c\xc2\x9b"
+                    "d") == "a\\u202eb\\u2066c\\u200f\\u061c\\u009bd");
 }
 
 TEST_CASE("shorten cuts by characters and marks the cut", "[report][html]") {

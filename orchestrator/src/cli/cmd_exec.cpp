@@ -23,6 +23,7 @@
 #include "plan/run_spec_json.h"
 #include "process/leftovers.h"
 #include "process/parent_death.h"
+#include "report/output_target.h"
 #include "result/result_document.h"
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
@@ -214,6 +215,9 @@ int run_exec(const ExecArgs& a, const GlobalOptions& g) {
   if (a.spec.empty() || a.out.empty()) {
     throw bad_input("orch exec: --spec and --out are required (or --worker)");
   }
+  // Before anything runs: a --out that is the database, a link or a file of another kind costs
+  // nothing. Only a new file, an empty one or an earlier result document is replaced.
+  check_output_target(a.out, g.db, OutputKind::kResultDocument);
   RunSpec spec = read_spec(a.spec);
   if (!a.write_outcome.empty()) {
     record_outcome(spec, a);

@@ -15,6 +15,7 @@
 #include "cli/plugin_loading.h"
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
+#include "report/output_target.h"
 #include "result/result_document.h"
 #include "runner/run_reset.h"
 #include "runner/runner.h"
@@ -34,9 +35,10 @@ int keep_copy(int fd) {
   return copy;
 }
 
-// Points `fd` at `path` (created or truncated, as a run's own process gets its logs).
+// Points `fd` at `path` (created or truncated, as a run's own process gets its logs), never
+// through a link planted at the log's name in the run folder.
 void point_at_file(int fd, const std::string& path) {
-  const int f = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int f = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (f < 0) {
     const int err = errno;
     throw sweep::EnvironmentFault("cannot open " + path + ": " + std::strerror(err), false, err);
@@ -54,9 +56,11 @@ void flush_streams() {
 
 // One request: the run, its document written. Errors reading the specification propagate (the
 // worker ends, and the sweep records the run failed with them, as for a run's own process).
-void run_request(const json& request, const PluginRegistry& registry, int seq) {
+void run_request(const json& request, const PluginRegistry& registry, const GlobalOptions& g,
+                 int seq) {
   const auto spec_path = request.at("spec").get<std::string>();
   const auto out = request.at("out").get<std::string>();
+  check_output_target(out, g.db, OutputKind::kResultDocument);  // as `orch exec --out` does
   RunSpec spec = run_spec_from_json(
       json::parse(read_bounded_file(spec_path, kMaxRunSpecBytes, "a run specification")));
   const std::int64_t batch = request.value("batch_size", std::int64_t{0});
@@ -108,7 +112,7 @@ int run_exec_worker(const GlobalOptions& g) {
     const json request = json::parse(line);
     point_at_file(STDOUT_FILENO, request.at("stdout").get<std::string>());
     point_at_file(STDERR_FILENO, request.at("stderr").get<std::string>());
-    run_request(request, registry, seq);
+    run_request(request, registry, g, seq);
     flush_streams();
     point_at_file(STDOUT_FILENO, "/dev/null");
     ::dup2(own_err, STDERR_FILENO);

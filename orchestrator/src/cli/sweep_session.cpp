@@ -14,6 +14,22 @@
 #include "sweep/sweep_paths.h"
 
 namespace orch::cli {
+namespace {
+
+// Opens (or creates) the database. A new one that fails before its schema is written (a full
+// disk) is removed again, so that no empty database stays behind for the run of the same
+// command that follows the fix.
+void open_store(std::optional<storage::Store>& store, const std::string& db) {
+  const bool existed = sweep::path_exists(db);
+  try {
+    store.emplace(db);
+  } catch (...) {
+    if (!existed) sweep::remove_new_database(db);
+    throw;
+  }
+}
+
+}  // namespace
 
 std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const std::string& command,
                                                  const std::string& name,
@@ -27,6 +43,10 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
   (void)process::become_child_subreaper();
   auto s = std::make_unique<SweepSession>();
   try {
+    // Run folders go under these two: a link planted there is refused before anything runs or
+    // is created (the database included).
+    sweep::check_own_folder(g.db + ".runs");
+    sweep::check_own_folder(sweep::sweep_work_dir(g.db, name));
     sweep::create_database_folder(g.db);
     s->lock.emplace(sweep::lock_path(g.db, name));
   } catch (const std::runtime_error& e) {
@@ -42,12 +62,9 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
     // lock_devices has said why (the holder, or the signal that stopped the wait).
     if (!s->devices) throw CommandFailure(exit_code, "");
   }
-  s->store.emplace(g.db);
+  open_store(s->store, g.db);
   try {
     s->lock->hold_database(g.db, name, command);
-    // Run folders go under these two: a link planted there is refused before anything runs.
-    sweep::check_own_folder(g.db + ".runs");
-    sweep::check_own_folder(sweep::sweep_work_dir(g.db, name));
   } catch (const std::runtime_error& e) {
     throw bad_input(who + e.what());
   }

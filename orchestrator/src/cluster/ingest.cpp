@@ -1,5 +1,7 @@
 #include "cluster/ingest.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 
@@ -54,6 +56,21 @@ std::int64_t Ingester::sweep_for(const std::string& name, const std::string& exp
 
 void Ingester::ingest_file(const fs::path& file, IngestReport& report) {
   std::error_code ec;
+  const fs::file_status st = fs::status(file, ec);
+  if (!ec && !fs::is_regular_file(st)) {
+    // A FIFO, a device (a link to /dev/zero) or a socket named *.json: never opened for a
+    // document, but named, once, as a malformed document is.
+    const auto not_regular = std::make_pair(std::uintmax_t{0}, fs::file_time_type::min());
+    if (auto [it, fresh] = seen_.emplace(file.string(), not_regular);
+        fresh || it->second != not_regular) {
+      it->second = not_regular;
+      struct stat mode {};
+      if (::stat(file.c_str(), &mode) != 0) mode.st_mode = 0;
+      report.malformed.push_back(file.string() + ": it is " + describe_file_type(mode.st_mode) +
+                                 ", not a regular file; a result document is a regular file");
+    }
+    return;
+  }
   const auto size = fs::file_size(file, ec);
   const auto mtime = fs::last_write_time(file, ec);
   if (ec) return;  // vanished (a task's rename) between listing and reading
@@ -126,7 +143,8 @@ IngestReport Ingester::ingest(const std::string& dir_arg) {
   }
   for (auto it = fs::recursive_directory_iterator(dir, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().extension() == ".json") files.push_back(it->path());
+    // Every *.json but a folder: one that is not a regular file is named, not passed over.
+    if (it->path().extension() == ".json" && !it->is_directory(ec)) files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) ingest_file(f, report);

@@ -26,6 +26,7 @@ std::string describe_file_type(unsigned mode) {
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
   if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";  // an lstat()'s mode
   return "not a regular file";
 }
 

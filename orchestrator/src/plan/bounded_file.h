@@ -22,8 +22,8 @@ struct BoundedReadError : std::runtime_error {
 std::string read_bounded_file(const std::string& path, std::size_t max_bytes,
                               const std::string& what);
 
-/// What a stat() mode is, for a message: "a folder", "a FIFO (named pipe)", "a character
-/// device", ...
+/// What a stat() or lstat() mode is, for a message: "a folder", "a FIFO (named pipe)", "a
+/// character device", "a symbolic link", ...
 std::string describe_file_type(unsigned mode);
 
 /// Limits for the files orch hands between its own processes: far above any real one, far

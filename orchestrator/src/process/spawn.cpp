@@ -95,7 +95,9 @@ int open_flags(int fd, Stdio::Kind kind) {
   if (fd == 0) return O_RDONLY;
   // No O_CLOEXEC: glibc closes the target descriptor before opening, so the file usually gets
   // that very number and would be closed again by the exec (the run's logs stayed empty).
-  return kind == Stdio::Kind::file ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY;
+  // A log file never through a link planted at its name (the run folders are in the user's
+  // folder, and orch may run as root): O_NOFOLLOW makes such an open fail, and the spawn with it.
+  return kind == Stdio::Kind::file ? O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW : O_WRONLY;
 }
 
 pid_t with_posix_spawn(const ChildOptions& o, Prepared& p) {

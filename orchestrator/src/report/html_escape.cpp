@@ -1,6 +1,8 @@
 // HTML escaping and UTF-8-aware shortening for the report.
 #include "report/html_escape.h"
 
+#include "plan/terminal_text.h"
+
 namespace orch {
 namespace {
 
@@ -67,6 +69,14 @@ std::string html_escape(std::string_view text) {
     if (n == 0) {
       out += kReplacement;
       ++i;
+      continue;
+    }
+    if (n > 1) {
+      // C1 controls and the invisible characters that reorder or break a line (U+202E and the
+      // like) are shown as the terminal's messages show them, `\u202e`: a browser would apply
+      // them to the report's title, headings and a script's stderr.
+      out += terminal_text(text.substr(i, n));
+      i += n;
       continue;
     }
     out.append(text.substr(i, n));

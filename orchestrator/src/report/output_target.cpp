@@ -2,9 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
 
+#include "plan/bounded_file.h"
 #include "report/input_error.h"
+#include "result/result_document.h"
 
 namespace orch {
 namespace {
@@ -17,6 +22,8 @@ std::string kind_name(OutputKind kind) {
       return "JSON export";
     case OutputKind::kHtml:
       return "HTML report";
+    case OutputKind::kResultDocument:
+      return "result document";
   }
   return "output";
 }
@@ -26,8 +33,21 @@ std::string skip_space(const std::string& s, std::size_t& i) {
   return s.substr(i);
 }
 
-// What an earlier output of this kind starts with (see to_csv, to_json, render_html_report).
-bool looks_like(const std::string& head, OutputKind kind) {
+// A result document's "format" key may come anywhere in its object (the keys are sorted), so
+// the whole file is read, within the bound every result document has.
+bool is_result_document(const std::string& path) {
+  try {
+    const auto doc = nlohmann::json::parse(
+        read_bounded_file(path, kMaxResultDocumentBytes, "a result document"));
+    return doc.is_object() && doc.value("format", nlohmann::json()) == kResultFormat;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// What an earlier output of this kind starts with (see to_csv, to_json, render_html_report,
+// result/result_document.h).
+bool looks_like(const std::string& head, OutputKind kind, const std::string& path) {
   switch (kind) {
     case OutputKind::kCsv:
       return head.rfind("run_id,sweep,", 0) == 0;
@@ -45,40 +65,78 @@ bool looks_like(const std::string& head, OutputKind kind) {
     case OutputKind::kHtml:
       return head.rfind("<!DOCTYPE html>", 0) == 0 &&
              head.find("<title>orch report:") != std::string::npos;
+    case OutputKind::kResultDocument:
+      return head.rfind("{", 0) == 0 && is_result_document(path);
   }
   return false;
 }
 
-}  // namespace
+// The first bytes of a regular file ("" when it cannot be read).
+std::string head_of(const std::string& path, std::size_t bytes) {
+  std::string head(bytes, '\0');
+  std::ifstream in(path, std::ios::binary);
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head;
+}
 
-void check_output_target(const std::string& output, const std::string& db_path, OutputKind kind) {
-  const std::string what = kind_name(kind);
-  struct stat out {};
-  if (::stat(output.c_str(), &out) != 0) {
-    // Nothing there yet, or a dangling link: not written through either.
-    struct stat dangling {};
-    if (::lstat(output.c_str(), &dangling) == 0) {
-      throw InputError("refusing to write the " + what + " to " + output +
-                       ": it is a symbolic link, and orch does not write through links");
+// What SQLite file `head` begins as ("" for none): the database's header, or the magic numbers
+// of its write-ahead log and its rollback journal.
+std::string sqlite_file_kind(const std::string& head) {
+  if (head.rfind(std::string("SQLite format 3\0", 16), 0) == 0) return "an SQLite database";
+  if (head.rfind("\x37\x7f\x06\x82", 0) == 0 || head.rfind("\x37\x7f\x06\x83", 0) == 0)
+    return "an SQLite write-ahead log";
+  if (head.rfind("\xd9\xd5\x05\xf9\x20\xa1\x63\xd7", 0) == 0) return "an SQLite rollback journal";
+  return {};
+}
+
+constexpr const char* kCompanions[] = {"-wal", "-journal", "-shm"};
+
+// DB-wal, DB-journal and DB-shm belong to the database DB beside them, even empty (a live WAL
+// database's log is empty after each checkpoint) or not there yet: written over, SQLite would
+// take the output for its journal. Refused by name, for any SQLite database.
+void refuse_companion_name(const std::string& output, const std::string& what) {
+  for (const std::string suffix : kCompanions) {
+    if (output.size() <= suffix.size() ||
+        output.compare(output.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
     }
-    return;
+    const std::string base = output.substr(0, output.size() - suffix.size());
+    struct stat st {};
+    if (::stat(base.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (sqlite_file_kind(head_of(base, 16)) != "an SQLite database") continue;
+    throw InputError("refusing to write the " + what + " to " + output + ": it is the " + suffix +
+                     " file of the SQLite database " + base + ", which SQLite keeps beside it");
   }
-  struct stat db {};
-  if (::stat(db_path.c_str(), &db) == 0 && db.st_dev == out.st_dev && db.st_ino == out.st_ino) {
-    throw InputError("refusing to write the " + what + " to " + output +
-                     ": it is the results database (--db " + db_path + ")");
-  }
-  struct stat link {};
-  if (::lstat(output.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
-    // Written through, a link planted in a shared folder would aim orch at its target.
-    throw InputError("refusing to write the " + what + " to " + output +
-                     ": it is a symbolic link, and orch does not write through links (give the "
-                     "real path" +
-                     std::string(kind == OutputKind::kHtml
-                                     ? ")"
-                                     : "; for standard output, leave -o out or give -o -)"));
-  }
+}
 
+// The results database and its journal files, under the spellings SQLite uses (the path given
+// and, links resolved, the real one).
+void refuse_database_files(const std::string& output, const struct stat& out,
+                           const std::string& db_path, const std::string& what) {
+  std::vector<std::string> bases{db_path};
+  if (char* real = ::realpath(db_path.c_str(), nullptr)) {
+    if (real != db_path) bases.emplace_back(real);
+    std::free(real);
+  }
+  for (const std::string& base : bases) {
+    for (const std::string suffix : {"", "-wal", "-journal", "-shm"}) {
+      struct stat db {};
+      if (::stat((base + suffix).c_str(), &db) != 0 || db.st_dev != out.st_dev ||
+          db.st_ino != out.st_ino) {
+        continue;
+      }
+      throw InputError("refusing to write the " + what + " to " + output + ": it is the results " +
+                       (suffix.empty() ? "database" : "database's " + suffix + " file") +
+                       " (--db " + db_path + ")");
+    }
+  }
+}
+
+// A folder, a disk or a socket is never an output; a character device or FIFO only for the kinds
+// that are written in place there.
+void refuse_special_file(const std::string& output, const struct stat& out, OutputKind kind,
+                         const std::string& what) {
   if (S_ISDIR(out.st_mode)) {
     throw InputError("cannot write the " + what + " to " + output + ": it is a folder");
   }
@@ -86,26 +144,50 @@ void check_output_target(const std::string& output, const std::string& db_path, 
     // A disk is never an output: the table written at its start would overwrite its data.
     throw InputError("refusing to write the " + what + " to " + output + ": it is a " +
                      (S_ISBLK(out.st_mode) ? "block device (a disk)" : "socket") +
-                     "; give a regular file, a character device such as /dev/null, a FIFO, or "
-                     "-o - for standard output");
+                     "; give a regular file, a character device such as /dev/null, a FIFO" +
+                     (kind == OutputKind::kResultDocument ? "" : ", or -o - for standard output"));
   }
-  if (!S_ISREG(out.st_mode)) {
-    if (kind != OutputKind::kHtml) return;  // a character device or FIFO: written to, not replaced
+  if (!S_ISREG(out.st_mode) && kind == OutputKind::kHtml) {
     throw InputError("refusing to write the " + what + " to " + output +
                      ": it is not a regular file, and the report replaces its target");
   }
+}
+
+std::string link_hint(OutputKind kind) {
+  switch (kind) {
+    case OutputKind::kCsv:
+    case OutputKind::kJson:
+      return " (give the real path; for standard output, leave -o out or give -o -)";
+    default:
+      return " (give the real path)";
+  }
+}
+
+}  // namespace
+
+void check_output_target(const std::string& output, const std::string& db_path, OutputKind kind) {
+  const std::string what = kind_name(kind);
+  struct stat out {};
+  const bool exists = ::stat(output.c_str(), &out) == 0;  // a link's target: the database's?
+  if (exists) refuse_database_files(output, out, db_path, what);
+  refuse_companion_name(output, what);
+  struct stat link {};
+  if (::lstat(output.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    // Written through, a link planted in a shared folder would aim orch at its target; a
+    // dangling one would create it.
+    throw InputError("refusing to write the " + what + " to " + output +
+                     ": it is a symbolic link, and orch does not write through links" +
+                     link_hint(kind));
+  }
+  if (!exists) return;  // nothing there yet
+  refuse_special_file(output, out, kind, what);
+  if (!S_ISREG(out.st_mode)) return;  // a character device or FIFO: written to, not replaced
   if (out.st_size == 0) return;
-  std::string head(4096, '\0');
-  {
-    std::ifstream in(output, std::ios::binary);
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string head = head_of(output, 4096);
+  if (const std::string sqlite = sqlite_file_kind(head); !sqlite.empty()) {
+    throw InputError("refusing to overwrite " + output + " with the " + what + ": it is " + sqlite);
   }
-  if (head.rfind(std::string("SQLite format 3\0", 16), 0) == 0) {
-    throw InputError("refusing to overwrite " + output + " with the " + what +
-                     ": it is an SQLite database");
-  }
-  if (!looks_like(head, kind)) {
+  if (!looks_like(head, kind, output)) {
     throw InputError("refusing to overwrite " + output + ": it exists and is not an earlier " +
                      what + " of orch; remove it first or choose another file");
   }

@@ -1,20 +1,23 @@
-// Where `orch export -o` and `orch report -o` may write: a typo or a shell completion must not
-// replace the results database (`-o results.db`) or any file that is not an earlier output of
-// the same kind.
+// Where `orch export -o`, `orch report -o` and `orch exec --out` may write: a typo or a shell
+// completion must not replace the results database (`-o results.db`), one of its journal files,
+// or any file that is not an earlier output of the same kind.
 #pragma once
 
 #include <string>
 
 namespace orch {
 
-enum class OutputKind { kCsv, kJson, kHtml };
+enum class OutputKind { kCsv, kJson, kHtml, kResultDocument };
 
 /// Throws InputError, naming the path and why, when `output` is a symbolic link (never written
-/// through), the database at `db_path` (under any spelling), a folder, an SQLite database, or an
-/// existing non-empty file that does not start as an orch export of this kind does (CSV: its header
-/// line; JSON: an array of run objects; HTML: an orch report). For kHtml, which is written by
-/// renaming over the target, anything but a regular file is refused too; an export may go to a
-/// device or FIFO (/dev/null, a named pipe), written in place, never replaced.
+/// through), the database at `db_path` (under any spelling) or its `-wal`, `-journal` or `-shm`
+/// file, such a file of any SQLite database (named DB-wal, DB-journal or DB-shm beside one), a
+/// folder, an SQLite database or journal, or an existing non-empty file that does not start as
+/// an orch output of this kind does (CSV: its header line; JSON: an array of run objects; HTML:
+/// an orch report; a result document: a JSON object whose format is "orch.result"). For kHtml,
+/// which is written by renaming over the target, anything but a regular file is refused too; the
+/// other kinds may go to a device or FIFO (/dev/null, a named pipe), written in place, never
+/// replaced.
 void check_output_target(const std::string& output, const std::string& db_path, OutputKind kind);
 
 }  // namespace orch

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
@@ -28,6 +27,7 @@
 #include "runner/out_of_memory.h"
 #include "runner/run_samplers.h"
 #include "storage/row_values.h"  // utc_now
+#include "sweep/environment_fault.h"
 #include "telemetry/gpu_facts.h"
 #include "telemetry/host_facts.h"
 #include "telemetry/host_sampler.h"
@@ -427,6 +427,21 @@ struct ScriptLaunch {
   std::string no_gpu;  // why the GPU is not sampled ("": it is, at pci_bus_id)
 };
 
+// The run's spec for the program, beside the result document: in a sweep, in the run's folder,
+// where something planted at the name (a link to another file, a FIFO) must never be written
+// through. Only a regular file (an earlier attempt's) is replaced, by renaming over it; anything
+// else is refused by name as the environment's fault, so the sweep stops and a resume runs the
+// run again once it is removed.
+void write_script_spec(const std::string& path, const std::string& text) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    throw sweep::EnvironmentFault("refusing to write the script's run specification " + path +
+                                  ": it is " + describe_file_type(st.st_mode) +
+                                  ", and orch writes only a regular file there; remove it");
+  }
+  sweep::write_file_atomically(path, text);
+}
+
 // Sets the document's device and environment and writes the run's spec for the program.
 ScriptLaunch prepare_launch(const RunSpec& spec, const ScriptDevice& device, const CudaDriver& cuda,
                             const std::string& spec_path, const std::string& report_path,
@@ -449,11 +464,7 @@ ScriptLaunch prepare_launch(const RunSpec& spec, const ScriptDevice& device, con
   } else {
     launch.no_gpu = "the run's device is the CPU";
   }
-  {
-    std::ofstream s(spec_path);
-    s << run_spec_json(spec).dump(2) << "\n";
-    if (!s.flush()) throw std::runtime_error("cannot write " + spec_path);
-  }
+  write_script_spec(spec_path, run_spec_json(spec).dump(2) + "\n");
   launch.argv = script_argv(spec);
   doc.environment = exec_environment(launch.pci_bus_id);
   doc.environment["script_argv"] = launch.argv;
@@ -540,7 +551,7 @@ void finish_script_document(ResultDocument& doc, const RunSamplers& telemetry,
   }
   // The program's failures are its configuration's; whether its GPU is still sound is the
   // sweep's device check to find, not exec's (a check here would make a CUDA context).
-  if (!measured) doc.failure_class = FailureClass::configuration;
+  if (!measured && !doc.failure_class) doc.failure_class = FailureClass::configuration;
   doc.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
   doc.finished_at = storage::utc_now();
 }
@@ -567,6 +578,12 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
     const ScriptLaunch launch = prepare_launch(spec, device, cuda, spec_path, report_path, doc);
     telemetry.start(spec, launch.pci_bus_id, launch.no_gpu);
     run_and_read(spec, launch, report_path, doc, telemetry);
+  } catch (const sweep::EnvironmentFault& e) {
+    // A file of the run's refused or not written: the surroundings' fault, not the program's.
+    telemetry.stop();
+    doc.status = RunStatus::failed;
+    doc.error = e.what();
+    doc.failure_class = FailureClass::environment;
   } catch (const std::exception& e) {
     telemetry.stop();
     doc.status = RunStatus::failed;

@@ -74,10 +74,10 @@ int write_and_close(int fd, std::string_view content) {
 // file of orch's goes, it would aim the write at its target), a folder, and, where the file is
 // to be replaced, anything but a regular file.
 void refuse_unless_writable(const std::string& path, const struct stat& st) {
+  // No hint of -o here: these writers also write the run folders' files, which no option names
+  // (export -o and report -o say theirs in report/output_target.cpp, before this is reached).
   if (S_ISLNK(st.st_mode)) {
-    refuse(path,
-           "it is a symbolic link, and orch does not write through links (give the real "
-           "path; for standard output, leave -o out or give -o -)");
+    refuse(path, "it is a symbolic link, and orch does not write through links; remove it");
   }
   if (S_ISDIR(st.st_mode)) refuse(path, "it is a folder");
 }

@@ -1,6 +1,8 @@
 #include "sweep/sweep_paths.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -44,8 +46,30 @@ std::string real_db_path(const std::string& db) {
 }
 
 void create_database_folder(const std::string& db) {
+  // "x.db/" names a folder: its parent_path() is x.db itself, which would be made here only for
+  // the database's open to refuse it. Refused first, so that nothing is created.
+  if (!db.empty() && db.back() == '/') {
+    throw EnvironmentFault("cannot use the database " + db +
+                           ": the path ends in '/', so it names a folder; pass the path of a "
+                           "database file");
+  }
   const std::filesystem::path folder = std::filesystem::path(real_db_path(db)).parent_path();
   if (!folder.empty()) create_directories(folder.string());
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void remove_new_database(const std::string& db) {
+  struct stat st {};
+  if (::lstat(db.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) return;
+  ::unlink(db.c_str());
+  for (const char* suffix : {"-wal", "-journal", "-shm"}) {
+    const std::string companion = db + suffix;
+    if (::lstat(companion.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(companion.c_str());
+  }
 }
 
 }  // namespace orch::sweep

@@ -23,7 +23,16 @@ std::string real_db_path(const std::string& db);
 
 /// Creates the folder a database is to be written in, with its parents, if missing: a command
 /// that writes `--db results/night.db` in a fresh checkout makes `results/` as `mkdir -p` would.
-/// Throws EnvironmentFault (naming the folder and the error) where it cannot.
+/// Throws EnvironmentFault (naming the folder and the error) where it cannot, and, creating
+/// nothing, for a path that ends in '/' (a folder's).
 void create_database_folder(const std::string& db);
+
+/// Whether anything is at `path` (a dangling symbolic link counts).
+bool path_exists(const std::string& path);
+
+/// Removes the database file at `db` that this process created when it is still empty (no
+/// schema was written: a full disk, say), with its -wal, -journal and -shm files. A database
+/// with anything in it, or anything that is not a regular file, is left as it is.
+void remove_new_database(const std::string& db);
 
 }  // namespace orch::sweep

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
@@ -183,14 +184,60 @@ RgbImage render_image(std::uint64_t seed, int cls, int index) {
 
 namespace {
 
+// What one `dataset make` created, removed again when it fails (a full disk, a folder in the
+// way): exit 4 says "fix it and run the same command again", and the same command refuses a
+// DIR/train that is not empty, so nothing of a failed make may stay behind. Only what this
+// invocation made is removed: files it created exclusively, then folders it made, emptied.
+class CreatedPaths {
+ public:
+  void folder(const fs::path& p) { folders_.push_back(p); }
+  void file(const fs::path& p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    files_.push_back(p);
+  }
+  void remove() {
+    for (const auto& f : files_) ::unlink(f.c_str());
+    for (auto it = folders_.rbegin(); it != folders_.rend(); ++it) ::rmdir(it->c_str());
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<fs::path> files_, folders_;
+};
+
+// DIR and those of its parents that are missing, made as `mkdir -p` would, each recorded.
+void make_dir(const fs::path& dir, CreatedPaths& created) {
+  fs::path p = dir.lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "data/" is "data"
+  std::vector<fs::path> missing;
+  for (; !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0) break;
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0755) == 0) {
+      created.folder(*it);
+    } else if (const int err = errno; err != EEXIST) {
+      throw write_error(it->string(), "cannot create", err);
+    }
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw write_error(dir.string(), "cannot create", ENOTDIR);
+}
+
 // DIR (made when missing), DIR/train and its class folders, each a real folder: a symbolic
 // link planted at DIR/train or at a class's name would aim the dataset's files at its target.
-void make_own_folders(const fs::path& dir, const fs::path& train, int classes) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw write_error(dir.string(), "cannot create", ec.value());
-  const auto own_folder = [](const fs::path& p, bool may_exist) {
-    if (::mkdir(p.c_str(), 0755) == 0) return;
+void make_own_folders(const fs::path& dir, const fs::path& train, int classes,
+                      CreatedPaths& created) {
+  make_dir(dir, created);
+  const auto own_folder = [&created](const fs::path& p, bool may_exist) {
+    if (::mkdir(p.c_str(), 0755) == 0) {
+      created.folder(p);
+      return;
+    }
     const int err = errno;
     struct stat st {};
     if (err != EEXIST || ::lstat(p.c_str(), &st) != 0)
@@ -203,16 +250,20 @@ void make_own_folders(const fs::path& dir, const fs::path& train, int classes) {
     if (!may_exist) throw DatasetError(p.string() + ": already exists (nothing is overwritten)");
   };
   own_folder(train, /*may_exist=*/true);
+  std::error_code ec;
   if (!fs::is_empty(train, ec) || ec)
     throw DatasetError(train.string() +
                        ": already exists and is not empty (nothing is overwritten)");
   for (int c = 0; c < classes; ++c) own_folder(train / class_folder_name(c), false);
 }
 
-// A new file, created exclusively and never through a link planted at its name.
-void write_new_file(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+// A new file, created exclusively and never through a link planted at its name; recorded as
+// soon as it exists, so a failed write's partial file is removed with the rest.
+void write_new_file(const fs::path& path, const std::vector<std::uint8_t>& bytes,
+                    CreatedPaths& created) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw write_error(path.string(), "cannot create", errno);
+  created.file(path);
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -234,27 +285,33 @@ GeneratorSummary make_dataset(const fs::path& dir, const GeneratorOptions& o) {
     throw DatasetError("--classes and --per-class must be at least 1");
   if (o.quality < 1 || o.quality > 100) throw DatasetError("--quality must be within 1..100");
   const fs::path train = dir / "train";
-  make_own_folders(dir, train, o.classes);
+  CreatedPaths created;
   std::atomic<std::uint64_t> bytes{0}, widths{0}, heights{0};
   std::atomic<std::int64_t> done{0};
   std::mutex progress_mutex;
   const std::int64_t n = static_cast<std::int64_t>(o.classes) * o.per_class;
-  parallel_for(n, o.workers > 0 ? o.workers : default_workers(), [&](std::int64_t i) {
-    const int c = static_cast<int>(i / o.per_class), k = static_cast<int>(i % o.per_class);
-    const RgbImage image = render_image(o.seed, c, k);
-    const std::vector<std::uint8_t> jpeg = encode_jpeg(image, o.quality);
-    const std::string name = class_folder_name(c);
-    const fs::path path = train / name / fmt::format("{}_{}.JPEG", name, k);
-    write_new_file(path, jpeg);
-    bytes += jpeg.size();
-    widths += static_cast<std::uint64_t>(image.width);
-    heights += static_cast<std::uint64_t>(image.height);
-    const std::int64_t finished = ++done;
-    if (o.progress && progress_mutex.try_lock()) {
-      std::lock_guard<std::mutex> lock(progress_mutex, std::adopt_lock);
-      o.progress(finished, n);
-    }
-  });
+  try {
+    make_own_folders(dir, train, o.classes, created);
+    parallel_for(n, o.workers > 0 ? o.workers : default_workers(), [&](std::int64_t i) {
+      const int c = static_cast<int>(i / o.per_class), k = static_cast<int>(i % o.per_class);
+      const RgbImage image = render_image(o.seed, c, k);
+      const std::vector<std::uint8_t> jpeg = encode_jpeg(image, o.quality);
+      const std::string name = class_folder_name(c);
+      const fs::path path = train / name / fmt::format("{}_{}.JPEG", name, k);
+      write_new_file(path, jpeg, created);
+      bytes += jpeg.size();
+      widths += static_cast<std::uint64_t>(image.width);
+      heights += static_cast<std::uint64_t>(image.height);
+      const std::int64_t finished = ++done;
+      if (o.progress && progress_mutex.try_lock()) {
+        std::lock_guard<std::mutex> lock(progress_mutex, std::adopt_lock);
+        o.progress(finished, n);
+      }
+    });
+  } catch (...) {
+    created.remove();  // every worker has stopped: parallel_for joins them before it throws
+    throw;
+  }
   GeneratorSummary s;
   s.files = n;
   s.bytes = bytes;
