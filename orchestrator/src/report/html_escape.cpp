@@ -1,7 +1,7 @@
 // HTML escaping and UTF-8-aware shortening for the report.
 #include "report/html_escape.h"
 
-#include "plan/terminal_text.h"
+#include "text/terminal_text.h"
 
 namespace orch {
 namespace {
