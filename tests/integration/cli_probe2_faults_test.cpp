@@ -23,18 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
-
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
-constexpr const char* kTiny = R"(name: tiny
-base:
-  model: {plugin: resnet, depth: 18}
-  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
-  batch_size: 4
-  steps: {warmup: 1, measure: 3}
-  device: cpu
-)";
+using test::kTiny;
+using test::q;
+using test::write;
 
 // A script workload whose program is never reached in these tests (its files are refused
 // first); it ends without a report if it is.
