@@ -10,10 +10,13 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "conv_bn_from_stats.h"
 #include "gpu/gpu_test_support.h"
@@ -59,20 +62,42 @@ double rel(const torch::Tensor& a, const torch::Tensor& b) {
   return (a - b).norm().item<double>() / (b.norm().item<double>() + 1e-12);
 }
 
-/// Every parameter's gradient in `got` within twice the one-stream model's own run-to-run
-/// difference (`again` against `ref`) plus 1e-4 relative: a weight gradient lost, counted twice
-/// or read before it was written is off by far more.
+/// `got` against the one-stream gradients `ref`, with `again` (the one-stream model run once
+/// more) as the noise floor. Some parameters' gradients are mostly rounding noise at this size
+/// (their run-to-run difference is of their own size), so three checks, each of which a weight
+/// gradient lost, counted twice or read before it was written fails: every parameter within
+/// twice its own noise plus 1e-4 relative; every parameter's norm within twice its noise in
+/// norm plus 5% (a lost gradient has norm 0, a doubled one twice the norm); and all parameters
+/// as one vector within twice the whole noise plus 1e-3.
 void check_within_noise(const Grads& got, const Grads& ref, const Grads& again) {
+  std::vector<torch::Tensor> all_got, all_ref, all_again;
+  std::string noisiest;
   double worst = 0, worst_noise = 0;
   for (const auto& [name, r] : ref) {
-    const double noise = rel(again.at(name), r);
-    const double off = rel(got.at(name), r);
-    INFO(name << ": off " << off << ", noise " << noise);
+    const auto& g = got.at(name);
+    const auto& a = again.at(name);
+    const double noise = rel(a, r);
+    const double off = rel(g, r);
+    const double r_norm = r.norm().item<double>() + 1e-12;
+    const double norm_off = std::abs(g.norm().item<double>() / r_norm - 1);
+    const double norm_noise = std::abs(a.norm().item<double>() / r_norm - 1);
+    INFO(name << ": off " << off << ", noise " << noise << "; norm off " << norm_off
+              << ", norm noise " << norm_noise);
     CHECK(off <= 2 * noise + 1e-4);
+    CHECK(norm_off <= 2 * norm_noise + 0.05);
+    if (noise > worst_noise) noisiest = name;
     worst = std::max(worst, off);
     worst_noise = std::max(worst_noise, noise);
+    all_got.push_back(g.flatten());
+    all_ref.push_back(r.flatten());
+    all_again.push_back(a.flatten());
   }
-  std::cout << "worst parameter: off " << worst << ", one-stream noise " << worst_noise << "\n";
+  const auto whole_ref = torch::cat(all_ref);
+  const double whole = rel(torch::cat(all_got), whole_ref);
+  const double whole_noise = rel(torch::cat(all_again), whole_ref);
+  std::cout << "worst parameter: off " << worst << ", one-stream noise " << worst_noise << " ("
+            << noisiest << "); all parameters: off " << whole << ", noise " << whole_noise << "\n";
+  CHECK(whole <= 2 * whole_noise + 1e-3);
 }
 
 struct Models {
