@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conv_bn_from_stats.h"
@@ -114,6 +115,16 @@ Models make_models(resnet::DgradGraphMode dgrad) {
   return m;
 }
 
+/// The one-stream model's gradients from two backward passes on the same batch, each from
+/// none: the reference and its run-to-run noise. The second pass's gradients stay in place.
+std::pair<Grads, Grads> one_stream_twice(Models& m) {
+  test::forward_backward(m.one, m.images, m.labels);
+  Grads ref = grads_of(m.one);
+  clear_grads(m.one);
+  test::forward_backward(m.one, m.images, m.labels);
+  return {std::move(ref), grads_of(m.one)};
+}
+
 }  // namespace
 
 TEST_CASE("wgrad_stream: a ResNet50's gradients are the one-stream model's, within its noise",
@@ -123,11 +134,7 @@ TEST_CASE("wgrad_stream: a ResNet50's gradients are the one-stream model's, with
     INFO("dgrad_graph " << resnet::to_string(dgrad));
     Models m = make_models(dgrad);
     auto step = [&](resnet::ResNet& net) { test::forward_backward(net, m.images, m.labels); };
-    step(m.one);
-    const Grads ref = grads_of(m.one);
-    clear_grads(m.one);
-    step(m.one);
-    const Grads again = grads_of(m.one);
+    const auto [ref, again] = one_stream_twice(m);
 
     const auto stats_before = resnet::conv_bn_from_stats_counters();
     const auto before = resnet::wgrad_stream_counters();
@@ -158,11 +165,7 @@ TEST_CASE("wgrad_stream: a captured forward and backward replays to the eager gr
   const test::DeterministicCudnn deterministic;
   Models m = make_models(resnet::DgradGraphMode::kAuto);
   auto step = [&](resnet::ResNet& net) { test::forward_backward(net, m.images, m.labels); };
-  step(m.one);
-  const Grads ref = grads_of(m.one);
-  clear_grads(m.one);
-  step(m.one);
-  const Grads again = grads_of(m.one);
+  const auto [ref, again] = one_stream_twice(m);
 
   auto side = c10::cuda::getStreamFromPool();
   c10::cuda::getCurrentCUDAStream().synchronize();
