@@ -10,7 +10,9 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "plan/planner.h"
 #include "unit/plan_test_catalog.h"
@@ -103,6 +105,40 @@ TEST_CASE("plan memory: repeats count, and so does the length of the values",
       matrix_yaml(200, 1, 1, tagged) + "  model.tag: [a, " + std::string(100000, 'x') + "]\n";
   const PlanError e = test::plan_failure(longs, with_memory(memory), catalog);
   CHECK_THAT(e.what(), Contains("the plan has 400 runs"));
+}
+
+TEST_CASE("plan memory: a count past 2^64 is said as such, not as the number it saturates at",
+          "[plan][plan_memory]") {
+  // Sixteen axes of 16 values: 2^64 configurations, one more than a size_t holds.
+  FixedCatalog catalog(test::real_plugins());
+  std::vector<ParamSpec> params;
+  std::string yaml = "name: huge\nbase:\n  model: {plugin: wide}\n  repeat: REPEAT\nmatrix:\n";
+  for (int a = 0; a < 16; ++a) {
+    const std::string name = "p" + std::to_string(a);
+    params.push_back(
+        ParamSpec{name, ParamType::kInt, std::int64_t{0}, {}, std::nullopt, std::nullopt, ""});
+    yaml += "  model." + name + ": [";
+    for (int v = 0; v < 16; ++v) yaml += (v ? "," : "") + std::to_string(v);
+    yaml += "]\n";
+  }
+  catalog.add(test::plugin("wide", PluginKind::kModel, params));
+  const auto with_repeat = [&](int repeat) {
+    std::string y = yaml;
+    return y.replace(y.find("REPEAT"), 6, std::to_string(repeat));
+  };
+  const std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+  // --max-runs at its largest: memory refuses it.
+  const PlanError memory =
+      test::plan_failure(with_repeat(1), with_memory(64 * kMiB, unlimited), catalog);
+  INFO(memory.what());
+  CHECK_THAT(memory.what(), Contains("the plan has 2^64 or more runs (2^64 or more configurations "
+                                     "before exclude x 1 repeats)"));
+  // Two repeats: over --max-runs, and the runs saturate rather than wrap.
+  const PlanError runs =
+      test::plan_failure(with_repeat(2), with_memory(64 * kMiB, unlimited), catalog);
+  INFO(runs.what());
+  CHECK_THAT(runs.what(), Contains("the plan has 2^64 or more runs (2^64 or more configurations "
+                                   "before exclude x 2 repeats)"));
 }
 
 TEST_CASE("plan memory: the repeats of a configuration share its text", "[plan][plan_memory]") {

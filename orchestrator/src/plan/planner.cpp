@@ -186,35 +186,44 @@ class Planner {
     apply_setting(base_, o.path, o.value, o.path.text, catalog_);
   }
 
-  [[noreturn]] void too_many(std::size_t configs, bool before_exclude, std::int64_t repeats) {
-    std::size_t runs =
-        configs > std::numeric_limits<std::size_t>::max() / static_cast<std::size_t>(repeats)
-            ? std::numeric_limits<std::size_t>::max()
-            : configs * static_cast<std::size_t>(repeats);
-    std::string what = std::to_string(runs) + " runs (" + std::to_string(configs) +
-                       " configurations" + (before_exclude ? " before exclude" : "") + " x " +
-                       std::to_string(repeats) + " repeats)";
-    throw PlanError(matrix_.present ? matrix_.spec.mark : base_mark_,
-                    matrix_.present ? "matrix" : "base.repeat",
-                    "the plan has " + what + ", more than the limit of " +
-                        std::to_string(opts_.max_runs) + "; raise it with --max-runs");
+  // Counts saturate at the largest size_t (matrix_size does, and so does runs_of): such a
+  // count is said as what it is, at least 2^64, not as that one number.
+  static std::string count_text(std::size_t n) {
+    return n == std::numeric_limits<std::size_t>::max() ? "2^64 or more" : std::to_string(n);
+  }
+  static std::size_t runs_of(std::size_t configs, std::int64_t repeats) {
+    const auto r = static_cast<std::size_t>(repeats);
+    return configs > std::numeric_limits<std::size_t>::max() / r
+               ? std::numeric_limits<std::size_t>::max()
+               : configs * r;
+  }
+  static std::string runs_text(std::size_t configs, bool before_exclude, std::int64_t repeats) {
+    return count_text(runs_of(configs, repeats)) + " runs (" + count_text(configs) +
+           " configurations" + (before_exclude ? " before exclude" : "") + " x " +
+           std::to_string(repeats) + " repeats)";
   }
 
-  // Only ever under --max-runs (too_many comes first), so `runs` does not overflow.
+  [[noreturn]] void too_many(std::size_t configs, bool before_exclude, std::int64_t repeats) {
+    throw PlanError(matrix_.present ? matrix_.spec.mark : base_mark_,
+                    matrix_.present ? "matrix" : "base.repeat",
+                    "the plan has " + runs_text(configs, before_exclude, repeats) +
+                        ", more than the limit of " + std::to_string(opts_.max_runs) +
+                        "; raise it with --max-runs");
+  }
+
+  // --max-runs may be as large as the count itself, so `runs` saturates here too.
   [[noreturn]] void too_big_for_memory(std::size_t configs, bool before_exclude,
                                        std::int64_t repeats, std::uint64_t per_run,
                                        std::uint64_t memory) {
-    const std::size_t runs = configs * static_cast<std::size_t>(repeats);
+    const std::size_t runs = runs_of(configs, repeats);
     constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
     const std::uint64_t needs = runs > kMax / per_run ? kMax : runs * per_run;
     const std::size_t fit = runs_that_fit(memory, per_run);
     throw PlanError(
         matrix_.present ? matrix_.spec.mark : base_mark_, matrix_.present ? "matrix" : "base",
-        "the plan has " + std::to_string(runs) + " runs (" + std::to_string(configs) +
-            " configurations" + (before_exclude ? " before exclude" : "") + " x " +
-            std::to_string(repeats) + " repeats): building it needs " + approximate_size(needs) +
-            " of memory (" + approximate_size(per_run) + " a run), and this process can allocate " +
-            approximate_size(memory) +
+        "the plan has " + runs_text(configs, before_exclude, repeats) + ": building it needs " +
+            approximate_size(needs) + " of memory (" + approximate_size(per_run) +
+            " a run), and this process can allocate " + approximate_size(memory) +
             " (the least of the system's available memory, ulimit -v and ulimit -d), of which a "
             "plan may take half: about " +
             std::to_string(fit) +
