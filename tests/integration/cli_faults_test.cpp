@@ -272,6 +272,27 @@ TEST_CASE("submit writes nothing through a link planted at DB.slurm or its sweep
   }
 }
 
+TEST_CASE("submit writes nothing through a link planted at a temporary name in its folder",
+          "[cli]") {
+  // A fixed PATH.tmp beside each file it writes was once opened following a link.
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path victim = tmp.path() / "victim.txt";
+  write(victim, "keep me\n");
+  const fs::path db = tmp.path() / "s.db";
+  const fs::path folder = fs::path(db.string() + ".slurm") / "tiny";
+  fs::create_directories(folder / "specs");
+  for (const char* name : {"submit.sbatch.tmp", "index.json.tmp", "specs/0.json.tmp"})
+    fs::create_symlink(victim, folder / name);
+  auto r =
+      test::run_orch("--db " + q(db) + " submit --slurm --dry-run " + q(tmp.path() / "tiny.yaml"));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(test::slurp(victim) == "keep me\n");
+  CHECK(fs::is_regular_file(folder / "submit.sbatch"));
+  CHECK(fs::is_regular_file(folder / "index.json"));
+}
+
 TEST_CASE("a --db that is a FIFO or a folder is refused at once, by read and write commands",
           "[cli]") {
   test::TempDir tmp;

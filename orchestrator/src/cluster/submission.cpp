@@ -8,21 +8,17 @@
 
 #include "plan/run_spec_json.h"
 #include "result/run_status.h"
+#include "sweep/environment_fault.h"
 
 namespace orch::cluster {
 namespace {
 
 namespace fs = std::filesystem;
 
+// The checked writer (a temporary name of this process's, created exclusively, renamed over a
+// regular file only): a fixed "PATH.tmp" opened with an ofstream followed a link planted there.
 void write_file(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
+  sweep::write_file_atomically(path.string(), text);
 }
 
 }  // namespace
