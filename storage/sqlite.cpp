@@ -3,9 +3,9 @@
 
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <iostream>
-#include <vector>
+
+#include "storage/database_files.h"
 
 namespace orch::storage {
 namespace {
@@ -46,13 +46,8 @@ void refuse_special_file(const std::string& path) {
 // SQLite refuses it, saying only "unable to open database file", so it is said here by name.
 void refuse_planted_companions(const std::string& path) {
   if (path.empty() || path == ":memory:") return;
-  std::vector<std::string> bases{path};
-  if (char* real = ::realpath(path.c_str(), nullptr)) {
-    if (real != path) bases.emplace_back(real);
-    std::free(real);
-  }
-  for (const std::string& base : bases) {
-    for (const char* suffix : {"-journal", "-wal", "-shm"}) {
+  for (const std::string& base : database_spellings(path)) {
+    for (const char* suffix : kCompanionSuffixes) {
       const std::string companion = base + suffix;
       struct stat st {};
       if (::lstat(companion.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;

@@ -2,14 +2,13 @@
 
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <vector>
 
 #include "plan/bounded_file.h"
 #include "report/input_error.h"
 #include "result/result_document.h"
+#include "storage/database_files.h"
 
 namespace orch {
 namespace {
@@ -90,13 +89,11 @@ std::string sqlite_file_kind(const std::string& head) {
   return {};
 }
 
-constexpr const char* kCompanions[] = {"-wal", "-journal", "-shm"};
-
 // DB-wal, DB-journal and DB-shm belong to the database DB beside them, even empty (a live WAL
 // database's log is empty after each checkpoint) or not there yet: written over, SQLite would
 // take the output for its journal. Refused by name, for any SQLite database.
 void refuse_companion_name(const std::string& output, const std::string& what) {
-  for (const std::string suffix : kCompanions) {
+  for (const std::string suffix : storage::kCompanionSuffixes) {
     if (output.size() <= suffix.size() ||
         output.compare(output.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
@@ -114,22 +111,17 @@ void refuse_companion_name(const std::string& output, const std::string& what) {
 // and, links resolved, the real one).
 void refuse_database_files(const std::string& output, const struct stat& out,
                            const std::string& db_path, const std::string& what) {
-  std::vector<std::string> bases{db_path};
-  if (char* real = ::realpath(db_path.c_str(), nullptr)) {
-    if (real != db_path) bases.emplace_back(real);
-    std::free(real);
-  }
-  for (const std::string& base : bases) {
-    for (const std::string suffix : {"", "-wal", "-journal", "-shm"}) {
-      struct stat db {};
-      if (::stat((base + suffix).c_str(), &db) != 0 || db.st_dev != out.st_dev ||
-          db.st_ino != out.st_ino) {
-        continue;
-      }
+  const auto refuse_if_same = [&](const std::string& file, const std::string& which) {
+    struct stat db {};
+    if (::stat(file.c_str(), &db) == 0 && db.st_dev == out.st_dev && db.st_ino == out.st_ino) {
       throw InputError("refusing to write the " + what + " to " + output + ": it is the results " +
-                       (suffix.empty() ? "database" : "database's " + suffix + " file") +
-                       " (--db " + db_path + ")");
+                       which + " (--db " + db_path + ")");
     }
+  };
+  for (const std::string& base : storage::database_spellings(db_path)) {
+    refuse_if_same(base, "database");
+    for (const std::string suffix : storage::kCompanionSuffixes)
+      refuse_if_same(base + suffix, "database's " + suffix + " file");
   }
 }
 

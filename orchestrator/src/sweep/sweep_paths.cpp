@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "plan/content_hash.h"
+#include "storage/database_files.h"
 #include "sweep/environment_fault.h"
 
 namespace orch::sweep {
@@ -66,7 +67,7 @@ void remove_new_database(const std::string& db) {
   struct stat st {};
   if (::lstat(db.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) return;
   ::unlink(db.c_str());
-  for (const char* suffix : {"-wal", "-journal", "-shm"}) {
+  for (const char* suffix : storage::kCompanionSuffixes) {
     const std::string companion = db + suffix;
     if (::lstat(companion.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(companion.c_str());
   }
