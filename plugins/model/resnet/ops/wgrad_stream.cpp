@@ -42,7 +42,9 @@ std::map<c10::DeviceIndex, DeviceState>& devices() {
 DeviceState& state_of(c10::DeviceIndex device) {
   auto it = devices().find(device);
   if (it == devices().end())
-    it = devices().emplace(device, DeviceState{c10::cuda::getStreamFromPool(false, device)}).first;
+    it = devices()
+             .emplace(device, DeviceState{c10::cuda::getStreamFromPool(false, device), -1, {}})
+             .first;
   return it->second;
 }
 
