@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "plan/bounded_file.h"
@@ -222,7 +221,11 @@ class Attempt {
     if (left.empty()) return {};
     const std::string said = "the run's process left " + process::describe_leftovers(left) +
                              " running when it ended; ended them";
-    std::ofstream(dir_ / "stderr.log", std::ios::app) << "orch: " << said << "\n";
+    try {
+      append_to_file((dir_ / "stderr.log").string(), "orch: " + said + "\n");
+    } catch (const EnvironmentFault&) {
+      // The log only repeats it: the sentence still reaches the run's error.
+    }
     return said;
   }
 

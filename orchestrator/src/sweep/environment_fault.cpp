@@ -157,6 +157,27 @@ void write_file_atomically(const std::string& path, std::string_view content) {
 
 void create_empty_file(const std::string& path) { write_file(path, {}); }
 
+void append_to_file(const std::string& path, std::string_view content) {
+  if (const int err = injected_write_fault(path)) fail(path, err);
+  // Only an existing regular file, opened without following a final link and without waiting
+  // on a FIFO: the file may be a run's log, which the run's own program could have replaced.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    struct stat st {};
+    if (errno == ELOOP && ::lstat(path.c_str(), &st) == 0) refuse_unless_writable(path, st);
+    if (errno == ENXIO) refuse(path, "it is a FIFO with no reader");
+    fail(path, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    refuse(path,
+           "it is not a regular file (a device, FIFO or socket), and orch appends only to "
+           "files");
+  }
+  if (const int err = write_and_close(fd, content)) fail(path, err);
+}
+
 void check_own_folder(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) return;  // absent: created when needed

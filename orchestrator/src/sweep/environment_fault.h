@@ -54,6 +54,11 @@ void write_file_atomically(const std::string& path, std::string_view content);
 /// Creates an empty file (truncating a regular one that exists), checked like write_file.
 void create_empty_file(const std::string& path);
 
+/// Appends `content` to the regular file at `path`, which must exist: a symbolic link, FIFO,
+/// device or folder there is refused (EnvironmentFault naming it), never written through or
+/// waited on; any failure to write throws as write_file does.
+void append_to_file(const std::string& path, std::string_view content);
+
 /// Creates the folder and its parents, checked.
 void create_directories(const std::string& dir);
 
