@@ -1,6 +1,8 @@
 // open_sweep_session (sweep_session.h).
 #include "cli/sweep_session.h"
 
+#include <sys/stat.h>
+
 #include <iostream>
 
 #include "cli/command_failure.h"
@@ -55,6 +57,22 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
     throw CommandFailure(fault && fault->storage_fault() ? kExitEnvironment : kExitBadInput,
                          who + e.what());
   }
+  // The same sweep through another name of the file (a hard link) is "already running", said
+  // at once, not a wait for the devices that sweep holds: the file's lock comes first when the
+  // file is there to lock. A new database has no other name yet.
+  bool held = false;
+  struct stat db_file {};
+  if (::stat(g.db.c_str(), &db_file) == 0 && S_ISREG(db_file.st_mode)) {
+    try {
+      s->lock->hold_database(g.db, name, command);
+      held = true;
+    } catch (const sweep::SweepAlreadyRunning& e) {
+      throw bad_input(who + e.what());
+    } catch (const std::runtime_error&) {
+      // A file that cannot be locked (not a database, read-only): the store says what it is
+      // first, below, as for a new one.
+    }
+  }
   {
     StopSignals stop;
     int exit_code = kExitOk;
@@ -63,10 +81,12 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
     if (!s->devices) throw CommandFailure(exit_code, "");
   }
   open_store(s->store, g.db);
-  try {
-    s->lock->hold_database(g.db, name, command);
-  } catch (const std::runtime_error& e) {
-    throw bad_input(who + e.what());
+  if (!held) {
+    try {
+      s->lock->hold_database(g.db, name, command);
+    } catch (const std::runtime_error& e) {
+      throw bad_input(who + e.what());
+    }
   }
   return s;
 }

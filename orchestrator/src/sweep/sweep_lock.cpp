@@ -103,8 +103,8 @@ bool SweepLock::try_take() {
     while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
     ::close(fd_);
     fd_ = -1;
-    throw std::runtime_error("this sweep is already running (lock " + path + " held by " + who +
-                             "); wait for it to finish or stop it first");
+    throw SweepAlreadyRunning("this sweep is already running (lock " + path + " held by " + who +
+                              "); wait for it to finish or stop it first");
   }
   if (!same_file(fd_, path)) {  // its holder removed it as it ended: lock the path's new file
     ::close(fd_);
@@ -159,7 +159,7 @@ void SweepLock::lock_database_file(const std::string& db_path, const std::string
       g_spare_fds[{st.st_dev, st.st_ino}].push_back(fd);
     }
     if (err != EAGAIN && err != EACCES) fail(err);
-    throw std::runtime_error(
+    throw SweepAlreadyRunning(
         "this sweep is already running on the same database file through another path to it "
         "(a hard link or a mount of " +
         db_path + ", or another ORCH_LOCK_DIR); wait for it to finish or stop it first");
@@ -183,12 +183,18 @@ void SweepLock::hold_database(const std::string& db_path, const std::string& swe
   std::string holder;
   inode_fd_ = try_lock_file(device_lock_dir(), key, lock_holder_text(command, sweep_name), holder);
   if (inode_fd_ < 0) {
-    throw std::runtime_error(
+    throw SweepAlreadyRunning(
         "this sweep is already running on the same database file through "
         "another path to it (a hard link or a mount of " +
         db_path + "): held by " + holder + "; wait for it to finish or stop it first");
   }
-  lock_database_file(db_path, sweep_name);
+  try {
+    lock_database_file(db_path, sweep_name);
+  } catch (...) {
+    ::close(inode_fd_);  // held by nobody again: a later call takes it afresh
+    inode_fd_ = -1;
+    throw;
+  }
 }
 
 std::string lock_path(const std::string& db_path, const std::string& sweep_name) {

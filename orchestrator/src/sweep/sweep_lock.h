@@ -9,13 +9,20 @@
 
 #include <sys/types.h>
 
+#include <stdexcept>
 #include <string>
 
 namespace orch::sweep {
 
+/// Another process holds this sweep (of this database file, through any path to it).
+struct SweepAlreadyRunning : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class SweepLock {
  public:
-  /// Takes the lock or throws std::runtime_error naming the holder (pid, host) from the file.
+  /// Takes the lock or throws SweepAlreadyRunning naming the holder (pid, host) from the file
+  /// (std::runtime_error for a lock file it refuses).
   explicit SweepLock(const std::string& path);
   SweepLock(const SweepLock&) = delete;
   SweepLock& operator=(const SweepLock&) = delete;
@@ -26,8 +33,9 @@ class SweepLock {
   /// (device_lock.h), which names the holder, and with a lock on one byte of the file (an
   /// open file description lock at an offset given by the sweep's name), which meets every
   /// other path to it (a hard link, a bind mount) whatever ORCH_LOCK_DIR each process has.
-  /// Call once the database exists (the Store opened it). Throws std::runtime_error, as the
-  /// constructor does, when another process holds this sweep of the same file.
+  /// Call once the database file exists. Throws SweepAlreadyRunning when another process holds
+  /// this sweep of the same file, std::runtime_error when the file cannot be locked; either way
+  /// nothing of the attempt stays held, so it may be called again.
   void hold_database(const std::string& db_path, const std::string& sweep_name,
                      const std::string& command = "sweep");
 
