@@ -80,26 +80,25 @@ TEST_CASE("a script run never writes its specification through a link planted be
   REQUIRE(runs.size() == 1);
   CHECK(runs[0].status == "interrupted");
 
-  // `orch exec --out X` writes X.script-spec.json beside X: the same refusal, naming it.
+  // `orch exec --out X` writes X.script-spec.json beside X: the same refusal, naming it, made
+  // before the run starts (exit 2, no result written), as for --out itself.
   const fs::path out = tmp.path() / "sout.json", beside = tmp.path() / "sout.json.script-spec.json";
   fs::create_symlink(victim, beside);
   REQUIRE(fs::exists(run_dir / "spec.json"));  // the sweep's specification of the run
   auto e = test::run_orch("exec --spec " + q(run_dir / "spec.json") + " --out " + q(out));
   INFO(e.output);
+  CHECK(e.exit_code == 2);
+  CHECK_THAT(e.output, Contains(beside.string()) && Contains("it is a symbolic link"));
   CHECK(test::slurp(victim) == "keep me");
-  const auto doc = nlohmann::json::parse(test::slurp(out));
-  CHECK(doc["status"] == "failed");
-  CHECK(doc["failure_class"] == "environment");
-  CHECK_THAT(doc["error"].get<std::string>(),
-             Contains(beside.string()) && Contains("it is a symbolic link"));
+  CHECK_FALSE(fs::exists(out));
   // A FIFO there is named too, never opened (a write to it would wait for a reader).
   fs::remove(beside);
   REQUIRE(::mkfifo(beside.c_str(), 0600) == 0);
-  fs::remove(out);
   auto f = test::run_orch("exec --spec " + q(run_dir / "spec.json") + " --out " + q(out));
   INFO(f.output);
-  CHECK_THAT(nlohmann::json::parse(test::slurp(out))["error"].get<std::string>(),
-             Contains(beside.string()) && Contains("it is a FIFO"));
+  CHECK(f.exit_code == 2);
+  CHECK_THAT(f.output, Contains(beside.string()) && Contains("it is a FIFO"));
+  CHECK_FALSE(fs::exists(out));
 }
 
 TEST_CASE("exec --out replaces only an earlier result document, and checks before it runs",

@@ -192,14 +192,30 @@ void run_script(RunSpec spec, const ExecArgs& a) {
   finish_run(spec, run_script_document(spec, a.out), a);
 }
 
+// Where a profiled run of orch's trainer writes its trace ("" when it writes none).
+std::string trace_path_of(const RunSpec& spec, const ExecArgs& a) {
+  if (spec.workload.is_script() || !spec.profile.enabled()) return {};
+  return a.trace.empty() ? std::filesystem::path(a.out).replace_extension(".trace.json").string()
+                         : a.trace;
+}
+
+// The files a run writes beside its result, checked before anything runs, as --out is: found
+// only when written, a link or a special file there failed the run after its set-up (and exec
+// still exited 0), and a mistyped --trace would have replaced the file it named.
+void check_side_outputs(const RunSpec& spec, const ExecArgs& a, const GlobalOptions& g) {
+  if (spec.workload.is_script()) {
+    const std::string refused = script_spec_refusal(script_spec_path(a.out));
+    if (!refused.empty()) throw bad_input("orch exec: " + refused);
+  }
+  if (const std::string trace = trace_path_of(spec, a); !trace.empty()) {
+    check_output_target(trace, g.db, OutputKind::kTrace);
+  }
+}
+
 // orch's trainer, in this process, with the plugins loaded here.
 void run_trainer(const RunSpec& spec, const ExecArgs& a, const GlobalOptions& g) {
   RunOutputs outputs;
-  if (spec.profile.enabled()) {
-    outputs.trace_path =
-        a.trace.empty() ? std::filesystem::path(a.out).replace_extension(".trace.json").string()
-                        : a.trace;
-  }
+  outputs.trace_path = trace_path_of(spec, a);
   // Before anything here uses CUDA: the driver reads it when the context is made.
   apply_cuda_connections(spec);
   PluginRegistry registry;  // nothing of the run outlives its plugins: unloaded after the write
@@ -233,6 +249,9 @@ int run_exec(const ExecArgs& a, const GlobalOptions& g) {
   } else {
     if (a.batch_size > 0) spec.batch_size = a.batch_size;
     adjust_for_probe(spec, a);
+    // A sweep's run (--parent-pid) writes in its own run folder, where a file planted meanwhile
+    // is the surroundings' fault: the run records it and the sweep stops (exit 4).
+    if (a.parent_pid <= 0) check_side_outputs(spec, a, g);
     if (spec.workload.is_script()) {
       run_script(spec, a);
     } else {

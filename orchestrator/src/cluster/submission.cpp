@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
+#include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
 #include "result/run_status.h"
 #include "sweep/environment_fault.h"
@@ -92,10 +92,16 @@ Submission write_submission(const SweepIdentity& sweep, const std::vector<const 
 }
 
 std::optional<nlohmann::json> read_index(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / kIndexFile);
-  if (!in) return std::nullopt;
+  // Bounded and never blocking, as the results it indexes are read: the folder is the user's.
+  std::string text;
   try {
-    auto j = nlohmann::json::parse(in);
+    text = read_bounded_file((fs::path(dir) / kIndexFile).string(), kMaxResultDocumentBytes,
+                             "a submission index");
+  } catch (const BoundedReadError&) {
+    return std::nullopt;
+  }
+  try {
+    auto j = nlohmann::json::parse(text);
     if (j.is_object() && j.value("format", "") == kIndexFormat) return j;
   } catch (const nlohmann::json::exception&) {
   }

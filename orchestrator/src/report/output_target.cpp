@@ -23,6 +23,8 @@ std::string kind_name(OutputKind kind) {
       return "HTML report";
     case OutputKind::kResultDocument:
       return "result document";
+    case OutputKind::kTrace:
+      return "profiler trace";
   }
   return "output";
 }
@@ -66,6 +68,15 @@ bool looks_like(const std::string& head, OutputKind kind, const std::string& pat
              head.find("<title>orch report:") != std::string::npos;
     case OutputKind::kResultDocument:
       return head.rfind("{", 0) == 0 && is_result_document(path);
+    case OutputKind::kTrace: {
+      // A Chrome trace as the profiler writes it: an object whose first key is one of these.
+      std::size_t i = 0;
+      skip_space(head, i);
+      if (i >= head.size() || head[i] != '{') return false;
+      ++i;
+      const std::string rest = skip_space(head, i);
+      return rest.rfind("\"schemaVersion\"", 0) == 0 || rest.rfind("\"traceEvents\"", 0) == 0;
+    }
   }
   return false;
 }
@@ -139,9 +150,9 @@ void refuse_special_file(const std::string& output, const struct stat& out, Outp
                      "; give a regular file, a character device such as /dev/null, a FIFO" +
                      (kind == OutputKind::kResultDocument ? "" : ", or -o - for standard output"));
   }
-  if (!S_ISREG(out.st_mode) && kind == OutputKind::kHtml) {
+  if (!S_ISREG(out.st_mode) && (kind == OutputKind::kHtml || kind == OutputKind::kTrace)) {
     throw InputError("refusing to write the " + what + " to " + output +
-                     ": it is not a regular file, and the report replaces its target");
+                     ": it is not a regular file, and the " + what + " replaces its target");
   }
 }
 

@@ -3,15 +3,19 @@
 
 #include <ATen/record_function.h>
 #include <kineto/ActivityType.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/cuda.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <set>
 #include <string_view>
+#include <system_error>
 
 #include "runner/device.h"
 #include "telemetry/profile_summary.h"
@@ -27,6 +31,35 @@ using torch::profiler::impl::ProfilerState;
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
+}
+
+// The profiler opens the path itself and would write through whatever stands there (a link
+// planted in the run's folder, a FIFO it would wait on). So it writes into a private folder
+// made beside the target (mkdtemp: mode 0700, a name nobody can guess), and the finished file is
+// renamed over the target: a link there is replaced, never followed. Anything at the path but a
+// regular file or a link (a folder, a device, a FIFO) is refused, never replaced.
+void save_trace(prof::ProfilerResult& result, const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    throw std::runtime_error("it is not a regular file, and the trace replaces its target");
+  }
+  std::string folder = (path.parent_path() / ".orch-trace-XXXXXX").string();
+  if (::mkdtemp(folder.data()) == nullptr) {
+    throw std::system_error(errno, std::generic_category(), "cannot make a folder beside it");
+  }
+  const fs::path written = fs::path(folder) / "trace.json";
+  std::error_code ec;
+  try {
+    result.save(written.string());
+    if (!fs::is_regular_file(fs::symlink_status(written))) {
+      throw std::runtime_error("the profiler wrote no file");
+    }
+    fs::rename(written, path);
+  } catch (...) {
+    fs::remove_all(folder, ec);
+    throw;
+  }
+  fs::remove(folder, ec);
 }
 
 TraceEventKind kind_of(const prof::KinetoEvent& e) {
@@ -136,8 +169,7 @@ nlohmann::json profile_steps(std::int64_t steps, const c10::Device& device,
       try {
         const fs::path path = fs::absolute(trace_path);
         if (path.has_parent_path()) fs::create_directories(path.parent_path());
-        result->save(path.string());
-        if (!fs::exists(path)) throw std::runtime_error("the profiler wrote no file");
+        save_trace(*result, path);
         out["trace"] = path.string();
         out["trace_bytes"] = static_cast<std::int64_t>(fs::file_size(path));
       } catch (const std::exception& e) {

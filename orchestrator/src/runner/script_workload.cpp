@@ -433,11 +433,8 @@ struct ScriptLaunch {
 // else is refused by name as the environment's fault, so the sweep stops and a resume runs the
 // run again once it is removed.
 void write_script_spec(const std::string& path, const std::string& text) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    throw sweep::EnvironmentFault("refusing to write the script's run specification " + path +
-                                  ": it is " + describe_file_type(st.st_mode) +
-                                  ", and orch writes only a regular file there; remove it");
+  if (const std::string refused = script_spec_refusal(path); !refused.empty()) {
+    throw sweep::EnvironmentFault(refused);
   }
   sweep::write_file_atomically(path, text);
 }
@@ -558,6 +555,15 @@ void finish_script_document(ResultDocument& doc, const RunSamplers& telemetry,
 
 }  // namespace
 
+std::string script_spec_path(const std::string& out_path) { return out_path + ".script-spec.json"; }
+
+std::string script_spec_refusal(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+  return "refusing to write the script's run specification " + path + ": it is " +
+         describe_file_type(st.st_mode) + ", and orch writes only a regular file there; remove it";
+}
+
 ResultDocument run_script_document(const RunSpec& spec, const std::string& out_path) {
   g_signal = 0;
   ResultDocument doc;
@@ -566,7 +572,7 @@ ResultDocument run_script_document(const RunSpec& spec, const std::string& out_p
   doc.config = spec.config.json();
   doc.started_at = storage::utc_now();
   const auto t0 = Clock::now();
-  const std::string spec_path = out_path + ".script-spec.json";
+  const std::string spec_path = script_spec_path(out_path);
   const std::string report_path = out_path + ".script-report.json";
   std::error_code ec;
   fs::remove(report_path, ec);  // an earlier attempt's report is not this one's

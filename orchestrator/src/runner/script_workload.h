@@ -52,4 +52,11 @@ void script_outcome(ResultDocument& doc, const RunSpec& spec, int exit_code, int
 /// exec (PR_SET_PDEATHSIG), so it cannot outlive a killed run.
 ResultDocument run_script_document(const RunSpec& spec, const std::string& out_path);
 
+/// Where run_script_document writes the program's specification for the result at `out_path`.
+std::string script_spec_path(const std::string& out_path);
+
+/// Why the program's specification cannot be written at `path` ("" when it can): anything there
+/// but a regular file (a symbolic link, a folder, a FIFO), which orch never writes through.
+std::string script_spec_refusal(const std::string& path);
+
 }  // namespace orch
