@@ -9,17 +9,21 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
 #include "sweep/environment_fault.h"
+#include "sweep/file_tail.h"
 #include "sweep/sweep_lock.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
+using orch::sweep::append_to_file;
 using orch::sweep::EnvironmentFault;
+using orch::sweep::file_tail;
 using orch::sweep::write_file;
 using orch::sweep::write_file_atomically;
 
@@ -144,4 +148,63 @@ TEST_CASE("sweep lock: a link or FIFO planted at the lock's name is refused, its
   // The ordinary case still locks, and a second holder is told who holds it.
   orch::sweep::SweepLock held(lock.string());
   CHECK_THROWS_WITH(orch::sweep::SweepLock(lock.string()), Contains("already running"));
+}
+
+// A run's log after its process ended: the run's own program may have replaced it by a link or
+// a FIFO, so the line orch adds is never written through a link nor waits on a FIFO, and the
+// tail kept in the run's error is read from a regular file only.
+TEST_CASE("append_to_file adds to a regular file and refuses what stands in one's place",
+          "[sweep][writer]") {
+  Folder dir;
+  const fs::path log = dir.path / "stderr.log", victim = dir.path / "victim";
+  std::ofstream(log) << "run said this\n";
+  append_to_file(log.string(), "orch: ended 1 process\n");
+  CHECK(read(log) == "run said this\norch: ended 1 process\n");
+
+  std::ofstream(victim) << "keep me";
+  const fs::path link = dir.path / "link.log";
+  fs::create_symlink(victim, link);
+  CHECK_THROWS_AS(append_to_file(link.string(), "x\n"), EnvironmentFault);
+  CHECK_THROWS_WITH(append_to_file(link.string(), "x\n"),
+                    Contains(link.string()) && Contains("symbolic link"));
+  CHECK(read(victim) == "keep me");
+
+  // A FIFO with no reader: refused at once, not waited on.
+  const fs::path fifo = dir.path / "fifo.log";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(append_to_file(fifo.string(), "x\n"), Contains(fifo.string()));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+
+  // A missing log is not created: the run made it, and one gone is not orch's to make again.
+  const fs::path missing = dir.path / "gone.log";
+  CHECK_THROWS_AS(append_to_file(missing.string(), "x\n"), EnvironmentFault);
+  CHECK_FALSE(fs::exists(missing));
+  CHECK_THROWS_WITH(append_to_file(dir.path.string(), "x\n"), Contains(dir.path.string()));
+}
+
+TEST_CASE("file_tail reads a regular file's end, never through a link or from a FIFO", "[sweep]") {
+  Folder dir;
+  const fs::path log = dir.path / "stderr.log";
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "line " + std::to_string(i) + "\n";
+  std::ofstream(log) << text;
+  const std::string tail = file_tail(log.string(), 100);
+  CHECK(tail.size() <= 100);
+  CHECK(tail.rfind("line ", 0) == 0);  // from a line's start
+  CHECK(text.size() > tail.size());
+  CHECK(text.compare(text.size() - tail.size(), tail.size(), tail) == 0);
+  CHECK(file_tail(log.string()) == text.substr(text.size() - file_tail(log.string()).size()));
+
+  const fs::path secret = dir.path / "secret", link = dir.path / "link.log";
+  std::ofstream(secret) << "not the run's\n";
+  fs::create_symlink(secret, link);
+  CHECK(file_tail(link.string()).empty());
+
+  const fs::path fifo = dir.path / "fifo.log";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(file_tail(fifo.string()).empty());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK(file_tail((dir.path / "missing").string()).empty());
 }

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "plan/bounded_file.h"
 #include "report/input_error.h"
@@ -29,9 +30,17 @@ std::string kind_name(OutputKind kind) {
   return "output";
 }
 
-std::string skip_space(const std::string& s, std::size_t& i) {
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
-  return s.substr(i);
+// From `i`: over white space, then `c`, then white space again; false (and `i` wherever it
+// stopped) when the next character that is not white space is not `c`.
+bool step_over(const std::string& s, std::size_t& i, char c) {
+  const auto skip_space = [&] {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
+  };
+  skip_space();
+  if (i >= s.size() || s[i] != c) return false;
+  ++i;
+  skip_space();
+  return true;
 }
 
 // A result document's "format" key may come anywhere in its object (the keys are sorted), so
@@ -53,15 +62,11 @@ bool looks_like(const std::string& head, OutputKind kind, const std::string& pat
     case OutputKind::kCsv:
       return head.rfind("run_id,sweep,", 0) == 0;
     case OutputKind::kJson: {
+      // An array of run objects, or an empty one.
       std::size_t i = 0;
-      skip_space(head, i);
-      if (i >= head.size() || head[i] != '[') return false;
-      ++i;
-      const std::string rest = skip_space(head, i);
-      if (rest.rfind("]", 0) == 0) return true;
-      if (rest.rfind("{", 0) != 0) return false;
-      ++i;
-      return skip_space(head, i).rfind("\"run_id\"", 0) == 0;
+      if (!step_over(head, i, '[')) return false;
+      if (std::string_view(head).substr(i).starts_with(']')) return true;
+      return step_over(head, i, '{') && std::string_view(head).substr(i).starts_with("\"run_id\"");
     }
     case OutputKind::kHtml:
       return head.rfind("<!DOCTYPE html>", 0) == 0 &&
@@ -71,11 +76,9 @@ bool looks_like(const std::string& head, OutputKind kind, const std::string& pat
     case OutputKind::kTrace: {
       // A Chrome trace as the profiler writes it: an object whose first key is one of these.
       std::size_t i = 0;
-      skip_space(head, i);
-      if (i >= head.size() || head[i] != '{') return false;
-      ++i;
-      const std::string rest = skip_space(head, i);
-      return rest.rfind("\"schemaVersion\"", 0) == 0 || rest.rfind("\"traceEvents\"", 0) == 0;
+      if (!step_over(head, i, '{')) return false;
+      const std::string_view rest = std::string_view(head).substr(i);
+      return rest.starts_with("\"schemaVersion\"") || rest.starts_with("\"traceEvents\"");
     }
   }
   return false;
