@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+using test::q;
 
 fs::path write_file(const TempDir& tmp, const std::string& name, const std::string& text) {
   const fs::path file = tmp.path() / name;

@@ -14,18 +14,11 @@ using Catch::Matchers::Matches;
 
 namespace {
 
-void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
+using test::write;
 
-constexpr const char* kTinyExperiment = R"(name: tiny
-base:
-  model: {plugin: resnet, depth: 18}
-  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
-  batch_size: 4
-  steps: {warmup: 1, measure: 3}
-  device: cpu
-matrix:
-  memory_format: [contiguous, channels_last]
-)";
+// The shared tiny experiment over both memory formats: two configurations.
+const std::string kTinyExperiment =
+    std::string(test::kTiny) + "matrix:\n  memory_format: [contiguous, channels_last]\n";
 
 }  // namespace
 

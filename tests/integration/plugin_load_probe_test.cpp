@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 const fs::path kFaults = fs::path(ORCH_TEST_PLUGIN_DIR) / "load-faults";
 const fs::path kBuilt = fs::path(ORCH_PLUGIN_BUILD_DIR);
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+using test::q;
 
 PluginRegistry probing_registry(const fs::path& cache = {},
                                 std::chrono::milliseconds timeout = 30s) {
@@ -83,14 +83,7 @@ struct BadFolder {
   }
 };
 
-constexpr const char* kTiny = R"(name: tiny
-base:
-  model: {plugin: resnet, depth: 18}
-  data: {plugin: synthetic, image_size: 32, classes: 10, batches: 1}
-  batch_size: 4
-  steps: {warmup: 1, measure: 2}
-  device: cpu
-)";
+using test::kTiny;
 
 }  // namespace
 

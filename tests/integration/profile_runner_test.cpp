@@ -38,7 +38,7 @@ std::set<std::string> trace_event_names(const fs::path& path) {
   return names;
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+using test::write;
 
 constexpr const char* kProfiledExperiment = R"(name: prof
 base:

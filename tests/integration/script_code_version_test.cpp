@@ -38,7 +38,7 @@ test::CommandResult git(const fs::path& repo, const std::string& args) {
                            "' -c user.name=orch -c user.email=orch@example.invalid " + args);
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+using test::write;
 
 }  // namespace
 
