@@ -8,6 +8,8 @@
 # script also takes hidden cases and any Catch2 test spec, and keeps the failed cases' logs.
 #   usage: scripts/gpu-tests-isolated.sh [SPEC] [per-case seconds]
 #   e.g.   scripts/gpu-tests-isolated.sh "[max_pool],[fused_bn]" 120
+# FROM=N skips the first N matching cases (in --list-test-names-only order), so a suite cut
+# short by a call's time limit goes on in the next call where it stopped.
 # Needs build-gpu/tests/orch_gpu_tests (scripts/gpu-build.sh or gpu-snapshot.sh). Logs: one
 # file per case under $OUT/gpu-tests/ (failed and timed-out cases only, to keep $OUT small)
 # and $OUT/gpu-tests.txt. Exit status: 0 when every case passed.
@@ -22,7 +24,9 @@ mapfile -t cases < <("$bin" --list-test-names-only ${spec:+"$spec"} | sed '/^$/d
 summary="$OUT/gpu-tests.txt"
 : > "$summary"
 failed=0
+from=${FROM:-0}
 for i in "${!cases[@]}"; do
+  (( i < from )) && continue
   name=${cases[$i]}
   log="$OUT/gpu-tests/case-$i.log"
   t0=$(date +%s)
@@ -40,6 +44,7 @@ for i in "${!cases[@]}"; do
   printf '%-9s %4d s  %s\n' "${verdict%% *}" "$secs" "$name" | tee -a "$summary"
   (( rc != 0 )) && tail -n 20 "$log" | sed 's/^/    /' | tee -a "$summary"
 done
-echo "${#cases[@]} cases, $(( ${#cases[@]} - failed )) passed, $failed failed or timed out" \
+ran=$(( ${#cases[@]} > from ? ${#cases[@]} - from : 0 ))
+echo "$ran of ${#cases[@]} cases run (from $from), $(( ran - failed )) passed, $failed failed or timed out" \
   | tee -a "$summary"
 (( failed == 0 ))
