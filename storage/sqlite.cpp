@@ -50,12 +50,16 @@ void refuse_planted_companions(const std::string& path) {
     for (const char* suffix : kCompanionSuffixes) {
       const std::string companion = base + suffix;
       struct stat st {};
-      if (::lstat(companion.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
+      if (::lstat(companion.c_str(), &st) != 0) continue;
+      // A hard link too: SQLite writes DB-shm in place, into the file's other name as well (and
+      // its documentation counts several names for one journal among the ways to corrupt one).
+      if (S_ISREG(st.st_mode) && st.st_nlink <= 1) continue;
       throw SqliteError("cannot open database " + path + ": " + companion +
-                        (S_ISLNK(st.st_mode)
-                             ? " is a symbolic link, and orch does not open the database's "
-                               "journal through links"
-                             : " is not a regular file (a folder, FIFO, device or socket)") +
+                        (S_ISLNK(st.st_mode)   ? " is a symbolic link, and orch does not open the "
+                                                 "database's journal through links"
+                         : S_ISREG(st.st_mode) ? " has another name (a hard link)"
+                                               : " is not a regular file (a folder, FIFO, device "
+                                                 "or socket)") +
                         "; SQLite keeps its journal there: remove it");
     }
   }

@@ -38,13 +38,7 @@ base:
   steps: {warmup: 1, measure: 2}
 )";
 
-// The folder name of the plan's first run under DB.runs/<sweep>/: "<12 hex digits>-r0".
-std::string first_run_folder(const fs::path& experiment) {
-  auto plan = test::run_orch("plan " + q(experiment));
-  std::smatch m;
-  REQUIRE(std::regex_search(plan.output, m, std::regex(R"(\n0\s+\S+\s+([0-9a-f]{12}))")));
-  return m[1].str() + "-r0";
-}
+using test::first_run_folder;
 
 // An orch database with one sweep of one run.
 void make_results(const fs::path& db) {

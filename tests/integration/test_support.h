@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -175,6 +176,14 @@ inline std::vector<storage::RunRecord> runs_of(const std::filesystem::path& db,
   const auto id = store.find_sweep(sweep);
   REQUIRE(id.has_value());
   return store.runs(*id);
+}
+
+/// The folder name of the plan's first run under DB.runs/<sweep>/: "<12 hex digits>-r0".
+inline std::string first_run_folder(const std::filesystem::path& experiment) {
+  auto plan = run_orch("plan " + q(experiment));
+  std::smatch m;
+  REQUIRE(std::regex_search(plan.output, m, std::regex(R"(\n0\s+\S+\s+([0-9a-f]{12}))")));
+  return m[1].str() + "-r0";
 }
 
 }  // namespace orch::test

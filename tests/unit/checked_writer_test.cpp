@@ -208,3 +208,31 @@ TEST_CASE("file_tail reads a regular file's end, never through a link or from a 
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   CHECK(file_tail((dir.path / "missing").string()).empty());
 }
+
+TEST_CASE("checked writer: a hard link planted at the path is refused, the other name untouched",
+          "[sweep][writer]") {
+  Folder f;
+  const auto victim = f.path / "victim", planted = f.path / "spec.json";
+  std::ofstream(victim) << "keep me";
+  fs::create_hard_link(victim, planted);
+  CHECK_THROWS_WITH(write_file(planted.string(), "x"),
+                    Contains(planted.string()) && Contains("hard link"));
+  CHECK_THROWS_WITH(append_to_file(planted.string(), "x"), Contains("hard link"));
+  CHECK(read(victim) == "keep me");
+  // Replaced by renaming, the name is the new file's and the other name keeps its content.
+  write_file_atomically(planted.string(), "new");
+  CHECK(read(planted) == "new");
+  CHECK(read(victim) == "keep me");
+}
+
+TEST_CASE("checked writer: a FIFO with no reader is refused at once where it is written in place",
+          "[sweep][writer]") {
+  Folder f;
+  const auto fifo = f.path / "index.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(write_file_atomically(fifo.string(), "x"),
+                    Contains(fifo.string()) && Contains("FIFO with no reader"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK(fs::is_fifo(fifo));
+}

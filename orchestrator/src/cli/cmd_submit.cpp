@@ -103,6 +103,8 @@ cluster::SlurmScriptInput script_input(const Plan& plan, const std::string& name
     try {
       sweep::check_own_folder(g.db + ".slurm");
       sweep::check_own_folder(in.dir);
+      for (const char* sub : {"specs", "results", "logs"})
+        sweep::check_own_folder(in.dir + "/" + sub);
     } catch (const std::runtime_error& e) {
       throw bad_input(kWho + e.what());
     }

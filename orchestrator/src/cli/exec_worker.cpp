@@ -2,6 +2,7 @@
 #include "cli/exec_worker.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,14 +36,32 @@ int keep_copy(int fd) {
   return copy;
 }
 
-// Points `fd` at `path` (created or truncated, as a run's own process gets its logs), never
-// through a link planted at the log's name in the run folder.
+// Points `fd` at `path` (created or emptied, as a run's own process gets its logs), never
+// through a link planted at the log's name in the run folder, never waiting on a FIFO there,
+// and never truncating a file that has another name (a hard link) as well. A character device
+// (the worker's own /dev/null between runs) is written in place.
 void point_at_file(int fd, const std::string& path) {
-  const int f = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const int f =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (f < 0) {
     const int err = errno;
     throw sweep::EnvironmentFault("cannot open " + path + ": " + std::strerror(err), false, err);
   }
+  struct stat st {};
+  const bool ok = ::fstat(f, &st) == 0;
+  const bool device = ok && S_ISCHR(st.st_mode);
+  const char* refused = !ok || (!S_ISREG(st.st_mode) && !device) ? "it is not a regular file"
+                        : !device && st.st_nlink > 1
+                            ? "it has another name (a hard link); remove it"
+                            : nullptr;
+  if (refused || (!device && ::ftruncate(f, 0) != 0)) {
+    const int err = errno;
+    ::close(f);
+    throw sweep::EnvironmentFault(
+        "refusing the log " + path + ": " + (refused ? refused : std::strerror(err)), false,
+        refused ? 0 : err);
+  }
+  ::fcntl(f, F_SETFL, ::fcntl(f, F_GETFL) & ~O_NONBLOCK);
   ::dup2(f, fd);
   ::close(f);
 }

@@ -54,9 +54,12 @@ Submission write_submission(const SweepIdentity& sweep, const std::vector<const 
 
   const fs::path dir(sub.dir);
   const fs::path specs = dir / "specs";
-  fs::create_directories(specs);
-  fs::create_directories(dir / "results");
-  fs::create_directories(dir / "logs");
+  // orch's own folders: a link planted at one would aim the removal of the old specs below, and
+  // the tasks' logs and results, at its target.
+  for (const fs::path& own : {specs, dir / "results", dir / "logs"}) {
+    sweep::check_own_folder(own.string());
+    fs::create_directories(own);
+  }
   for (const auto& entry : fs::directory_iterator(specs)) {
     if (entry.path().extension() == ".json") fs::remove(entry.path());
   }

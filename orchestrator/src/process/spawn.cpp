@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +65,33 @@ std::vector<std::string> child_environment(const ChildOptions& o) {
   return out;
 }
 
+// A log file (Stdio::file for stdout or stderr), opened here rather than in the child so that
+// it is checked at its descriptor before anything is truncated: never through a final link,
+// never waiting on a FIFO, and only a regular file of one name (a hard link planted at the
+// log's name would have the file's other name truncated and overwritten too). The run folders
+// are in the user's folder, and orch may run as root.
+UniqueFd open_log(const std::string& path) {
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) throw SpawnError(SpawnError::Step::open, errno, "cannot open " + path);
+  UniqueFd log(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    throw SpawnError(SpawnError::Step::open, EINVAL,
+                     "refusing the log " + path + ": it is not a regular file");
+  }
+  if (st.st_nlink > 1) {
+    throw SpawnError(SpawnError::Step::open, EMLINK,
+                     "refusing the log " + path +
+                         ": it has another name (a hard link), and orch writes only a file of "
+                         "its own there; remove it");
+  }
+  if (::ftruncate(fd, 0) != 0)
+    throw SpawnError(SpawnError::Step::open, errno, "cannot truncate " + path);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return log;
+}
+
 void prepare(const ChildOptions& o, Prepared& p) {
   if (o.argv.empty()) throw std::invalid_argument("process::Child: empty argv");
   p.program = o.argv[0];
@@ -79,6 +107,8 @@ void prepare(const ChildOptions& o, Prepared& p) {
   p.argv.push_back(nullptr);
   const Stdio* streams[3] = {&o.in, &o.out, &o.err};
   for (int fd = 0; fd < 3; ++fd) {
+    if (fd > 0 && streams[fd]->kind == Stdio::Kind::file)
+      p.child_ends[fd] = open_log(streams[fd]->path);
     if (streams[fd]->kind != Stdio::Kind::pipe) continue;
     Pipe pipe;
     try {
@@ -91,14 +121,10 @@ void prepare(const ChildOptions& o, Prepared& p) {
   }
 }
 
-int open_flags(int fd, Stdio::Kind kind) {
-  if (fd == 0) return O_RDONLY;
-  // No O_CLOEXEC: glibc closes the target descriptor before opening, so the file usually gets
-  // that very number and would be closed again by the exec (the run's logs stayed empty).
-  // A log file never through a link planted at its name (the run folders are in the user's
-  // folder, and orch may run as root): O_NOFOLLOW makes such an open fail, and the spawn with it.
-  return kind == Stdio::Kind::file ? O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW : O_WRONLY;
-}
+// What the child opens itself: a file as its stdin, /dev/null for any stream (log files are
+// opened by open_log in the parent). No O_CLOEXEC: glibc closes the target descriptor before
+// opening, so the file usually gets that very number and would be closed again by the exec.
+int open_flags(int fd) { return fd == 0 ? O_RDONLY : O_WRONLY; }
 
 pid_t with_posix_spawn(const ChildOptions& o, Prepared& p) {
   posix_spawn_file_actions_t actions;
@@ -106,11 +132,11 @@ pid_t with_posix_spawn(const ChildOptions& o, Prepared& p) {
   const Stdio* streams[3] = {&o.in, &o.out, &o.err};
   for (int fd = 0; fd < 3; ++fd) {
     const Stdio& s = *streams[fd];
-    if (s.kind == Stdio::Kind::pipe) {
+    if (p.child_ends[fd]) {  // a pipe's end, or a log opened by open_log
       posix_spawn_file_actions_adddup2(&actions, p.child_ends[fd].get(), fd);
     } else if (s.kind != Stdio::Kind::inherit) {
       const char* path = s.kind == Stdio::Kind::file ? s.path.c_str() : "/dev/null";
-      posix_spawn_file_actions_addopen(&actions, fd, path, open_flags(fd, s.kind), 0644);
+      posix_spawn_file_actions_addopen(&actions, fd, path, open_flags(fd), 0644);
     }
   }
   posix_spawnattr_t attr;
@@ -175,11 +201,11 @@ struct ChildFailure {
   const Stdio* streams[3] = {&o.in, &o.out, &o.err};
   for (int fd = 0; fd < 3; ++fd) {
     const Stdio& s = *streams[fd];
-    if (s.kind == Stdio::Kind::pipe) {
+    if (p.child_ends[fd]) {
       ::dup2(p.child_ends[fd].get(), fd);  // dup2 clears O_CLOEXEC on the copy
     } else if (s.kind != Stdio::Kind::inherit) {
       const char* path = s.kind == Stdio::Kind::file ? s.path.c_str() : "/dev/null";
-      const int opened = ::open(path, open_flags(fd, s.kind), 0644);
+      const int opened = ::open(path, open_flags(fd), 0644);
       if (opened < 0) fail_in_child(report_fd, SpawnError::Step::open);
       if (opened != fd) {
         ::dup2(opened, fd);

@@ -89,6 +89,13 @@ int open_lock_file(const std::string& path) {
       ::close(fd);
       throw std::runtime_error("refusing the device lock " + path + ": it is not a regular file");
     }
+    if (st.st_nlink > 1) {
+      // The holder's text is written into it: a hard link planted in the shared folder would
+      // aim that write at the file's other name.
+      ::close(fd);
+      throw std::runtime_error("refusing the device lock " + path +
+                               ": it has another name (a hard link); remove it");
+    }
     return fd;
   }
   throw std::runtime_error("cannot open the device lock " + path + ": it keeps disappearing");

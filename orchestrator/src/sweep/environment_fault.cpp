@@ -66,6 +66,9 @@ int write_and_close(int fd, std::string_view content) {
   return 0;
 }
 
+constexpr const char* kHardLinkReason =
+    "it has another name (a hard link), and orch writes only a file of its own there; remove it";
+
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {
   throw EnvironmentFault("refusing to write " + path + ": " + why);
 }
@@ -104,6 +107,12 @@ void write_file(const std::string& path, std::string_view content) {
                "it is not a regular file (a device, FIFO or socket), and orch replaces "
                "only files");
       }
+      if (st.st_nlink > 1) {
+        // Another name of the same file (a hard link planted in orch's folder): truncated here,
+        // the file would change under its other name too.
+        ::close(fd);
+        refuse(path, kHardLinkReason);
+      }
       if (::ftruncate(fd, 0) != 0) {
         const int err = errno;
         ::close(fd);
@@ -126,8 +135,13 @@ void write_file_atomically(const std::string& path, std::string_view content) {
     refuse_unless_writable(path, st);
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
       // A device or a FIFO (/dev/null, /dev/full, a named pipe) is written to, never replaced.
-      const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+      // A FIFO only while a reader has it open: opened without waiting for one (ENXIO: none),
+      // then written blocking, so a FIFO planted where orch writes cannot hang it.
+      const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0 && errno == ENXIO) refuse(path, "it is a FIFO with no reader");
       if (fd < 0) fail(path, errno);
+      const int flags = ::fcntl(fd, F_GETFL);
+      if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
       if (const int err = write_and_close(fd, content)) fail(path, err);
       return;
     }
@@ -174,6 +188,10 @@ void append_to_file(const std::string& path, std::string_view content) {
     refuse(path,
            "it is not a regular file (a device, FIFO or socket), and orch appends only to "
            "files");
+  }
+  if (st.st_nlink > 1) {
+    ::close(fd);
+    refuse(path, kHardLinkReason);
   }
   if (const int err = write_and_close(fd, content)) fail(path, err);
 }

@@ -89,12 +89,14 @@ bool SweepLock::try_take() {
     throw std::runtime_error("cannot open lock file " + path + ": " + std::strerror(err));
   }
   struct stat st {};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
+    // A hard link too: the holder's text, written below, would change the file's other name.
+    const bool linked = S_ISREG(st.st_mode);
     ::close(fd_);
     fd_ = -1;
-    throw std::runtime_error("refusing the lock file " + path +
-                             ": it is not a regular file; remove it and run the same command "
-                             "again");
+    throw std::runtime_error("refusing the lock file " + path + ": it " +
+                             (linked ? "has another name (a hard link)" : "is not a regular file") +
+                             "; remove it and run the same command again");
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     char holder[256] = {};

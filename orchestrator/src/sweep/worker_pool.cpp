@@ -117,6 +117,9 @@ std::unique_ptr<Worker> WorkerPool::take(const std::string& gpu) {
     // One that died while idle (its parent check, an outside kill) is no worker to send to.
     if (!w->ended()) return w;
   }
+  // Beside the run folders, and checked as they are: a link planted at workers/ would aim the
+  // workers' logs at its target.
+  check_own_folder(log_dir_);
   create_directories(log_dir_);
   const std::string log =
       (std::filesystem::path(log_dir_) / fmt::format("worker-{}.log", ++started_)).string();

@@ -1,0 +1,154 @@
+// The third held-out probe of issue 39, its "never write through what a path really is" half:
+// a link planted at a folder orch makes inside its own (the workers' logs, a submission's
+// specs), a hard link planted at a file orch writes in place (a run's files and logs, the lock
+// files, the database's -shm) and a FIFO at a submission's index. The victim never changes, the
+// command names the path and stops, and nothing waits on a FIFO.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+
+#include "integration/test_support.h"
+
+using namespace orch;
+using Catch::Matchers::Contains;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::first_run_folder;
+using test::kTiny;
+using test::q;
+using test::write;
+
+// ORCH_LOCK_DIR set to a folder of the test's own while it lives (child processes inherit it).
+struct OwnLockFolder {
+  explicit OwnLockFolder(const fs::path& dir) {
+    fs::create_directories(dir);
+    if (const char* v = std::getenv("ORCH_LOCK_DIR")) previous = v;
+    ::setenv("ORCH_LOCK_DIR", dir.c_str(), 1);
+  }
+  ~OwnLockFolder() {
+    if (previous)
+      ::setenv("ORCH_LOCK_DIR", previous->c_str(), 1);
+    else
+      ::unsetenv("ORCH_LOCK_DIR");
+  }
+  std::optional<std::string> previous;
+};
+
+}  // namespace
+
+TEST_CASE("a link planted at the workers' log folder is refused, nothing written in its target",
+          "[cli][sweep]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "r.db", victims = tmp.path() / "victims";
+  fs::create_directories(victims);
+  write(victims / "worker-1.log", "keep me");
+  fs::create_directories(db.string() + ".runs/tiny");
+  const fs::path workers = db.string() + ".runs/tiny/workers";
+  fs::create_symlink(victims, workers);
+  auto r = test::run_orch("--db " + q(db) + " sweep " + q(tmp.path() / "tiny.yaml"));
+  INFO(r.output);
+  CHECK(r.exit_code == 4);  // the surroundings' fault: the sweep stops, resumable
+  CHECK_THAT(r.output, Contains(workers.string()) && Contains("symbolic link"));
+  CHECK(test::slurp(victims / "worker-1.log") == "keep me");
+  CHECK(std::distance(fs::directory_iterator(victims), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("a hard link planted at a run's file or log is refused, the file's other name untouched",
+          "[cli][sweep]") {
+  test::TempDir tmp;
+  const std::string process = std::string(kTiny) + "  isolation: process\n";
+  write(tmp.path() / "tiny.yaml", kTiny);
+  write(tmp.path() / "process.yaml", process);
+  const fs::path victim = tmp.path() / "victim";
+  struct Case {
+    std::string experiment, file;
+  };
+  int i = 0;
+  for (const Case& c : std::vector<Case>{{"tiny.yaml", "spec.json"},
+                                         {"tiny.yaml", "stderr.log"},
+                                         {"process.yaml", "stdout.log"},
+                                         {"process.yaml", "stderr.log"}}) {
+    const fs::path db = tmp.path() / ("r" + std::to_string(i++) + ".db");
+    const fs::path run_dir =
+        db.string() + ".runs/tiny/" + first_run_folder(tmp.path() / c.experiment);
+    fs::create_directories(run_dir);
+    write(victim, "keep me");
+    fs::create_hard_link(victim, run_dir / c.file);
+    auto r = test::run_orch("--db " + q(db) + " sweep " + q(tmp.path() / c.experiment));
+    INFO(c.experiment << " " << c.file << ": " << r.output);
+    CHECK(r.exit_code == 4);
+    CHECK_THAT(r.output, Contains((run_dir / c.file).string()) && Contains("hard link"));
+    CHECK(test::slurp(victim) == "keep me");
+    fs::remove(run_dir / c.file);
+  }
+}
+
+TEST_CASE("a hard link planted at a lock file or at the database's -shm is refused, untouched",
+          "[cli][device_lock]") {
+  test::TempDir tmp;
+  const OwnLockFolder locks(tmp.path() / "locks");
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path victim = tmp.path() / "victim";
+  const auto sweep = [&](const fs::path& db) {
+    return test::run_orch("--db " + q(db) + " sweep " + q(tmp.path() / "tiny.yaml"));
+  };
+  struct Case {
+    fs::path planted, db;
+  };
+  for (const Case& c : std::vector<Case>{
+           {tmp.path() / "a.db.tiny.lock", tmp.path() / "a.db"},           // the sweep's lock
+           {tmp.path() / "locks" / "orch-cpu.lock", tmp.path() / "b.db"},  // the CPU's
+           {tmp.path() / "c.db-shm", tmp.path() / "c.db"},                 // SQLite's shared memory
+       }) {
+    const fs::path& planted = c.planted;
+    write(victim, "keep me");
+    fs::create_hard_link(victim, planted);
+    auto r = sweep(c.db);
+    INFO(planted << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains(planted.string()) && Contains("hard link"));
+    CHECK(test::slurp(victim) == "keep me");
+    fs::remove(planted);
+  }
+}
+
+TEST_CASE("submit: a link at its specs folder and a FIFO at its index are refused, not followed",
+          "[cli][slurm]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "r.db", folder = db.string() + ".slurm/tiny";
+  const fs::path victims = tmp.path() / "victims";
+  fs::create_directories(victims);
+  write(victims / "0.json", "keep me");
+  write(victims / "other.json", "keep me too");
+  fs::create_directories(folder);
+  fs::create_symlink(victims, folder / "specs");
+  const std::string submit =
+      "timeout 60 '" + std::string(ORCH_BINARY) + "' --db " + q(db) + " submit --slurm --dry-run ";
+  auto r = test::run_command(submit + q(tmp.path() / "tiny.yaml"));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains((folder / "specs").string()) && Contains("symbolic link"));
+  CHECK(test::slurp(victims / "0.json") == "keep me");
+  CHECK(test::slurp(victims / "other.json") == "keep me too");
+  fs::remove(folder / "specs");
+
+  // A FIFO at index.json: named at once, never opened for a reader that does not come.
+  REQUIRE(::mkfifo((folder / "index.json").c_str(), 0600) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto f = test::run_command(submit + q(tmp.path() / "tiny.yaml"));
+  INFO(f.output);
+  CHECK(f.exit_code != 0);
+  CHECK(f.exit_code != 124);  // not killed by the timeout
+  CHECK_THAT(f.output, Contains((folder / "index.json").string()) && Contains("FIFO"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  CHECK(fs::is_fifo(folder / "index.json"));
+}
