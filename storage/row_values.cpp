@@ -5,6 +5,8 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "result/json_dump.h"
+
 namespace orch::storage {
 
 std::string upsert_sql(const std::string& table, const RowValues& row, const std::string& conflict,
@@ -107,7 +109,7 @@ RowValues run_identity_values(std::int64_t sweep_id, const ResultDocument& doc) 
   row.set("batch_size", batch);
   // A rung's shorter measurement says so in its configuration (plan/halving_schedule.h).
   row.set("rung", json_integer(json_object(config, "search"), "rung"));
-  row.set("config_json", config.dump());
+  row.set("config_json", json_dump(config));
   return row;
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "analysis/diagnosis.h"
+#include "result/json_dump.h"
 #include "storage/profile_rows.h"
 #include "storage/row_values.h"
 #include "storage/store.h"
@@ -12,9 +13,7 @@ namespace orch::storage {
 namespace {
 
 // Invalid UTF-8 (a child's stderr tail) is replaced rather than failing the record.
-std::string dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string dump(const nlohmann::json& j) { return json_dump(j); }
 
 void check_document(const ResultDocument& doc) {
   if (doc.format != kResultFormat) {

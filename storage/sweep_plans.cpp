@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "result/json_dump.h"
 #include "storage/row_values.h"
 
 namespace orch::storage {
@@ -126,7 +127,7 @@ int record_plan(Database& db, std::int64_t sweep_id, const SweepPlan& plan) {
     ins.bind_null(4);
   else
     ins.bind(4, plan.experiment_file);
-  ins.bind(5, plan.to_json().dump()).bind(6, json(plan.warnings).dump());
+  ins.bind(5, json_dump(plan.to_json())).bind(6, json_dump(json(plan.warnings)));
   ins.step();
   tx.commit();
   return revision;
@@ -136,7 +137,7 @@ void set_plan_warnings(Database& db, std::int64_t sweep_id, int revision,
                        const std::vector<std::string>& warnings) {
   Statement st(db, R"(UPDATE sweep_plans SET warnings_json = ?3
                       WHERE sweep_id = ?1 AND revision = ?2)");
-  st.bind(1, sweep_id).bind(2, std::int64_t{revision}).bind(3, json(warnings).dump());
+  st.bind(1, sweep_id).bind(2, std::int64_t{revision}).bind(3, json_dump(json(warnings)));
   st.step();
 }
 

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/doctor_facts.h"
+#include "result/json_dump.h"
 #include "runner/environment.h"
 #include "telemetry/doctor.h"
 #include "telemetry/host_facts.h"
@@ -135,7 +136,7 @@ int run_doctor(const DoctorArgs& a, const GlobalOptions& /*g*/) {
   const DoctorFacts facts = gather_facts();
   const std::vector<Finding> findings = doctor_checks(facts);
   if (a.json) {
-    std::cout << doctor_json(facts, findings).dump(2) << "\n";
+    std::cout << json_dump(doctor_json(facts, findings), 2) << "\n";
   } else {
     std::cout << format_findings(findings);
     int warnings = 0, errors = 0;

@@ -24,6 +24,7 @@
 #include "process/leftovers.h"
 #include "process/parent_death.h"
 #include "report/output_target.h"
+#include "result/json_dump.h"
 #include "result/result_document.h"
 #include "runner/cuda_connections.h"
 #include "runner/runner.h"
@@ -76,7 +77,7 @@ std::string status_text(const ResultDocument& doc) {
 // that fails throws sweep::EnvironmentFault, and orch exits with kExitEnvironment, which the
 // sweep reads as the environment's failure.
 void write_atomically(const std::string& path, const ResultDocument& doc) {
-  sweep::write_file_atomically(path, to_json(doc).dump(1) + "\n");
+  sweep::write_file_atomically(path, json_dump(to_json(doc), 1) + "\n");
 }
 
 // The specification `orch sweep` (or a Slurm task) wrote; one that cannot be read is bad input.

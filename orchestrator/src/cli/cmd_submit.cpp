@@ -25,6 +25,7 @@
 #include "sweep/sweep_lock.h"
 #include "sweep/sweep_name.h"
 #include "sweep/sweep_paths.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {
@@ -145,11 +146,17 @@ int run_ingest(const IngestArgs& a, const GlobalOptions& g) {
   }
   cluster::Ingester ingester(*store, a.sweep_name);
   const cluster::IngestReport r = ingester.ingest(a.dir);
-  for (const auto& m : r.malformed) std::cerr << "orch ingest: malformed: " << m << "\n";
+  // The folder is shared (every task of a job writes into it): its file names, and the sweep
+  // and experiment names in its documents, are anyone's text, escaped like every name shown.
+  for (const auto& m : r.malformed) {
+    std::cerr << "orch ingest: malformed: " << terminal_text(m) << "\n";
+  }
   std::string sweeps;
-  for (const auto& [n, id] : ingester.sweeps()) sweeps += (sweeps.empty() ? "" : ", ") + n;
-  std::cout << fmt::format("ingested {}: {} recorded, {} already recorded, {} malformed{}\n", a.dir,
-                           r.recorded, r.unchanged, r.malformed.size(),
+  for (const auto& [n, id] : ingester.sweeps()) {
+    sweeps += (sweeps.empty() ? "" : ", ") + terminal_text(n);
+  }
+  std::cout << fmt::format("ingested {}: {} recorded, {} already recorded, {} malformed{}\n",
+                           terminal_text(a.dir), r.recorded, r.unchanged, r.malformed.size(),
                            sweeps.empty() ? "" : " (sweep " + sweeps + ")");
   return r.malformed.empty() ? kExitOk : kExitRunFailed;
 }
@@ -198,14 +205,14 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
   const cluster::Submission sub =
       cluster::write_submission({name, plan.name, plan.file, plan.description}, pending,
                                 plan.runs.size(), script_input(plan, name, g, o));
-  std::cout << fmt::format("sweep {}: {} runs, {} already finished, {} to submit\n", name,
-                           plan.runs.size(), sub.already_done, pending.size());
+  std::cout << fmt::format("sweep {}: {} runs, {} already finished, {} to submit\n",
+                           terminal_text(name), plan.runs.size(), sub.already_done, pending.size());
 
   std::set<std::pair<std::string, int>> keys;
   for (const RunSpec& r : plan.runs) keys.insert({r.hash, r.repeat});
   auto finish = [&](const cluster::FollowResult& r) {
     std::cout << fmt::format("\nsweep {}: {} runs: {} ok, {} not ok, {} without a final result\n",
-                             name, keys.size(), r.ok, r.not_ok, r.unfinished);
+                             terminal_text(name), keys.size(), r.ok, r.not_ok, r.unfinished);
     std::cout << "\n" << format_sweep_ranking(*db->store, db->sweep_id);
     return r.exit_code();
   };
@@ -216,7 +223,8 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
     return finish(cluster::tally_runs(*db->store, db->sweep_id, keys));
   }
   if (o.dry_run) {
-    std::cout << "# " << sub.script_path << " (not submitted: --dry-run)\n" << sub.script;
+    std::cout << "# " << terminal_text(sub.script_path.string()) << " (not submitted: --dry-run)\n"
+              << sub.script;
     return kExitOk;
   }
   // Following: SIGINT, SIGTERM and SIGHUP are caught from before the submission, so a terminal
@@ -230,11 +238,12 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
   } catch (const std::exception& e) {
     throw CommandFailure(kExitRunFailed, kWho + e.what());  // the scheduler refused it
   }
-  std::cout << fmt::format("submitted job array {} ({} tasks); results in {}\n", job,
-                           pending.size(), sub.dir)
+  std::cout << fmt::format("submitted job array {} ({} tasks); results in {}\n", terminal_text(job),
+                           pending.size(), terminal_text(sub.dir.string()))
             << std::flush;
   if (!wait) {
-    std::cout << fmt::format("load them with: orch --db {} ingest {}\n", g.db, sub.dir);
+    std::cout << fmt::format("load them with: orch --db {} ingest {}\n", terminal_text(g.db),
+                             terminal_text(sub.dir.string()));
     return kExitOk;
   }
   cluster::Ingester ingester(*db->store, name);

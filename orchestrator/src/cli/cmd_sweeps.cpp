@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "report/sweep_choice.h"
 #include "report/sweep_listing.h"
+#include "result/json_dump.h"
 #include "text/terminal_text.h"
 
 namespace orch::cli {
@@ -22,7 +23,7 @@ int run_sweeps(const SweepsArgs& a, const GlobalOptions& g) {
     std::erase_if(listing, [&](const auto& l) { return l.sweep.experiment != a.experiment; });
   }
   if (a.json) {
-    std::cout << sweep_listing_json(listing).dump(2) << "\n";
+    std::cout << json_dump(sweep_listing_json(listing), 2) << "\n";
   } else if (listing.empty()) {
     std::cout << "no sweeps" << (a.experiment.empty() ? "" : " of experiment " + a.experiment)
               << " in " << terminal_text(g.db) << "\n";

@@ -17,6 +17,7 @@
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
 #include "report/output_target.h"
+#include "result/json_dump.h"
 #include "result/result_document.h"
 #include "runner/run_reset.h"
 #include "runner/runner.h"
@@ -102,7 +103,7 @@ void run_request(const json& request, const PluginRegistry& registry, const Glob
   if (batch > 0) doc.batch_size = batch;
   if (!doc.environment.is_object()) doc.environment = json::object();
   doc.environment["worker"] = {{"pid", static_cast<long>(::getpid())}, {"run", seq}};
-  sweep::write_file_atomically(out, to_json(doc).dump(1) + "\n");
+  sweep::write_file_atomically(out, json_dump(to_json(doc), 1) + "\n");
   std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
             << "): " << (doc.status ? to_string(*doc.status) : "?") << " (worker run " << seq
             << ")\n";

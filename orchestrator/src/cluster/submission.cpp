@@ -7,6 +7,7 @@
 
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
+#include "result/json_dump.h"
 #include "result/run_status.h"
 #include "sweep/environment_fault.h"
 
@@ -66,7 +67,7 @@ Submission write_submission(const SweepIdentity& sweep, const std::vector<const 
   nlohmann::json tasks = nlohmann::json::array();
   for (std::size_t i = 0; i < pending.size(); ++i) {
     const RunSpec& spec = *pending[i];
-    write_file(specs / fmt::format("{}.json", i), run_spec_json(spec).dump(2) + "\n");
+    write_file(specs / fmt::format("{}.json", i), json_dump(run_spec_json(spec), 2) + "\n");
     sub.result_names.push_back(result_name(spec));
     tasks.push_back({{"task", i},
                      {"name", spec.name},
@@ -87,7 +88,7 @@ Submission write_submission(const SweepIdentity& sweep, const std::vector<const 
                                 {"runs_in_plan", total},
                                 {"script", kScriptFile},
                                 {"tasks", tasks}};
-  write_file(dir / kIndexFile, index.dump(2) + "\n");
+  write_file(dir / kIndexFile, json_dump(index, 2) + "\n");
   write_file(sub.script_path, sub.script);
   fs::permissions(sub.script_path, fs::perms::owner_exec | fs::perms::group_exec,
                   fs::perm_options::add);

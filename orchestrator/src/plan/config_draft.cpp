@@ -11,6 +11,7 @@
 #include "plan/run_spec_json.h"
 #include "plan/scalars.h"
 #include "plan/workload_config.h"
+#include "result/json_dump.h"
 
 namespace orch {
 
@@ -59,7 +60,7 @@ std::string render_json(const json& j) {
   if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
   if (j.is_number_integer()) return std::to_string(j.get<std::int64_t>());
   if (j.is_number_float()) return number_text(j.get<double>());
-  return j.dump();
+  return json_dump(j);
 }
 
 std::string render_duration(double seconds) {

@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include "plan/experiment_schema.h"
+#include "result/json_dump.h"
 
 namespace orch {
 
@@ -13,6 +14,46 @@ namespace {
 /// Leaves `key` out of the hash input while it has its default value.
 void erase_if_default(nlohmann::json& in, const char* key, const nlohmann::json& default_value) {
   if (auto it = in.find(key); it != in.end() && *it == default_value) in.erase(it);
+}
+
+// Appends every key and string of `j` that is not UTF-8, as its length and its bytes, in the
+// tree's (sorted) order.
+void append_non_utf8(const nlohmann::json& j, std::string& out) {
+  const auto append = [&out](const std::string& s) {
+    if (is_utf8(s)) return;
+    out += std::to_string(s.size());
+    out += ':';
+    out += s;
+  };
+  if (j.is_string()) append(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    for (const auto& v : j) append_non_utf8(v, out);
+  }
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      append(k);
+      append_non_utf8(v, out);
+    }
+  }
+}
+
+// The text that is hashed. For a configuration whose text is all UTF-8 it is the plain dump, as
+// it has always been, so no hash recorded in a database changes. A configuration holding text
+// that is not UTF-8 (a Latin-1 name) has no plain dump: dump() throws. Its JSON with U+FFFD in
+// place of the bad bytes is not enough, since two Latin-1 names would hash the same; so the
+// original bytes of each such string follow it, after a NUL byte. A plain dump never holds a
+// raw NUL (JSON escapes it), so this text cannot equal any UTF-8 configuration's, and it is
+// deterministic: the same bytes give the same hash on every machine.
+std::string hash_text(const nlohmann::json& in) {
+  try {
+    return in.dump();
+  } catch (const nlohmann::json::type_error& e) {
+    if (e.id != 316) throw;  // 316: invalid UTF-8
+  }
+  std::string text = json_dump(in);
+  text += '\0';
+  append_non_utf8(in, text);
+  return text;
 }
 
 }  // namespace
@@ -53,7 +94,7 @@ nlohmann::json hash_input(const nlohmann::json& config,
 
 std::string config_hash(const nlohmann::json& config,
                         const std::vector<nlohmann::json::json_pointer>& unhashed) {
-  const std::string text = hash_input(config, unhashed).dump();
+  const std::string text = hash_text(hash_input(config, unhashed));
   XXH128_hash_t h = XXH3_128bits(text.data(), text.size());
   XXH128_canonical_t c;
   XXH128_canonicalFromHash(&c, h);  // big-endian bytes: high 64 bits first

@@ -15,7 +15,8 @@ namespace orch {
 nlohmann::json hash_input(const nlohmann::json& config,
                           const std::vector<nlohmann::json::json_pointer>& unhashed = {});
 
-/// 32 lowercase hex digits of XXH3-128 over hash_input(config).dump(). nlohmann::json keeps
+/// 32 lowercase hex digits of XXH3-128 over hash_input(config).dump() (for text that is not
+/// UTF-8, see config_hash.cpp: still deterministic and distinct). nlohmann::json keeps
 /// object keys sorted, and the config is fully resolved (defaults filled, values normalised),
 /// so key order, formatting and omitted-vs-explicit defaults in the YAML cannot change it.
 std::string config_hash(const nlohmann::json& config,

@@ -6,6 +6,7 @@
 
 #include "plan/did_you_mean.h"
 #include "plan/scalars.h"
+#include "result/json_dump.h"
 
 namespace orch {
 
@@ -238,7 +239,7 @@ void apply_include(const MatrixSpec& spec, const MatrixEntry& e, std::size_t ori
 std::string written_form(const MatrixCell& cell) {
   if (cell.node && cell.node->is_scalar()) return cell.node->text;
   const nlohmann::json j = cell.node ? generic_json(*cell.node) : cell.value;
-  return j.is_string() ? j.get<std::string>() : j.dump();
+  return j.is_string() ? j.get<std::string>() : json_dump(j);
 }
 
 const MatrixCell* MatrixCombination::find(const std::string& path) const {

@@ -26,6 +26,7 @@ Override parse_override(const std::string& text) {
   const SourceMark key_at{kFile, 1, static_cast<int>(begin) + 1};
   out.path = parse_setting_path(key, key_at, key, false);
   out.value = parse_yaml(text.substr(eq + 1), kFile, YamlLimits{}, static_cast<int>(eq + 1), key);
+  require_utf8(out.value, key);
   return out;
 }
 

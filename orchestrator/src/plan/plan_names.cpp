@@ -6,6 +6,7 @@
 
 #include "plan/readable_name.h"
 #include "plan/scalars.h"
+#include "result/json_dump.h"
 
 namespace orch {
 namespace {
@@ -18,7 +19,7 @@ std::optional<std::string> text_of(const json& j) {
   if (j.is_boolean()) return std::string(j.get<bool>() ? "true" : "false");
   if (j.is_number_integer()) return std::to_string(j.get<std::int64_t>());
   if (j.is_number_float()) return number_text(j.get<double>());
-  return j.dump();
+  return json_dump(j);
 }
 
 const ParamSpec* find_param(const PluginInfo& info, const std::string& name) {

@@ -30,6 +30,7 @@
 #include "plan/scalars.h"
 #include "plan/search_spec.h"
 #include "plan/yaml_tree.h"
+#include "result/json_dump.h"
 
 namespace orch {
 
@@ -96,6 +97,10 @@ class Planner {
     const YNode* base = nullptr;
     const YEntry* matrix = nullptr;
     for (const YEntry& e : root_.entries) {
+      // The name has its own check, and the description is not part of any configuration.
+      if (e.key != "name" && e.key != "description") {
+        errors_.attempt([&] { require_utf8(e.value, e.key); });
+      }
       if (e.key == "name") {
         name = &e.value;
       } else if (e.key == "description") {
@@ -249,7 +254,7 @@ class Planner {
     std::map<std::string, std::uint64_t> longest;
     auto note = [&](const std::string& path, const json& value) {
       std::uint64_t& l = longest[path];
-      l = std::max<std::uint64_t>(l, value.dump().size());
+      l = std::max<std::uint64_t>(l, json_dump(value).size());
     };
     for (const MatrixAxis& axis : matrix_.spec.axes) {
       for (const MatrixCell& cell : axis.values) note(axis.path, cell.value);

@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "result/json_dump.h"
+
 namespace orch {
 namespace {
 
@@ -152,7 +154,7 @@ RunSpec run_spec_from_json(const json& j) {
   spec.repeat = get<int>(run, "repeat", "run.");
   if (j.contains("swept") && j.at("swept").is_object()) {
     for (const auto& [axis, value] : j.at("swept").items()) {
-      spec.swept[axis] = value.is_string() ? value.get<std::string>() : value.dump();
+      spec.swept[axis] = value.is_string() ? value.get<std::string>() : json_dump(value);
     }
   }
   set_run_config(spec, field(j, "config", ""));

@@ -12,6 +12,7 @@
 #include "plan/experiment_schema.h"
 #include "plan/plan_error.h"
 #include "plan/scalars.h"
+#include "result/json_dump.h"
 
 namespace orch {
 namespace {
@@ -108,7 +109,7 @@ std::vector<std::string> arg_words(const json& args) {
     else if (v.is_string())
       out.push_back(v.get<std::string>());
     else
-      out.push_back(v.dump());
+      out.push_back(json_dump(v));
   }
   return out;
 }

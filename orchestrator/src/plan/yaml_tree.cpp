@@ -6,6 +6,8 @@
 
 #include <set>
 
+#include "result/json_dump.h"
+
 namespace orch {
 
 const YNode* YNode::find(std::string_view key) const {
@@ -126,6 +128,18 @@ class Converter {
 };
 
 }  // namespace
+
+void require_utf8(const YNode& node, const std::string& path) {
+  static const char* kWhy = "is not UTF-8 text (orch keeps configurations as JSON, which is UTF-8)";
+  if (node.is_scalar() && !is_utf8(node.text)) throw PlanError(node.mark, path, kWhy);
+  std::size_t i = 0;
+  for (const YNode& item : node.items) require_utf8(item, path + "[" + std::to_string(i++) + "]");
+  for (const YEntry& e : node.entries) {
+    const std::string key_path = path.empty() ? e.key : path + "." + e.key;
+    if (!is_utf8(e.key)) throw PlanError(e.key_mark, key_path, kWhy);
+    require_utf8(e.value, key_path);
+  }
+}
 
 YNode parse_yaml(const std::string& text, std::shared_ptr<const std::string> file,
                  const YamlLimits& limits, int col_offset, const std::string& root_path) {

@@ -56,4 +56,10 @@ YNode parse_yaml(const std::string& text, std::shared_ptr<const std::string> fil
                  const YamlLimits& limits = {}, int col_offset = 0,
                  const std::string& root_path = "");
 
+/// Throws PlanError at the first scalar or key under `node` (`path` names it in the message)
+/// whose text is not UTF-8. A configuration is kept and passed on as JSON (the run's
+/// specification, its result document, the store), and JSON text is UTF-8: a Latin-1 byte in a
+/// dataset root or a command could only reach the run replaced, naming another file.
+void require_utf8(const YNode& node, const std::string& path);
+
 }  // namespace orch

@@ -13,6 +13,7 @@
 #include "report/sweep_diff.h"
 #include "result/config_flatten.h"
 #include "result/core_metrics.h"
+#include "result/json_dump.h"
 #include "text/terminal_text.h"
 
 namespace orch {
@@ -142,7 +143,7 @@ std::vector<SettingChange> setting_differences(const Selection& a, const Selecti
   auto text = [](const std::map<std::string, nlohmann::json>& flat, const std::string& key) {
     auto it = flat.find(key);
     if (it == flat.end()) return std::string("not set");
-    return it->second.is_string() ? it->second.get<std::string>() : it->second.dump();
+    return it->second.is_string() ? it->second.get<std::string>() : json_dump(it->second);
   };
   std::set<std::string> keys;
   for (const auto& [k, v] : fa) keys.insert(k);

@@ -10,6 +10,7 @@
 
 #include "report/html_environment.h"
 #include "result/config_flatten.h"
+#include "result/json_dump.h"
 #include "text/terminal_text.h"
 
 namespace orch {
@@ -93,7 +94,7 @@ std::string plain_text(const json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
   if (v.is_number()) return fmt::format("{}", v.get<double>());
-  return v.dump();
+  return json_dump(v);
 }
 
 // One run's environment as key path -> text. The columns fill what an old document's

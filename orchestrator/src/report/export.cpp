@@ -6,6 +6,8 @@
 #include <set>
 #include <string_view>
 
+#include "result/json_dump.h"
+
 namespace orch {
 namespace {
 
@@ -31,7 +33,7 @@ bool formula_like(const std::string& s) {
 
 std::string csv_field(const nlohmann::json& cell) {
   if (cell.is_null()) return {};
-  std::string s = cell.is_string() ? cell.get<std::string>() : cell.dump();
+  std::string s = cell.is_string() ? cell.get<std::string>() : json_dump(cell);
   const bool neutralise = cell.is_string() && formula_like(s);
   if (neutralise) s.insert(0, 1, '\'');
   if (!neutralise && s.find_first_of(",\"\r\n") == std::string::npos) return s;
@@ -135,7 +137,7 @@ std::string to_json(const ExportTable& table) {
     for (std::size_t c = 0; c < row.size(); ++c) obj[table.columns[c]] = row[c];
     array.push_back(std::move(obj));
   }
-  return array.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_dump(array, 2) + "\n";
 }
 
 }  // namespace orch

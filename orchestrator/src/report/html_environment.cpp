@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "result/json_dump.h"
 #include "telemetry/doctor.h"
 
 namespace orch {
@@ -65,7 +66,8 @@ std::string variables_text(const json& env) {
   if (!env.is_object() || !env.contains("variables") || !env.at("variables").is_object()) return "";
   std::string out;
   for (const auto& [k, v] : env.at("variables").items()) {
-    out += (out.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out +=
+        (out.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : json_dump(v));
   }
   return out.empty() ? "none of the watched variables set" : out;
 }
@@ -164,7 +166,7 @@ std::vector<EnvironmentWarning> environment_warnings(const std::vector<json>& en
     DoctorFacts facts;
     if (env.contains("variables") && env.at("variables").is_object()) {
       for (const auto& [k, v] : env.at("variables").items()) {
-        facts.variables[k] = v.is_string() ? v.get<std::string>() : v.dump();
+        facts.variables[k] = v.is_string() ? v.get<std::string>() : json_dump(v);
       }
     }
     // A GPU run records its GPU's name; older documents may lack `device` in the environment.

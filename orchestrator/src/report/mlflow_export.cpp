@@ -10,6 +10,7 @@
 #include "plan/content_hash.h"
 #include "report/input_error.h"
 #include "result/config_flatten.h"
+#include "result/json_dump.h"
 
 namespace orch {
 namespace {
@@ -31,7 +32,7 @@ std::string truncated(const std::string& s, std::size_t n) {
 
 std::string cell_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_dump(v);
 }
 
 // ISO 8601 UTC (YYYY-MM-DDThh:mm:ssZ, fractions of a second allowed) as Unix milliseconds;
@@ -97,8 +98,7 @@ class Api {
     return call("GET", endpoint + "?" + query, "");
   }
   nlohmann::json post(const std::string& endpoint, const nlohmann::json& body) {
-    return call("POST", endpoint,
-                body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return call("POST", endpoint, json_dump(body));
   }
   /// The last answer's status and MLflow error_code ("RESOURCE_DOES_NOT_EXIST", ...).
   long status() const { return status_; }
@@ -369,8 +369,7 @@ std::vector<nlohmann::json> mlflow_log_batches(const MlflowRunData& data,
     return batch["metrics"].size() + batch["params"].size() + batch["tags"].size();
   };
   auto add = [&](const char* kind, std::size_t limit, nlohmann::json item) {
-    const std::size_t size =
-        item.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size() + 1;
+    const std::size_t size = json_dump(item).size() + 1;
     if (batch[kind].size() >= limit || items() >= kBatchItems || bytes + size > kBatchBytes) {
       out.push_back(std::move(batch));
       fresh();

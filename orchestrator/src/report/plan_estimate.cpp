@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "result/json_dump.h"
 #include "text/terminal_text.h"
 
 namespace orch {
@@ -21,7 +22,7 @@ using nlohmann::json;
 // most, where another model or batch changes it by more.
 std::string similarity_key(const json& config) {
   auto part = [&](const char* key) {
-    return config.contains(key) ? config.at(key).dump() : std::string("-");
+    return config.contains(key) ? json_dump(config.at(key)) : std::string("-");
   };
   std::string what = config.contains("workload") && config.at("workload").is_object()
                          ? config.at("workload").value("command", "")

@@ -1,5 +1,7 @@
 #include "result/config_flatten.h"
 
+#include "result/json_dump.h"
+
 namespace orch {
 
 void flatten_json(const nlohmann::json& value, const std::string& prefix,
@@ -16,7 +18,7 @@ void flatten_json(const nlohmann::json& value, const std::string& prefix,
         flatten_json(v, prefix.empty() ? k : prefix + "." + k, out);
     }
   } else if (value.is_array()) {
-    out[prefix] = value.dump();
+    out[prefix] = json_dump(value);
   } else {
     out[prefix] = value;
   }

@@ -1,5 +1,7 @@
 #include "result/json_fields.h"
 
+#include "result/json_dump.h"
+
 namespace orch {
 
 std::optional<double> json_number(const nlohmann::json& obj, const char* key) {
@@ -25,7 +27,7 @@ std::string json_text(const nlohmann::json& obj, const char* key) {
   if (!obj.is_object()) return {};
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return {};
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : json_dump(*it);
 }
 
 nlohmann::json json_object(const nlohmann::json& obj, const char* key) {

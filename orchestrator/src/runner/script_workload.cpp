@@ -21,6 +21,7 @@
 #include "process/leftovers.h"
 #include "process/pipe_reader.h"
 #include "process/signal_guard.h"
+#include "result/json_dump.h"
 #include "runner/code_version.h"
 #include "runner/divergence.h"
 #include "runner/environment.h"
@@ -461,7 +462,7 @@ ScriptLaunch prepare_launch(const RunSpec& spec, const ScriptDevice& device, con
   } else {
     launch.no_gpu = "the run's device is the CPU";
   }
-  write_script_spec(spec_path, run_spec_json(spec).dump(2) + "\n");
+  write_script_spec(spec_path, json_dump(run_spec_json(spec), 2) + "\n");
   launch.argv = script_argv(spec);
   doc.environment = exec_environment(launch.pci_bus_id);
   doc.environment["script_argv"] = launch.argv;

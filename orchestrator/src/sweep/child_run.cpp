@@ -15,6 +15,7 @@
 #include "plan/run_spec_json.h"
 #include "process/child.h"
 #include "process/leftovers.h"
+#include "result/json_dump.h"
 #include "result/result_document.h"
 #include "result/run_phases.h"
 #include "sweep/batch_search.h"
@@ -88,7 +89,7 @@ class Attempt {
     remove_file((dir_ / "result.json").string());
     create_directories(dir_.string());
     const fs::path spec_path = dir_ / "spec.json";
-    write_file(spec_path.string(), run_spec_json(spec).dump(2) + "\n");
+    write_file(spec_path.string(), json_dump(run_spec_json(spec), 2) + "\n");
     // A retry must not leave the previous attempt's trace behind as if it were its own.
     remove_file((dir_ / kTraceFileName).string());
     if (pool_) {
@@ -513,7 +514,7 @@ std::optional<json> ChildLauncher::unrecorded_result(const RunSpec& spec) {
 void ChildLauncher::keep_unrecorded(const RunSpec& spec, const json& document) {
   const fs::path path = fs::path(options_.work_dir) / run_dir_name(spec) / "result.json";
   try {
-    write_file_atomically(path.string(), document.dump(1) + "\n");
+    write_file_atomically(path.string(), json_dump(document, 1) + "\n");
   } catch (const EnvironmentFault&) {
     // The child's own document is still there, less what the sweep added to it.
   }

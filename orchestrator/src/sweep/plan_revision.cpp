@@ -8,6 +8,7 @@
 
 #include "plan/halving_schedule.h"
 #include "result/config_flatten.h"
+#include "result/json_dump.h"
 
 namespace orch::sweep {
 
@@ -58,7 +59,7 @@ bool said_elsewhere(const std::string& key) {
 std::string shown(const std::map<std::string, nlohmann::json>& flat, const std::string& key) {
   const auto it = flat.find(key);
   if (it == flat.end()) return "(none)";
-  std::string text = it->second.is_string() ? it->second.get<std::string>() : it->second.dump();
+  std::string text = it->second.is_string() ? it->second.get<std::string>() : json_dump(it->second);
   constexpr std::size_t kCut = 40;
   if (text.size() > kCut) text = text.substr(0, kCut - 3) + "...";
   return text;

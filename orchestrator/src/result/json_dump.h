@@ -1,0 +1,21 @@
+// JSON text of trees that can hold text orch did not write itself: file names, names given on
+// the command line, environment variables, a child's output. Such text need not be UTF-8 (a
+// Latin-1 file name, a stray byte in a variable), and nlohmann::json's plain dump() throws
+// type_error.316 on it, which would fail a whole listing, a plan or a run for one name.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace orch {
+
+/// j.dump(indent) with every byte sequence that is not UTF-8 replaced by U+FFFD, so the text is
+/// always valid JSON. Identical to j.dump(indent) when all of j's text is UTF-8.
+std::string json_dump(const nlohmann::json& j, int indent = -1);
+
+/// Whether `text` is UTF-8 as nlohmann::json accepts it (RFC 3629: no overlong forms, no
+/// surrogates, nothing past U+10FFFF).
+bool is_utf8(std::string_view text);
+
+}  // namespace orch
