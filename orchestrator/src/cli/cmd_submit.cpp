@@ -223,7 +223,7 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
     return finish(cluster::tally_runs(*db->store, db->sweep_id, keys));
   }
   if (o.dry_run) {
-    std::cout << "# " << terminal_text(sub.script_path.string()) << " (not submitted: --dry-run)\n"
+    std::cout << "# " << terminal_text(sub.script_path) << " (not submitted: --dry-run)\n"
               << sub.script;
     return kExitOk;
   }
@@ -239,11 +239,11 @@ int submit_to_slurm(const Plan& plan, const std::string& sweep_name, const Globa
     throw CommandFailure(kExitRunFailed, kWho + e.what());  // the scheduler refused it
   }
   std::cout << fmt::format("submitted job array {} ({} tasks); results in {}\n", terminal_text(job),
-                           pending.size(), terminal_text(sub.dir.string()))
+                           pending.size(), terminal_text(sub.dir))
             << std::flush;
   if (!wait) {
     std::cout << fmt::format("load them with: orch --db {} ingest {}\n", terminal_text(g.db),
-                             terminal_text(sub.dir.string()));
+                             terminal_text(sub.dir));
     return kExitOk;
   }
   cluster::Ingester ingester(*db->store, name);
