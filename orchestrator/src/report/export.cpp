@@ -137,7 +137,8 @@ std::string to_json(const ExportTable& table) {
     for (std::size_t c = 0; c < row.size(); ++c) obj[table.columns[c]] = row[c];
     array.push_back(std::move(obj));
   }
-  return json_dump(array, 2) + "\n";
+  // Not json_dump: it takes a json, and the conversion would sort the keys out of column order.
+  return array.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace orch

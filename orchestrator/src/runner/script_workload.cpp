@@ -556,15 +556,6 @@ void finish_script_document(ResultDocument& doc, const RunSamplers& telemetry,
 
 }  // namespace
 
-std::string script_spec_path(const std::string& out_path) { return out_path + ".script-spec.json"; }
-
-std::string script_spec_refusal(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
-  return "refusing to write the script's run specification " + path + ": it is " +
-         describe_file_type(st.st_mode) + ", and orch writes only a regular file there; remove it";
-}
-
 ResultDocument run_script_document(const RunSpec& spec, const std::string& out_path) {
   g_signal = 0;
   ResultDocument doc;
