@@ -2,7 +2,6 @@
 #include "cli/exec_worker.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +15,7 @@
 #include "cli/plugin_loading.h"
 #include "plan/bounded_file.h"
 #include "plan/run_spec_json.h"
+#include "process/log_file.h"
 #include "report/output_target.h"
 #include "result/json_dump.h"
 #include "result/result_document.h"
@@ -37,34 +37,16 @@ int keep_copy(int fd) {
   return copy;
 }
 
-// Points `fd` at `path` (created or emptied, as a run's own process gets its logs), never
-// through a link planted at the log's name in the run folder, never waiting on a FIFO there,
-// and never truncating a file that has another name (a hard link) as well. A character device
-// (the worker's own /dev/null between runs) is written in place.
+// Points `fd` at `path` (created or emptied, as a run's own process gets its logs), checked as
+// process/log_file.h says; a character device (the worker's own /dev/null between runs) is
+// written in place.
 void point_at_file(int fd, const std::string& path) {
-  const int f =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-  if (f < 0) {
-    const int err = errno;
-    throw sweep::EnvironmentFault("cannot open " + path + ": " + std::strerror(err), false, err);
+  try {
+    const process::UniqueFd log = process::open_log_file(path, /*devices=*/true);
+    ::dup2(log.get(), fd);
+  } catch (const process::LogFileError& e) {
+    throw sweep::EnvironmentFault(e.what(), false, e.error);
   }
-  struct stat st {};
-  const bool ok = ::fstat(f, &st) == 0;
-  const bool device = ok && S_ISCHR(st.st_mode);
-  const char* refused = !ok || (!S_ISREG(st.st_mode) && !device) ? "it is not a regular file"
-                        : !device && st.st_nlink > 1
-                            ? "it has another name (a hard link); remove it"
-                            : nullptr;
-  if (refused || (!device && ::ftruncate(f, 0) != 0)) {
-    const int err = errno;
-    ::close(f);
-    throw sweep::EnvironmentFault(
-        "refusing the log " + path + ": " + (refused ? refused : std::strerror(err)), false,
-        refused ? 0 : err);
-  }
-  ::fcntl(f, F_SETFL, ::fcntl(f, F_GETFL) & ~O_NONBLOCK);
-  ::dup2(f, fd);
-  ::close(f);
 }
 
 void flush_streams() {

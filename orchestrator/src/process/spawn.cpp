@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <stdexcept>
 
 #include "plan/workload_config.h"  // find_on_path
+#include "process/log_file.h"
 #include "process/parent_death.h"
 
 extern char** environ;
@@ -66,30 +66,13 @@ std::vector<std::string> child_environment(const ChildOptions& o) {
 }
 
 // A log file (Stdio::file for stdout or stderr), opened here rather than in the child so that
-// it is checked at its descriptor before anything is truncated: never through a final link,
-// never waiting on a FIFO, and only a regular file of one name (a hard link planted at the
-// log's name would have the file's other name truncated and overwritten too). The run folders
-// are in the user's folder, and orch may run as root.
+// it is checked at its descriptor before anything is truncated (log_file.h).
 UniqueFd open_log(const std::string& path) {
-  const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-  if (fd < 0) throw SpawnError(SpawnError::Step::open, errno, "cannot open " + path);
-  UniqueFd log(fd);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw SpawnError(SpawnError::Step::open, EINVAL,
-                     "refusing the log " + path + ": it is not a regular file");
+  try {
+    return open_log_file(path);
+  } catch (const LogFileError& e) {
+    throw SpawnError(SpawnError::Step::open, e.error != 0 ? e.error : EINVAL, e.what());
   }
-  if (st.st_nlink > 1) {
-    throw SpawnError(SpawnError::Step::open, EMLINK,
-                     "refusing the log " + path +
-                         ": it has another name (a hard link), and orch writes only a file of "
-                         "its own there; remove it");
-  }
-  if (::ftruncate(fd, 0) != 0)
-    throw SpawnError(SpawnError::Step::open, errno, "cannot truncate " + path);
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return log;
 }
 
 void prepare(const ChildOptions& o, Prepared& p) {
