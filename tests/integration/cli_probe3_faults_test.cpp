@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "integration/own_lock_folder.h"
 #include "integration/test_support.h"
 #include "plan/planner.h"
 #include "plan/run_spec_json.h"
@@ -44,22 +45,7 @@ bool parses_as_trace(const fs::path& p) {
   }
 }
 
-// ORCH_LOCK_DIR set to a folder of the test's own while it lives (the child processes inherit
-// it), so no other test's hold on the CPU meets this one's.
-struct OwnLockFolder {
-  explicit OwnLockFolder(const fs::path& dir) {
-    fs::create_directories(dir);
-    if (const char* v = std::getenv("ORCH_LOCK_DIR")) previous = v;
-    ::setenv("ORCH_LOCK_DIR", dir.c_str(), 1);
-  }
-  ~OwnLockFolder() {
-    if (previous)
-      ::setenv("ORCH_LOCK_DIR", previous->c_str(), 1);
-    else
-      ::unsetenv("ORCH_LOCK_DIR");
-  }
-  std::optional<std::string> previous;
-};
+using test::OwnLockFolder;
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "integration/own_lock_folder.h"
 #include "integration/test_support.h"
 
 using namespace orch;
@@ -25,21 +26,7 @@ using test::kTiny;
 using test::q;
 using test::write;
 
-// ORCH_LOCK_DIR set to a folder of the test's own while it lives (child processes inherit it).
-struct OwnLockFolder {
-  explicit OwnLockFolder(const fs::path& dir) {
-    fs::create_directories(dir);
-    if (const char* v = std::getenv("ORCH_LOCK_DIR")) previous = v;
-    ::setenv("ORCH_LOCK_DIR", dir.c_str(), 1);
-  }
-  ~OwnLockFolder() {
-    if (previous)
-      ::setenv("ORCH_LOCK_DIR", previous->c_str(), 1);
-    else
-      ::unsetenv("ORCH_LOCK_DIR");
-  }
-  std::optional<std::string> previous;
-};
+using test::OwnLockFolder;
 
 }  // namespace
 
