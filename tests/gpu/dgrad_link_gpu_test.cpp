@@ -249,7 +249,9 @@ TEST_CASE("dgrad_graph auto: each shape timed once, then a CUDA graph replays th
   // At this size one fp16 step's gradients are chaotic (two valid implementations differ by
   // about half their norm: the case above), so the replay is held to the eager step within the
   // distance between the eager step and the same step without the link (a valid run that
-  // differs only in the path under test), not to a fixed tolerance.
+  // differs only in the path under test), not to a fixed tolerance. That distance is itself one
+  // sample of the noise, and two samples differ by a few percent, so the replay may exceed it
+  // by a quarter; a replay that lost or doubled the gradients is 1 or more off.
   const test::DeterministicCudnn deterministic;
   torch::manual_seed(39);
   resnet::ResNet net(fused_options(resnet::DgradGraphMode::kAuto));
@@ -307,7 +309,7 @@ TEST_CASE("dgrad_graph auto: each shape timed once, then a CUDA graph replays th
     const double noise = rel(whole(other), whole(eager));
     std::cout << "capture: replay vs eager " << replayed << ", unlinked vs eager " << noise << "\n";
     CHECK(std::isfinite(replayed));
-    CHECK(replayed <= noise + 0.01);
+    CHECK(replayed <= 1.25 * noise + 0.01);
   }
   side.synchronize();
 }

@@ -68,8 +68,12 @@ double rel(const torch::Tensor& a, const torch::Tensor& b) {
 /// (their run-to-run difference is of their own size), so three checks, each of which a weight
 /// gradient lost, counted twice or read before it was written fails: every parameter within
 /// twice its own noise plus 1e-4 relative; every parameter's norm within twice its noise in
-/// norm plus 5% (a lost gradient has norm 0, a doubled one twice the norm); and all parameters
-/// as one vector within twice the whole noise plus 1e-3.
+/// norm, plus half its relative noise, plus 5% (a lost gradient has norm 0, a doubled one twice
+/// the norm: both are 1 off); and all parameters as one vector within twice the whole noise
+/// plus 1e-3. Why half the relative noise: a gradient off by `noise` of its norm in a direction
+/// of its own changes its norm by about noise^2/2 plus noise/sqrt(elements), up to 0.15 for a
+/// 64-element batch-norm weight whose noise is 0.45, while the one sample of the norm's own
+/// noise can be near 0.
 void check_within_noise(const Grads& got, const Grads& ref, const Grads& again) {
   std::vector<torch::Tensor> all_got, all_ref, all_again;
   std::string noisiest;
@@ -85,7 +89,7 @@ void check_within_noise(const Grads& got, const Grads& ref, const Grads& again) 
     INFO(name << ": off " << off << ", noise " << noise << "; norm off " << norm_off
               << ", norm noise " << norm_noise);
     CHECK(off <= 2 * noise + 1e-4);
-    CHECK(norm_off <= 2 * norm_noise + 0.05);
+    CHECK(norm_off <= 2 * norm_noise + noise / 2 + 0.05);
     if (noise > worst_noise) noisiest = name;
     worst = std::max(worst, off);
     worst_noise = std::max(worst_noise, noise);
