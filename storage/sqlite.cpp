@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "storage/database_files.h"
@@ -10,9 +12,38 @@
 namespace orch::storage {
 namespace {
 
+// SQLite's "unable to open database file" (SQLITE_CANTOPEN) hides why: a read-only file system,
+// a folder it may not write DB-wal or DB-shm into, a full disk. The system's errno says it, and
+// decides whether the surroundings failed (exit 4) or the request did.
+struct OsCause {
+  std::string text;  ///< ": <strerror>", or empty where SQLite kept no errno
+  int code;          ///< the result code to report: the errno's class where it has one
+};
+
+OsCause os_cause(sqlite3* db, int code) {
+  if (!db || (code & 0xff) != SQLITE_CANTOPEN) return {"", code};
+  const int err = sqlite3_system_errno(db);
+  if (err == 0) return {"", code};
+  const std::string text = std::string(" (") + std::strerror(err) + ")";
+  switch (err) {
+    case EROFS:
+    case EACCES:
+    case EPERM:
+      return {text, SQLITE_READONLY};
+    case ENOSPC:
+    case EDQUOT:
+      return {text, SQLITE_FULL};
+    case EIO:
+      return {text, SQLITE_IOERR};
+    default:
+      return {text, code};
+  }
+}
+
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
-  throw SqliteError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"),
-                    db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
+  if (!db) throw SqliteError(what + ": out of memory", SQLITE_NOMEM);
+  const OsCause cause = os_cause(db, sqlite3_extended_errcode(db));
+  throw SqliteError(what + ": " + sqlite3_errmsg(db) + cause.text, cause.code);
 }
 
 // Runs SQL without results (Database::exec, and a transaction's BEGIN, COMMIT).
@@ -86,7 +117,9 @@ Database::Database(const std::string& path) {
       SQLITE_OK) {
     std::string msg = "cannot open database " + path;
     if (db_) msg += std::string(": ") + sqlite3_errmsg(db_);
-    const int code = db_ ? sqlite3_extended_errcode(db_) : SQLITE_NOMEM;
+    const OsCause cause = os_cause(db_, db_ ? sqlite3_extended_errcode(db_) : SQLITE_NOMEM);
+    msg += cause.text;
+    const int code = cause.code;
     sqlite3_close(db_);
     db_ = nullptr;
     throw SqliteError(msg, code);

@@ -2,7 +2,11 @@
 // finished document is in store_record.cpp, the read queries in store_query.cpp.
 #include "storage/store.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "storage/migrate.h"
@@ -57,9 +61,19 @@ auto naming_non_database(const std::string& path, Fn&& fn) {
   }
 }
 
+// SQLite opens a database file it may not write read-only, without a word, and a WAL database
+// then fails at its first read with "unable to open database file". A Store writes, so it says
+// at once which file and why (exit 4, as for a full disk: the surroundings, not the request).
+void refuse_read_only(sqlite3* db, const std::string& path) {
+  if (sqlite3_db_readonly(db, "main") != 1) return;
+  const bool denied = ::access(path.c_str(), W_OK) != 0;
+  throw SqliteError(denied ? std::strerror(errno) : "SQLite opened it read-only", SQLITE_READONLY);
+}
+
 }  // namespace
 
 Store::Store(const std::string& path) : db_(path) {
+  refuse_read_only(db_.get(), path);
   // A reader (sqlite3, pandas) holding a lock briefly must never fail the sweep: wait for it.
   sqlite3_busy_timeout(db_.get(), busy_timeout_ms());
   // Before anything below changes the file (its journal mode, say).

@@ -4,6 +4,7 @@
 // files, the database's -shm) and a FIFO at a submission's index. The victim never changes, the
 // command names the path and stops, and nothing waits on a FIFO.
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -138,4 +139,37 @@ TEST_CASE("submit: a link at its specs folder and a FIFO at its index are refuse
   CHECK_THAT(f.output, Contains((folder / "index.json").string()) && Contains("FIFO"));
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
   CHECK(fs::is_fifo(folder / "index.json"));
+}
+
+TEST_CASE("submit: a device or folder at its script's name is refused, never written or chmod'ed",
+          "[cli][slurm]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", kTiny);
+  const fs::path db = tmp.path() / "r.db", folder = db.string() + ".slurm/tiny";
+  const fs::path script = folder / "submit.sbatch";
+  fs::create_directories(folder);
+  const std::string submit =
+      "--db " + q(db) + " submit --slurm --dry-run " + q(tmp.path() / "tiny.yaml");
+  // A device node, where this test may make one: a copy of /dev/null's.
+  if (::geteuid() == 0 && ::mknod(script.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0) {
+    struct stat before {};
+    REQUIRE(::lstat(script.c_str(), &before) == 0);
+    auto r = test::run_orch(submit);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains(script.string() + " is not a regular file"));
+    struct stat st {};
+    REQUIRE(::lstat(script.c_str(), &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+    CHECK(st.st_mode == before.st_mode);  // not made executable
+    fs::remove(script);
+  } else {
+    WARN("no device node made without root; the folder case only");
+  }
+  fs::create_directories(script);
+  auto r = test::run_orch(submit);
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(script.string() + " is not a regular file"));
+  CHECK(fs::is_empty(script));
 }

@@ -117,7 +117,7 @@ int run_run(const RunArgs& a, const GlobalOptions& g) {
   storage::Store& store = *session->store;
   // One plan per sweep, as `orch sweep` keeps it: the plan is recorded as a revision, so rank,
   // compare and the report show this plan's runs, and a changed file stops here.
-  const std::int64_t sweep_id = open_checked_sweep(store, plan, name, a.replan, "orch run: ");
+  const std::int64_t sweep_id = open_checked_sweep(*session, plan, name, a.replan, "orch run: ");
   std::cout << plan.name << (plan.description.empty() ? "" : ": " + terminal_text(plan.description))
             << "\n";
   int failed = 0;

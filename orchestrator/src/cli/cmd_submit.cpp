@@ -2,6 +2,7 @@
 // `orch exec` writing its result document into a shared folder; `orch ingest DIR`: those
 // documents into the database; and the `--launcher slurm` path of `orch sweep`.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <iostream>
@@ -69,6 +70,18 @@ struct SubmissionStore {
   std::int64_t sweep_id = 0;             ///< 0: no such sweep recorded
 };
 
+// Without --wait a submission only reads which runs are finished: a database it may not write
+// (read-only media, another user's) is read as it is. One it may write is opened as a writer,
+// so that an older schema is brought up to date as every other command does.
+void open_to_read(std::optional<storage::Store>& store, const std::string& db) {
+  try {
+    store.emplace(db);
+  } catch (const storage::SqliteError& e) {
+    if ((e.code() & 0xff) != SQLITE_READONLY) throw;
+    store.emplace(db, storage::Store::ReadOnly{});
+  }
+}
+
 std::unique_ptr<SubmissionStore> open_submission_store(const GlobalOptions& g, const Plan& plan,
                                                        const std::string& name, bool wait) {
   auto s = std::make_unique<SubmissionStore>();
@@ -77,13 +90,20 @@ std::unique_ptr<SubmissionStore> open_submission_store(const GlobalOptions& g, c
       sweep::create_database_folder(g.db);
       s->lock.emplace(sweep::lock_path(g.db, name));
     }
-    if (wait || fs::exists(g.db)) s->store.emplace(g.db);
+    if (wait) {
+      s->store.emplace(g.db);
+    } else if (fs::exists(g.db)) {
+      open_to_read(s->store, g.db);
+    }
     if (wait) s->lock->hold_database(g.db, name, "submit --wait");
     if (wait) {
       s->sweep_id = s->store->open_sweep(name, plan.name, plan.file, plan.description);
     } else if (s->store) {
       if (auto id = s->store->find_sweep(name)) s->sweep_id = *id;
     }
+  } catch (const storage::SqliteError& e) {
+    if (e.environment()) throw;  // read-only or full media: exit 4 with the path (main.cpp)
+    throw bad_input(kWho + e.what());
   } catch (const std::exception& e) {
     throw bad_input(kWho + e.what());
   }
@@ -108,6 +128,16 @@ cluster::SlurmScriptInput script_input(const Plan& plan, const std::string& name
         sweep::check_own_folder(in.dir + "/" + sub);
     } catch (const std::runtime_error& e) {
       throw bad_input(kWho + e.what());
+    }
+  }
+  // sbatch runs the script, and the index is read back: a device or FIFO planted at either name
+  // would be written into (and the script's node made executable), so only a file is replaced.
+  for (const char* file : {cluster::kScriptFile, cluster::kIndexFile}) {
+    const std::string path = in.dir + "/" + file;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+      throw bad_input(kWho + path + " is not a regular file (a device, FIFO, socket or folder); " +
+                      "orch writes its submission there: remove it");
     }
   }
   in.options.partition = o.partition;
@@ -141,6 +171,9 @@ int run_ingest(const IngestArgs& a, const GlobalOptions& g) {
   std::optional<storage::Store> store;
   try {
     store.emplace(g.db);
+  } catch (const storage::SqliteError& e) {
+    if (e.environment()) throw;  // read-only or full media: exit 4 with the path (main.cpp)
+    throw bad_input("orch ingest: " + std::string(e.what()));
   } catch (const std::exception& e) {
     throw bad_input("orch ingest: " + std::string(e.what()));
   }

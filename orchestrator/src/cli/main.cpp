@@ -72,7 +72,13 @@ void add_global_options(CLI::App& app, orch::cli::GlobalOptions& global) {
   app.add_option("--plugin-path", global.plugin_paths,
                  "extra folder to search for plugin libraries (repeatable; also ORCH_PLUGIN_PATH)")
       ->check(plugin_folder);  // a mistyped folder would only lose its plugins
-  app.add_option("--db", global.db, "SQLite results database")->capture_default_str();
+  app.add_option("--db", global.db, "SQLite results database")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return v.empty() ? std::string("the database's path is empty; give a file's path") : "";
+          },
+          ""));
 }
 
 }  // namespace

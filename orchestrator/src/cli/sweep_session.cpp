@@ -21,14 +21,31 @@ namespace {
 // Opens (or creates) the database. A new one that fails before its schema is written (a full
 // disk) is removed again, so that no empty database stays behind for the run of the same
 // command that follows the fix.
-void open_store(std::optional<storage::Store>& store, const std::string& db) {
+void open_store(SweepSession& s, const std::string& db) {
   const bool existed = sweep::path_exists(db);
   try {
-    store.emplace(db);
+    s.store.emplace(db);
   } catch (...) {
     if (!existed) sweep::remove_new_database(db);
     throw;
   }
+  if (!existed) s.new_database = db;
+}
+
+std::int64_t checked_sweep(storage::Store& store, const Plan& plan, const std::string& name,
+                           bool replan, const std::string& who) {
+  const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
+  const sweep::PlanCheck check = sweep::check_plan(store, name, revision, replan, &plan);
+  if (!check.ok) {
+    std::string message = who + check.message;
+    if (!message.empty() && message.back() == '\n') message.pop_back();  // main.cpp adds it
+    throw bad_input(message);
+  }
+  const std::int64_t sweep_id = bad_input_if_invalid(
+      who, [&] { return store.open_sweep(name, plan.name, plan.file, plan.description); });
+  if (check.record) store.record_plan(sweep_id, revision);
+  std::cout << check.message;
+  return sweep_id;
 }
 
 }  // namespace
@@ -80,7 +97,7 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
     // lock_devices has said why (the holder, or the signal that stopped the wait).
     if (!s->devices) throw CommandFailure(exit_code, "");
   }
-  open_store(s->store, g.db);
+  open_store(*s, g.db);
   if (!held) {
     try {
       s->lock->hold_database(g.db, name, command);
@@ -91,20 +108,19 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
   return s;
 }
 
-std::int64_t open_checked_sweep(storage::Store& store, const Plan& plan, const std::string& name,
+std::int64_t open_checked_sweep(SweepSession& session, const Plan& plan, const std::string& name,
                                 bool replan, const std::string& who) {
-  const storage::SweepPlan revision = sweep::sweep_plan_of(plan);
-  const sweep::PlanCheck check = sweep::check_plan(store, name, revision, replan, &plan);
-  if (!check.ok) {
-    std::string message = who + check.message;
-    if (!message.empty() && message.back() == '\n') message.pop_back();  // main.cpp adds it
-    throw bad_input(message);
+  try {
+    return checked_sweep(*session.store, plan, name, replan, who);
+  } catch (const storage::SqliteError&) {
+    // The schema fitted, the sweep's first rows did not (a disk that filled midway): the new
+    // database holds nothing of anyone's yet, so it goes as one whose schema failed would.
+    if (!session.new_database.empty()) {
+      session.store.reset();
+      sweep::remove_new_database(session.new_database);
+    }
+    throw;
   }
-  const std::int64_t sweep_id = bad_input_if_invalid(
-      who, [&] { return store.open_sweep(name, plan.name, plan.file, plan.description); });
-  if (check.record) store.record_plan(sweep_id, revision);
-  std::cout << check.message;
-  return sweep_id;
 }
 
 }  // namespace orch::cli

@@ -22,6 +22,7 @@ struct SweepSession {
   std::optional<sweep::SweepLock> lock;
   std::optional<sweep::DeviceLocks> devices;
   std::optional<storage::Store> store;
+  std::string new_database;  ///< the database's path when this session created it, else ""
 };
 
 /// Takes all of it for `command` ("sweep", "run") of the sweep `name` on `devices`, waiting for
@@ -38,8 +39,9 @@ std::unique_ptr<SweepSession> open_sweep_session(const GlobalOptions& g, const s
 /// it last ran (sweep/plan_revision.h): a first plan, or with `replan` a changed one, is recorded
 /// as a revision; a changed plan without `replan` is bad input (CommandFailure, exit 2), the
 /// message prefixed with `who` ("orch sweep: "), nothing written. Prints what was recorded.
-/// Returns the sweep's id.
-std::int64_t open_checked_sweep(storage::Store& store, const Plan& plan, const std::string& name,
+/// Returns the sweep's id. A database the session created that cannot take the sweep (a full
+/// disk) is closed and removed again before the error goes on.
+std::int64_t open_checked_sweep(SweepSession& session, const Plan& plan, const std::string& name,
                                 bool replan, const std::string& who);
 
 }  // namespace orch::cli

@@ -158,6 +158,12 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   ::unlink(tmp.c_str());  // this process's own leftover only: the name holds its pid
   try {
     write_file(tmp, content);
+  } catch (const EnvironmentFault& e) {
+    ::unlink(tmp.c_str());
+    // Said of the path the caller gave (a missing folder, a full disk): the temporary name is
+    // this function's own, and naming it would send the reader looking for a file never there.
+    if (e.error() != 0) fail(path, e.error());
+    throw;
   } catch (...) {
     ::unlink(tmp.c_str());
     throw;

@@ -64,12 +64,20 @@ bool path_exists(const std::string& path) {
 }
 
 void remove_new_database(const std::string& db) {
-  struct stat st {};
-  if (::lstat(db.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) return;
+  // What SQLite wrote before the creation failed: nothing, or a first page, a WAL holding part
+  // of the schema and its index (a disk that filled midway). Only files of one name, no larger
+  // than a schema's pages, are removed: a database another process filled meanwhile stays.
+  constexpr off_t kSchemaBytes = 1 << 20;
+  auto removable = [](const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+           st.st_size <= kSchemaBytes;
+  };
+  if (!removable(db)) return;
   ::unlink(db.c_str());
   for (const char* suffix : storage::kCompanionSuffixes) {
     const std::string companion = db + suffix;
-    if (::lstat(companion.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(companion.c_str());
+    if (removable(companion)) ::unlink(companion.c_str());
   }
 }
 

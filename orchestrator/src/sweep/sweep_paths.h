@@ -30,9 +30,9 @@ void create_database_folder(const std::string& db);
 /// Whether anything is at `path` (a dangling symbolic link counts).
 bool path_exists(const std::string& path);
 
-/// Removes the database file at `db` that this process created when it is still empty (no
-/// schema was written: a full disk, say), with its -wal, -journal and -shm files. A database
-/// with anything in it, or anything that is not a regular file, is left as it is.
+/// Removes the database file at `db` that this process created and could not finish (a full
+/// disk: nothing, or part of the schema, written), with its -wal, -journal and -shm files.
+/// Anything that is not a regular file of one name, or is larger than a schema, stays.
 void remove_new_database(const std::string& db);
 
 }  // namespace orch::sweep
