@@ -207,14 +207,14 @@ void print_sweep_end(const sweep::SweepSummary& s, const std::string& name, stor
 
 // The sweep on this machine: its locks and database (sweep_session.h), its plan checked, then
 // every run in a child process, each outcome recorded.
-int run_local_sweep(const Plan& plan, const std::string& name, const SweepArgs& a,
-                    const GlobalOptions& g, const sweep::SweepOptions& options) {
+int sweep_with_session(const Plan& plan, const std::string& name, const SweepArgs& a,
+                       const GlobalOptions& g, const sweep::SweepOptions& options) {
   // One measurement per device: another sweep's runs on the same GPU would slow both
   // without a word. Held until the sweep ends; taken before anything is written.
   const auto session =
       open_sweep_session(g, "sweep", name, devices_of_slots(options.gpus), !a.no_wait);
   storage::Store& store = *session->store;
-  const std::int64_t sweep_id = open_checked_sweep(store, plan, name, a.replan, kWho);
+  const std::int64_t sweep_id = open_checked_sweep(*session, plan, name, a.replan, kWho);
   say_number_changing_warnings(store, sweep_id);
   sweep::StoreRecorder store_recorder(store, sweep_id);
   sweep::WatchedRecorder recorder(store_recorder, g.db);
@@ -228,6 +228,20 @@ int run_local_sweep(const Plan& plan, const std::string& name, const SweepArgs& 
   const sweep::SweepSummary s = measure(plan, name, checked, launcher, recorder);
   print_sweep_end(s, name, store, sweep_id, invocation_started);
   return s.exit_code();
+}
+
+// Signals are caught from the start to the end, the locks' release and the warm workers' end
+// included: one that lands while the ranking prints stops the command as one during the runs
+// does (exit 3), rather than killing it with its lock file and workers left.
+int run_local_sweep(const Plan& plan, const std::string& name, const SweepArgs& a,
+                    const GlobalOptions& g, const sweep::SweepOptions& options) {
+  StopSignals stop;
+  const int code = sweep_with_session(plan, name, a, g, options);
+  const bool late_stop = stop.flag() && (code == kExitOk || code == kExitRunFailed);
+  hold_stop_signals_until_exit();
+  if (!late_stop) return code;
+  std::cerr << "orch sweep: stopped by a signal after its runs ended; every run is recorded\n";
+  return kExitStopped;
 }
 
 int run_sweep(const SweepArgs& a, const GlobalOptions& g) {

@@ -59,13 +59,12 @@ class RemovedAtEnd {
 sweep::Rehearsal rehearse_in(const Plan& plan, const std::vector<std::string>& gpus,
                              sweep::ChildLauncher& launcher,
                              const sweep::ChildLaunchOptions& launch,
-                             const std::filesystem::path& tmp) {
+                             const std::filesystem::path& tmp, const std::atomic<bool>& stop) {
   try {
-    StopSignals stop;
     std::cout << "check: one training step of each configuration of " << plan.name << ", on "
               << (gpus.empty() ? std::string("the CPU") : std::to_string(gpus.size()) + " GPU(s)")
               << std::endl;
-    return sweep::rehearse(plan.runs, gpus, launcher, std::cout, stop.flag(), launch.probe_start);
+    return sweep::rehearse(plan.runs, gpus, launcher, std::cout, stop, launch.probe_start);
   } catch (const sweep::EnvironmentFault& e) {
     if (!e.storage_fault()) throw;
     throw CommandFailure(
@@ -78,10 +77,10 @@ sweep::Rehearsal rehearse_in(const Plan& plan, const std::vector<std::string>& g
   }
 }
 
-}  // namespace
-
-int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<std::string>& gpus,
-                  double grace_s, bool wait) {
+// The check in a temporary folder of its own, removed however it ends.
+int rehearse_plan_in_folder(const Plan& plan, const GlobalOptions& g,
+                            const std::vector<std::string>& gpus, double grace_s, bool wait,
+                            const std::atomic<bool>& stop) {
   // The children's specs, results and logs go to a folder of their own, never beside the
   // database: a rehearsal leaves nothing behind.
   std::error_code ec;
@@ -109,9 +108,8 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
   std::optional<sweep::DeviceLocks> devices;
   {
     int exit_code = kExitOk;
-    StopSignals stop;
     devices = lock_devices(devices_of_slots(gpus.empty() ? std::vector<std::string>{""} : gpus),
-                           "plan --check", plan.name, wait, stop.flag(), exit_code);
+                           "plan --check", plan.name, wait, stop, exit_code);
     if (!devices) return exit_code;
   }
   // As `orch sweep` (sweep_session.cpp): what a killed rehearsal leaves running ends with it.
@@ -123,11 +121,25 @@ int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<st
   launch.grace_s = grace_s;
   sweep::ChildLauncher launcher(launch);
 
-  const sweep::Rehearsal r = rehearse_in(plan, gpus, launcher, launch, tmp);
+  const sweep::Rehearsal r = rehearse_in(plan, gpus, launcher, launch, tmp, stop);
 
   std::cout << sweep::format_rehearsal(r);
   if (r.interrupted) return kExitStopped;
   return r.failures.empty() ? kExitOk : kExitBadInput;
+}
+
+}  // namespace
+
+int rehearse_plan(const Plan& plan, const GlobalOptions& g, const std::vector<std::string>& gpus,
+                  double grace_s, bool wait) {
+  // Caught from here until the temporary folder is gone: a signal while the summary prints or
+  // the folder is removed stops the check as one during the steps does (exit 3, nothing left
+  // behind), rather than ending the process before its folder is removed.
+  StopSignals stop;
+  const int code = rehearse_plan_in_folder(plan, g, gpus, grace_s, wait, stop.flag());
+  const bool stopped = stop.flag() && code != kExitEnvironment;
+  hold_stop_signals_until_exit();
+  return stopped ? kExitStopped : code;
 }
 
 }  // namespace orch::cli

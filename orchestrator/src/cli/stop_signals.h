@@ -12,11 +12,13 @@ namespace orch::cli {
 
 /// While alive, the three signals set a flag instead of ending the process; the previous
 /// handlers come back when it goes. SIGHUP and SIGINT that were ignored when it was made
-/// (`nohup orch sweep ...`, a background job) stay ignored. One at a time: the flag is
-/// process-wide, as signals are.
+/// (`nohup orch sweep ...`, a background job) stay ignored. The flag is process-wide, as
+/// signals are; one made while another is alive (a step inside a command that holds one to its
+/// end) shares the flag and leaves it as it is. One thread only.
 class StopSignals {
  public:
-  StopSignals();  ///< clears the flag, then installs the handler
+  StopSignals();  ///< clears the flag unless another is alive, then installs the handler
+  ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
@@ -27,5 +29,11 @@ class StopSignals {
   [[maybe_unused]] bool cleared_;  ///< first: the flag is cleared before any handler is installed
   process::SignalGuard int_, term_, hup_;
 };
+
+/// For a command's last moments, once its exit code is decided: SIGINT, SIGTERM and SIGHUP are
+/// blocked until the process exits, so that one landing while it tears down (a flush, the
+/// libraries' destructors) neither ends it by the signal nor changes the code it decided.
+/// Nothing is started after this: a child would inherit the blocked signals.
+void hold_stop_signals_until_exit();
 
 }  // namespace orch::cli
