@@ -65,6 +65,10 @@ std::string describe_format(const std::uint8_t* data, std::size_t size) {
   return "unknown";
 }
 
+void require_image_head(const std::uint8_t* data, std::size_t size) {
+  if (sniff_format(data, size) == ImageFormat::kOther) refuse(data, size);
+}
+
 JpegSize read_image_size(const std::uint8_t* data, std::size_t size) {
   switch (sniff_format(data, size)) {
     case ImageFormat::kJpeg:

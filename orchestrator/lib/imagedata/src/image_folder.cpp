@@ -107,7 +107,17 @@ FolderIndex scan_image_folder(const fs::path& root, const ScanOptions& o) {
         skip_or_throw(index, o, entry.path(), entry_error(entry.path(), e, "cannot examine"));
         continue;
       }
-      if (regular) files.push_back(entry.path());
+      if (regular) {
+        files.push_back(entry.path());
+      } else if (!entry.is_directory(e)) {
+        // A FIFO, device or socket named like an image (or a link to one, or to nothing) is
+        // said, as an unreadable image is, not left out without a word.
+        skip_or_throw(index, o, entry.path(),
+                      DatasetError(kReasonUnreadable,
+                                   entry.path().string() +
+                                       ": not a regular file (a FIFO, device or socket, or a "
+                                       "link to one or to nothing)"));
+      }
     }
     if (ec) throw entry_error(dir, ec, "cannot list");
     if (files.empty())
@@ -160,30 +170,6 @@ void apply_subset(FolderIndex& index, const Subset& subset) {
   }
   index.classes.resize(classes);
   index.samples = std::move(kept);
-}
-
-std::vector<std::uint8_t> read_file(const fs::path& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    const int err = errno;
-    if (err == ELOOP)
-      throw DatasetError(kReasonSymlinkLoop,
-                         path.string() + ": a loop of symbolic links (" + std::strerror(err) + ")");
-    throw DatasetError(kReasonUnreadable, path.string() + ": cannot open: " + std::strerror(err));
-  }
-  std::vector<std::uint8_t> data;
-  std::fseek(f, 0, SEEK_END);
-  const long size = std::ftell(f);
-  std::fseek(f, 0, SEEK_SET);
-  if (size > 0) {
-    data.resize(static_cast<std::size_t>(size));
-    const std::size_t got = std::fread(data.data(), 1, data.size(), f);
-    data.resize(got);
-  }
-  const bool failed = std::ferror(f) != 0 || size < 0;
-  std::fclose(f);
-  if (failed) throw DatasetError(kReasonUnreadable, path.string() + ": read error");
-  return data;
 }
 
 std::string image_folder_problem(const fs::path& root) {

@@ -21,6 +21,10 @@ ImageFormat sniff_format(const std::uint8_t* data, std::size_t size);
 /// "text", or "unknown".
 std::string describe_format(const std::uint8_t* data, std::size_t size);
 
+/// Throws the DatasetError read_image_size gives for data that is neither JPEG nor PNG, told
+/// from its first bytes alone (the first 512 are enough): a file can be refused unread.
+void require_image_head(const std::uint8_t* data, std::size_t size);
+
 /// The image's dimensions from its header; throws DatasetError (with a reason) otherwise.
 JpegSize read_image_size(const std::uint8_t* data, std::size_t size);
 

@@ -70,8 +70,14 @@ struct Subset {
 /// still listed sorted by name.
 void apply_subset(FolderIndex& index, const Subset& subset);
 
-/// Reads a whole file; throws DatasetError (`path: reason`, reason unreadable or symlink_loop)
-/// when it cannot.
+/// The largest file read as one image (read_file): far above any photograph a training set
+/// holds, far below what one decoding thread per core could hold at once.
+inline constexpr std::uint64_t kMaxImageFileBytes = std::uint64_t{256} << 20;
+
+/// Reads an image file whole (image_file.cpp). Throws DatasetError (`path: reason`) when it
+/// cannot be opened or read (unreadable, symlink_loop), is not a regular file (unreadable),
+/// does not start as JPEG or PNG data (empty, not_an_image, unsupported: told from its first
+/// bytes, the rest never read) or is larger than kMaxImageFileBytes (unsupported).
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
 
 }  // namespace orch::imagedata
