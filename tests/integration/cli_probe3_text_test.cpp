@@ -58,6 +58,29 @@ TEST_CASE("a sweep runs while a watched variable holds bytes that are not UTF-8"
   CHECK_THAT(r.output, !Contains("type_error"));
 }
 
+TEST_CASE("a sweep's warm worker runs under a database folder whose name is Latin-1",
+          "[cli][utf8]") {
+  test::TempDir tmp;
+  write(tmp.path() / "tiny.yaml", std::string(test::kTiny) + "  isolation: worker\n");
+  const fs::path folder = tmp.path() / "caf\xe9";
+  fs::create_directories(folder);
+  auto r = test::run_orch("--db " + q(folder / "r.db") + " sweep " + q(tmp.path() / "tiny.yaml"));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("1 ok") && !Contains("type_error"));
+  const auto runs = test::runs_of(folder / "r.db", "tiny");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == "ok");
+}
+
+TEST_CASE("doctor shows a variable's control characters escaped", "[cli][utf8]") {
+  auto r = test::run_command("CUDA_LAUNCH_BLOCKING=\"$(printf '1\\033[2J')\" '" +
+                             std::string(ORCH_BINARY) + "' doctor");
+  INFO(r.output);
+  CHECK_THAT(r.output, Contains("CUDA_LAUNCH_BLOCKING") && Contains("1\\x1b[2J"));
+  CHECK(r.output.find('\x1b') == std::string::npos);
+}
+
 TEST_CASE("doctor --json prints JSON when a variable holds bytes that are not UTF-8",
           "[cli][utf8]") {
   test::TempDir tmp;

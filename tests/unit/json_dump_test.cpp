@@ -25,6 +25,20 @@ TEST_CASE("json_dump replaces bytes that are not UTF-8 and keeps UTF-8 as dump()
   CHECK(back.at("lone") == "x\xef\xbf\xbd");
 }
 
+TEST_CASE("lossless_text carries any bytes through JSON text and back", "[result][utf8]") {
+  for (const std::string& s :
+       {std::string("/tmp/caf\xc3\xa9/r.db"), std::string("/tmp/caf\xe9/r.db"),
+        std::string("x\x9b\xff\x00y", 5), std::string()}) {
+    const nlohmann::json j = {{"path", lossless_text(s)}};
+    const auto back = nlohmann::json::parse(j.dump());  // dump() throws on bytes not UTF-8
+    CHECK(lossless_text_from(back.at("path")) == s);
+    CHECK(back.at("path").is_string() == is_utf8(s));
+  }
+  CHECK_THROWS_AS(lossless_text_from(nlohmann::json{{"bytes_hex", "4"}}), std::invalid_argument);
+  CHECK_THROWS_AS(lossless_text_from(nlohmann::json{{"bytes_hex", "zz"}}), std::invalid_argument);
+  CHECK_THROWS_AS(lossless_text_from(nlohmann::json(3)), std::invalid_argument);
+}
+
 TEST_CASE("is_utf8 accepts what nlohmann::json dumps and refuses what it throws on",
           "[result][utf8]") {
   for (const std::string s :

@@ -52,6 +52,12 @@ TEST_CASE("terminal text: control characters are shown escaped, the rest kept", 
   CHECK(terminal_text("\u202etxt.exe\u2066x\u2069\u200f\u061c\u2028") ==
         "\\u202etxt.exe\\u2066x\\u2069\\u200f\\u061c\\u2028");
   CHECK(terminal_text("\u2014 \u2030 \u20ac") == "\u2014 \u2030 \u20ac");  // neighbours kept
+  // Bytes that no UTF-8 character holds, each shown by value: a lone 0x9b is CSI to an 8-bit
+  // terminal; Latin-1, a surrogate, past U+10FFFF and a cut sequence are not text either.
+  CHECK(terminal_text("s\x9b"
+                      "31m caf\xe9 \xed\xa0\x80 \xf4\x90\x80\x80 \xc3") ==
+        "s\\x9b31m caf\\xe9 \\xed\\xa0\\x80 \\xf4\\x90\\x80\\x80 \\xc3");
+  CHECK(terminal_text("\xf0\x9f\x98\x80 \xe0\xa0\x80") == "\xf0\x9f\x98\x80 \xe0\xa0\x80");
 }
 
 TEST_CASE("terminal text: progress lines escape the name, the error and the best name",

@@ -18,6 +18,7 @@
 #include "runner/environment.h"
 #include "telemetry/doctor.h"
 #include "telemetry/host_facts.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {
@@ -138,7 +139,14 @@ int run_doctor(const DoctorArgs& a, const GlobalOptions& /*g*/) {
   if (a.json) {
     std::cout << json_dump(doctor_json(facts, findings), 2) << "\n";
   } else {
-    std::cout << format_findings(findings);
+    // Findings quote the environment's values (CUDA_LAUNCH_BLOCKING=...): anyone's text, shown
+    // with its control characters escaped, as every name orch prints is.
+    std::vector<Finding> shown = findings;
+    for (Finding& f : shown) {
+      f.message = terminal_text(f.message);
+      f.advice = terminal_text(f.advice);
+    }
+    std::cout << format_findings(shown);
     int warnings = 0, errors = 0;
     for (const Finding& f : findings) {
       warnings += f.severity == Severity::kWarning;

@@ -60,8 +60,8 @@ void flush_streams() {
 // worker ends, and the sweep records the run failed with them, as for a run's own process).
 void run_request(const json& request, const PluginRegistry& registry, const GlobalOptions& g,
                  int seq) {
-  const auto spec_path = request.at("spec").get<std::string>();
-  const auto out = request.at("out").get<std::string>();
+  const auto spec_path = lossless_text_from(request.at("spec"));
+  const auto out = lossless_text_from(request.at("out"));
   check_output_target(out, g.db, OutputKind::kResultDocument);  // as `orch exec --out` does
   RunSpec spec = run_spec_from_json(
       json::parse(read_bounded_file(spec_path, kMaxRunSpecBytes, "a run specification")));
@@ -79,7 +79,10 @@ void run_request(const json& request, const PluginRegistry& registry, const Glob
     doc = run_script_document(spec, out);
   } else {
     RunOutputs outputs;
-    if (spec.profile.enabled()) outputs.trace_path = request.value("trace", out + ".trace.json");
+    if (spec.profile.enabled()) {
+      outputs.trace_path =
+          request.contains("trace") ? lossless_text_from(request["trace"]) : out + ".trace.json";
+    }
     doc = run_document(spec, registry, outputs);
   }
   if (batch > 0) doc.batch_size = batch;
@@ -112,8 +115,8 @@ int run_exec_worker(const GlobalOptions& g) {
     // at the previous run's end: the worker's idle time is no run's.
     if (seq > 1) start_up_begins_now();
     const json request = json::parse(line);
-    point_at_file(STDOUT_FILENO, request.at("stdout").get<std::string>());
-    point_at_file(STDERR_FILENO, request.at("stderr").get<std::string>());
+    point_at_file(STDOUT_FILENO, lossless_text_from(request.at("stdout")));
+    point_at_file(STDERR_FILENO, lossless_text_from(request.at("stderr")));
     run_request(request, registry, g, seq);
     flush_streams();
     point_at_file(STDOUT_FILENO, "/dev/null");

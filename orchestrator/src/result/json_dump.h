@@ -18,4 +18,12 @@ std::string json_dump(const nlohmann::json& j, int indent = -1);
 /// surrogates, nothing past U+10FFFF).
 bool is_utf8(std::string_view text);
 
+/// `text` as JSON without losing a byte: the string itself where it is UTF-8, else
+/// {"bytes_hex": "<two hex digits a byte>"}. For what a process hands its own child (a worker's
+/// run paths under a --db whose name is Latin-1 must arrive as they are, not with U+FFFD).
+nlohmann::json lossless_text(std::string_view text);
+
+/// The bytes lossless_text encoded; throws std::invalid_argument for any other JSON.
+std::string lossless_text_from(const nlohmann::json& j);
+
 }  // namespace orch

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "result/json_dump.h"
 #include "sweep/child_run.h"
 #include "sweep/environment_fault.h"
 
@@ -53,9 +54,12 @@ Worker::Worker(const ChildLaunchOptions& o, const std::string& gpu, const std::s
 }
 
 bool Worker::send(const WorkerRequest& r) {
-  nlohmann::json j = {
-      {"spec", r.spec}, {"out", r.out}, {"stdout", r.stdout_log}, {"stderr", r.stderr_log}};
-  if (!r.trace.empty()) j["trace"] = r.trace;
+  // The paths lie under the database's folder, whose name need not be UTF-8: sent byte for byte.
+  nlohmann::json j = {{"spec", lossless_text(r.spec)},
+                      {"out", lossless_text(r.out)},
+                      {"stdout", lossless_text(r.stdout_log)},
+                      {"stderr", lossless_text(r.stderr_log)}};
+  if (!r.trace.empty()) j["trace"] = lossless_text(r.trace);
   if (r.batch_size) j["batch_size"] = *r.batch_size;
   const std::string line = j.dump() + "\n";
   ++runs_;

@@ -28,6 +28,36 @@ int invisible_format_length(std::string_view text, std::size_t i) {
   return 0;
 }
 
+/// The length of the well-formed UTF-8 sequence at `i` (RFC 3629: no overlong forms, no
+/// surrogates, nothing past U+10FFFF), 1 for ASCII; 0 where the byte starts none.
+int utf8_length(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) {
+    return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u;
+  };
+  const unsigned b = at(i);
+  if (b < 0x80) return 1;
+  int n = 0;
+  unsigned lo = 0x80, hi = 0xbf;  // the first continuation byte's range
+  if (b >= 0xc2 && b <= 0xdf) {
+    n = 1;
+  } else if (b >= 0xe0 && b <= 0xef) {
+    n = 2;
+    if (b == 0xe0) lo = 0xa0;
+    if (b == 0xed) hi = 0x9f;
+  } else if (b >= 0xf0 && b <= 0xf4) {
+    n = 3;
+    if (b == 0xf0) lo = 0x90;
+    if (b == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  for (int k = 1; k <= n; ++k) {
+    const unsigned c = at(i + static_cast<std::size_t>(k));
+    if (c < (k == 1 ? lo : 0x80u) || c > (k == 1 ? hi : 0xbfu)) return 0;
+  }
+  return n + 1;
+}
+
 }  // namespace
 
 std::string terminal_text(std::string_view text) {
@@ -47,11 +77,18 @@ std::string terminal_text(std::string_view text) {
                static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
                static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
       out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));
+    } else if (c >= 0x80 && utf8_length(text, i) == 0) {
+      // A byte no UTF-8 character holds (a Latin-1 name, a stray byte): an 8-bit terminal
+      // takes 0x9b alone as CSI, the start of a control sequence.
+      out += fmt::format("\\x{:02x}", c);
     } else if (const int n = invisible_format_length(text, i); n > 0) {
       out += fmt::format("\\u{:04x}", code_point(text.substr(i, static_cast<std::size_t>(n))));
       i += static_cast<std::size_t>(n) - 1;
     } else {
-      out += static_cast<char>(c);
+      // One character whole (a UTF-8 sequence's bytes are not each a character).
+      const auto len = static_cast<std::size_t>(utf8_length(text, i));
+      out.append(text.substr(i, len));
+      i += len - 1;
     }
   }
   return out;
