@@ -192,3 +192,21 @@ TEST_CASE("the same sweep through a hard link to its database is refused at once
   CHECK_THAT(o.output, Contains("orch sweep 'tiny' (pid 1)"));
   CHECK(o.output.find("already running") == std::string::npos);
 }
+
+TEST_CASE("exec --supervise refuses a link at its default work folder, RESULT.work", "[cli]") {
+  test::TempDir tmp;
+  const fs::path spec = tmp.path() / "spec.json", out = tmp.path() / "res.json";
+  write(spec,
+        run_spec_json(make_plan_from_string(kTiny, "tiny.yaml", test::built_plugins()).runs.at(0))
+            .dump());
+  const fs::path elsewhere = tmp.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, out.string() + ".work");
+  auto r = test::run_orch("--db " + q(tmp.path() / "r.db") + " exec --supervise --spec " + q(spec) +
+                          " --out " + q(out));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(out.string() + ".work") && Contains("symbolic link"));
+  CHECK(fs::is_empty(elsewhere));
+  CHECK_FALSE(fs::exists(out));
+}

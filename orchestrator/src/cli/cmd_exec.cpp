@@ -32,6 +32,7 @@
 #include "sweep/child_run.h"
 #include "sweep/environment_fault.h"
 #include "sweep/fastest_batch_search.h"
+#include "sweep/sweep_paths.h"
 
 namespace orch::cli {
 namespace {
@@ -59,6 +60,15 @@ nlohmann::json supervise(const RunSpec& spec, const GlobalOptions& g, const Exec
   launch.plugin_paths = g.plugin_paths;
   // The child's spec, result and logs: outside any folder `orch ingest` reads.
   launch.work_dir = a.work_dir.empty() ? a.out + ".work" : a.work_dir;
+  if (a.work_dir.empty()) {
+    // orch's own folder beside the result, as DB.runs is a sweep's: a link planted there would
+    // aim the child's spec, result and logs at its target. A --work-dir given is the user's.
+    try {
+      sweep::check_own_folder(launch.work_dir);
+    } catch (const std::runtime_error& e) {
+      throw bad_input(std::string("orch exec: ") + e.what());
+    }
+  }
   launch.grace_s = a.grace_s;
   launch.batch_headroom = a.batch_headroom;
   sweep::ChildLauncher launcher(launch);
