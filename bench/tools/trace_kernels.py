@@ -7,11 +7,15 @@ calls and milliseconds per step, its share of the kernels' total, and the family
 (cuDNN's convolutions and GEMMs, orch's batch-norm passes, cuDNN's batch-norm, the optimizer,
 copies, the rest), families first. Standard library only, so it runs beside the GPU tests.
 
-    bench/tools/trace_kernels.py TRACE [--steps N] [--top K]
+    bench/tools/trace_kernels.py TRACE [--steps N] [--top K] [--by-op FAMILY]
 
 --steps: the profiled steps the trace holds (a run's `profile: {steps: N}`); the per-step
 columns divide by it. Kernel time is what the GPU executed, not the step's wall time: the gaps
 between kernels (launch latency, host synchronisation) are the difference, printed last.
+--by-op FAMILY: the kernels of the families whose label contains FAMILY ("copy", "batch-norm")
+also by the CPU operator that launched them (the trace's "External id" links a kernel to its
+ATen or autograd op). Profile a step without a CUDA graph for this: a replayed graph's kernels
+all hang off the replay.
 """
 import argparse
 import collections
@@ -49,13 +53,49 @@ def load(path):
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
+NO_OP = "(no CPU operator: a graph replay or a library's own launch)"
+
+
 def kernels(events):
     """(name, microseconds) of every device-side kernel and memory operation in the trace."""
     for e in events:
-        if e.get("ph") != "X":
-            continue
-        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"):
+        if e.get("ph") == "X" and e.get("cat") in DEVICE_CATS:
             yield e.get("name", "?"), float(e.get("dur", 0.0))
+
+
+def launching_ops(events):
+    """(operator, kernel name, microseconds) of every device event: the operator is the CPU op
+    whose "External id" the kernel carries, or its runtime call's (matched by "correlation")."""
+    op_of_external = {}
+    external_of_correlation = {}
+    for e in events:
+        args = e.get("args") or {}
+        if e.get("ph") != "X" or e.get("cat") in DEVICE_CATS:
+            continue
+        if e.get("cat") in ("cpu_op", "user_annotation") and "External id" in args:
+            op_of_external.setdefault(args["External id"], e.get("name", "?"))
+        elif "correlation" in args and "External id" in args:
+            external_of_correlation[args["correlation"]] = args["External id"]
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") not in DEVICE_CATS:
+            continue
+        args = e.get("args") or {}
+        ext = args.get("External id", external_of_correlation.get(args.get("correlation")))
+        yield op_of_external.get(ext, NO_OP), e.get("name", "?"), float(e.get("dur", 0.0))
+
+
+def print_by_op(events, wanted, n):
+    rows = collections.defaultdict(lambda: [0, 0.0])
+    for op, name, us in launching_ops(events):
+        if wanted in family(name):
+            rows[(op, name)][0] += 1
+            rows[(op, name)][1] += us
+    print(f"\n| CPU operator (kernels of families matching '{wanted}') | kernel | calls per step "
+          "| ms per step |")
+    print("|---|---|---:|---:|")
+    for (op, name), (calls, us) in sorted(rows.items(), key=lambda kv: -kv[1][1]):
+        print(f"| {short(op, 60)} | `{short(name, 60)}` | {calls / n:.1f} | {us / 1000 / n:.3f} |")
 
 
 def short(name, width=90):
@@ -68,11 +108,13 @@ def main(argv):
     p.add_argument("trace")
     p.add_argument("--steps", type=int, default=1)
     p.add_argument("--top", type=int, default=25)
+    p.add_argument("--by-op", default=None, metavar="FAMILY")
     a = p.parse_args(argv)
     if a.steps < 1:
         p.error("--steps must be at least 1")
+    events = load(a.trace)
     by_name = collections.defaultdict(lambda: [0, 0.0])
-    for name, us in kernels(load(a.trace)):
+    for name, us in kernels(events):
         by_name[name][0] += 1
         by_name[name][1] += us
     if not by_name:
@@ -99,6 +141,8 @@ def main(argv):
     print("|---|---|---:|---:|")
     for name, (calls, us) in sorted(by_name.items(), key=lambda kv: -kv[1][0])[:10]:
         print(f"| `{short(name)}` | {family(name)} | {calls / n:.1f} | {us / 1000 / n:.2f} |")
+    if a.by_op is not None:
+        print_by_op(events, a.by_op, n)
     return 0
 
 
