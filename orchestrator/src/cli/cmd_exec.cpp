@@ -33,6 +33,7 @@
 #include "sweep/environment_fault.h"
 #include "sweep/fastest_batch_search.h"
 #include "sweep/sweep_paths.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {
@@ -112,8 +113,8 @@ void write_outcome(const RunSpec& spec, const std::string& status, const std::st
   doc.error = reason;
   doc.device = spec.device;
   write_atomically(out, doc);
-  std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat << "): recorded " << status
-            << ": " << reason << "\n";
+  std::cerr << "orch exec: " << terminal_text(spec.name) << " (repeat " << spec.repeat
+            << "): recorded " << status << ": " << reason << "\n";
 }
 
 // --write-outcome: no plugin is loaded and nothing runs.
@@ -188,8 +189,8 @@ void finish_run(const RunSpec& spec, ResultDocument doc, const ExecArgs& a) {
   if (a.batch_size > 0) doc.batch_size = a.batch_size;
   if (a.probe || a.probe_speed) doc.probe = true;
   write_atomically(a.out, doc);
-  std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat << "): " << status_text(doc)
-            << "\n";
+  std::cerr << "orch exec: " << terminal_text(spec.name) << " (repeat " << spec.repeat
+            << "): " << status_text(doc) << "\n";
 }
 
 // A script workload: the program reads its batch and steps from the configuration, so exec's
@@ -255,7 +256,7 @@ int run_exec(const ExecArgs& a, const GlobalOptions& g) {
     // The child `orch exec` sets cuda_connections for itself.
     const ResultDocument doc = result_from_json(supervise(spec, g, a));
     write_atomically(a.out, doc);
-    std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
+    std::cerr << "orch exec: " << terminal_text(spec.name) << " (repeat " << spec.repeat
               << "): " << status_text(doc) << " (supervised)\n";
   } else {
     if (a.batch_size > 0) spec.batch_size = a.batch_size;

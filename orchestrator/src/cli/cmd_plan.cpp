@@ -9,6 +9,7 @@
 #include "cli/plan_arguments.h"
 #include "cli/plan_check.h"
 #include "cli/plugin_loading.h"
+#include "cli/stop_signals.h"
 #include "plan/halving_table.h"
 #include "plan/plan_table.h"
 #include "report/plan_estimate.h"
@@ -44,6 +45,9 @@ int run_plan(const PlanArgs& a, const GlobalOptions& g) {
   if (a.elsewhere && a.check) {
     throw bad_input("orch plan: --check rehearses on this machine; it cannot go with --elsewhere");
   }
+  // --check is stopped by a signal from its first moment (exit 3), planning included.
+  std::optional<StopSignals> stop;
+  if (a.check) stop.emplace();
   PlanArguments args = a.plan;
   args.on_this_machine = !a.elsewhere;
   PluginRegistry registry;

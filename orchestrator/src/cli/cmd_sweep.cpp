@@ -145,7 +145,7 @@ void say_number_changing_warnings(storage::Store& store, std::int64_t sweep_id) 
       number_changing_warnings(doctor_checks(gather_facts(/*load_gpus=*/false)));
   if (!warnings.empty()) {
     std::cout << "orch doctor found what changes the numbers measured now:\n";
-    for (const auto& w : warnings) std::cout << "  " << w << "\n";
+    for (const auto& w : warnings) std::cout << "  " << terminal_text(w) << "\n";
   }
   store.set_latest_plan_warnings(sweep_id, warnings);
 }
@@ -246,6 +246,10 @@ int run_local_sweep(const Plan& plan, const std::string& name, const SweepArgs& 
 
 int run_sweep(const SweepArgs& a, const GlobalOptions& g) {
   const bool slurm = a.launcher == "slurm";
+  // Caught from the first moment, plugin loading and planning included: a signal then stops
+  // the sweep before its first run (exit 3) rather than killing it. Slurm's path has its own.
+  std::optional<StopSignals> stop;
+  if (!slurm) stop.emplace();
   // --gpus none hides every GPU as CUDA_VISIBLE_DEVICES= would, before anything asks CUDA how
   // many there are: the plan's checks see none (a configuration that needs one is refused by
   // name), and so do the device locks, the health checks and every child, whose `device:

@@ -23,6 +23,7 @@
 #include "runner/runner.h"
 #include "runner/script_workload.h"
 #include "sweep/environment_fault.h"
+#include "text/terminal_text.h"
 
 namespace orch::cli {
 namespace {
@@ -89,7 +90,7 @@ void run_request(const json& request, const PluginRegistry& registry, const Glob
   if (!doc.environment.is_object()) doc.environment = json::object();
   doc.environment["worker"] = {{"pid", static_cast<long>(::getpid())}, {"run", seq}};
   sweep::write_file_atomically(out, json_dump(to_json(doc), 1) + "\n");
-  std::cerr << "orch exec: " << spec.name << " (repeat " << spec.repeat
+  std::cerr << "orch exec: " << terminal_text(spec.name) << " (repeat " << spec.repeat
             << "): " << (doc.status ? to_string(*doc.status) : "?") << " (worker run " << seq
             << ")\n";
 }
