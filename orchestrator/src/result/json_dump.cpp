@@ -3,43 +3,19 @@
 
 #include <stdexcept>
 
+#include "text/utf8.h"
+
 namespace orch {
 
 std::string json_dump(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-namespace {
-
-// The number of continuation bytes after lead byte `b`, and the range the second byte must be
-// in (which rules out overlong forms, surrogates and code points past U+10FFFF); -1: not a lead.
-int continuation_bytes(unsigned char b, unsigned char& lo, unsigned char& hi) {
-  lo = 0x80;
-  hi = 0xbf;
-  if (b >= 0xc2 && b <= 0xdf) return 1;
-  if (b == 0xe0) lo = 0xa0;
-  if (b == 0xed) hi = 0x9f;
-  if (b >= 0xe0 && b <= 0xef) return 2;
-  if (b == 0xf0) lo = 0x90;
-  if (b == 0xf4) hi = 0x8f;
-  if (b >= 0xf0 && b <= 0xf4) return 3;
-  return -1;
-}
-
-}  // namespace
-
 bool is_utf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const auto b = static_cast<unsigned char>(text[i++]);
-    if (b < 0x80) continue;
-    unsigned char lo = 0;
-    unsigned char hi = 0;
-    const int n = continuation_bytes(b, lo, hi);
-    if (n < 0 || text.size() - i < static_cast<std::size_t>(n)) return false;
-    for (int k = 0; k < n; ++k) {
-      const auto c = static_cast<unsigned char>(text[i++]);
-      if (c < (k == 0 ? lo : 0x80) || c > (k == 0 ? hi : 0xbf)) return false;
-    }
+    const int n = utf8_length(text, i);
+    if (n == 0) return false;
+    i += static_cast<std::size_t>(n);
   }
   return true;
 }

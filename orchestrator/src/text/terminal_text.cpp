@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "text/utf8.h"
+
 namespace orch {
 namespace {
 
@@ -26,36 +28,6 @@ int invisible_format_length(std::string_view text, std::size_t i) {
   if (b1 == 0x80 && (b2 == 0x8e || b2 == 0x8f || (b2 >= 0xa8 && b2 <= 0xae))) return 3;
   if (b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9) return 3;
   return 0;
-}
-
-/// The length of the well-formed UTF-8 sequence at `i` (RFC 3629: no overlong forms, no
-/// surrogates, nothing past U+10FFFF), 1 for ASCII; 0 where the byte starts none.
-int utf8_length(std::string_view text, std::size_t i) {
-  const auto at = [&](std::size_t k) {
-    return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u;
-  };
-  const unsigned b = at(i);
-  if (b < 0x80) return 1;
-  int n = 0;
-  unsigned lo = 0x80, hi = 0xbf;  // the first continuation byte's range
-  if (b >= 0xc2 && b <= 0xdf) {
-    n = 1;
-  } else if (b >= 0xe0 && b <= 0xef) {
-    n = 2;
-    if (b == 0xe0) lo = 0xa0;
-    if (b == 0xed) hi = 0x9f;
-  } else if (b >= 0xf0 && b <= 0xf4) {
-    n = 3;
-    if (b == 0xf0) lo = 0x90;
-    if (b == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  for (int k = 1; k <= n; ++k) {
-    const unsigned c = at(i + static_cast<std::size_t>(k));
-    if (c < (k == 1 ? lo : 0x80u) || c > (k == 1 ? hi : 0xbfu)) return 0;
-  }
-  return n + 1;
 }
 
 }  // namespace
